@@ -1,0 +1,451 @@
+"""The Dispatcher: every operator by name, the global backend fallbacks, and the dumps.
+
+Mirrors ``aten/src/ATen/core/dispatch/Dispatcher.{h,cpp}``. Registration is the cold path: it
+takes one re-entrant lock, validates before it mutates anything, and finishes by swapping each
+affected operator's table whole (see Note [Table is derived state] in ``operator.py``). The
+dumps print ``torch._C._dispatch_dump`` / ``_dispatch_dump_table``'s formats, so they diff
+against PyTorch line for line; only the ``registered at`` locations differ.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+
+from .errors import DispatchError, RegistrationError
+from .keys import DispatchKey, is_alias_key
+from .keyset import (
+    AFTER_AUTOGRAD,
+    BACKEND_MASK,
+    BACKEND_SELECT,
+    FULL,
+    FUNCTIONALITY_BASE,
+    NUM_BACKENDS,
+    DispatchKeySet,
+    full_after_bits,
+    highest_priority_index,
+)
+from .operator import (
+    KernelRegistration,
+    OperatorHandle,
+    SourceLocation,
+    fallthrough_kernel,
+    is_dispatch_arg,
+)
+from .resolution import affected_keys
+
+__all__ = [
+    "Dispatcher",
+    "dump_state",
+    "dump_table",
+    "find_op",
+    "get_autograd_fallback_mode",
+    "get_dispatcher",
+    "set_autograd_fallback_mode",
+]
+
+_D = DispatchKey
+# dump_table's order: Undefined, then every runtime key in FULL-set iteration order.
+DUMP_ORDER: tuple[DispatchKey, ...] = (_D.Undefined, *DispatchKeySet.full())
+
+
+@attrs.define(eq=False)
+class Dispatcher:
+    """The operator registry (``c10::Dispatcher``): one per process, from ``get_dispatcher()``."""
+
+    _ops: dict[str, OperatorHandle] = attrs.field(factory=dict)
+    _fallbacks: dict[DispatchKey, KernelRegistration] = attrs.field(factory=dict)
+    _lock: threading.RLock = attrs.field(factory=threading.RLock)
+    _def_libraries: dict[str, SourceLocation] = attrs.field(factory=dict)
+    _python_impls: set[tuple[str, DispatchKey]] = attrs.field(factory=set)
+    _warned_override: bool = False
+
+    # --- lookup -------------------------------------------------------------------------------
+    def find_op(self, qualname: str) -> OperatorHandle:
+        """The defined operator ``ns::name[.overload]``; raises ``LookupError`` if there is none."""
+        op = self._ops.get(_normalize(qualname))
+        if op is None or op.schema is None:
+            raise LookupError(
+                f"No operator named {qualname!r} is defined. Define it first with "
+                "Library(ns, 'DEF').define(schema); registered operators: "
+                "dispatchcore.get_dispatcher().operator_names()."
+            )
+        return op
+
+    def _handle(self, qualname: str) -> OperatorHandle:
+        """The handle for ``qualname``, created empty if needed (handles live for the process)."""
+        qualname = _normalize(qualname)
+        op = self._ops.get(qualname)
+        if op is None:
+            op = OperatorHandle(self, qualname)
+            self._ops[qualname] = op
+        return op
+
+    def operator_names(self) -> list[str]:
+        """Names of all defined operators, sorted."""
+        return sorted(name for name, op in self._ops.items() if op.schema is not None)
+
+    def operators(self) -> Iterator[OperatorHandle]:
+        """Every handle that has a schema or a kernel."""
+        return (op for op in list(self._ops.values()) if op.schema is not None or op._kernels)
+
+    def overloads(self, namespace: str, name: str) -> list[OperatorHandle]:
+        """Defined overloads of ``namespace::name``, in definition order."""
+        prefix = f"{namespace}::{name}"
+        return [
+            op for q, op in self._ops.items()
+            if op.schema is not None and (q == prefix or q.startswith(prefix + "."))
+        ]
+
+    @property
+    def fallbacks(self) -> dict[DispatchKey, KernelRegistration]:
+        """The global backend fallbacks per runtime key (a snapshot)."""
+        return dict(self._fallbacks)
+
+    # --- registration (cold path: lock held, validate first, then mutate) ---------------------
+    def register_schema(self, schema: Any, where: SourceLocation, alias_analysis: str = "",
+                        tags: tuple[Any, ...] = ()) -> OperatorHandle:
+        with self._lock:
+            op = self._handle(str(schema.name))
+            if op.schema is not None:
+                raise RegistrationError(
+                    f"Tried to register an operator ({schema}) with the same name and overload "
+                    "name multiple times. Each overload's schema should only be registered with a "
+                    f"single call to def(). Duplicate registration: registered at {where}. Original "
+                    f"registration: registered at {op.def_location}"
+                )
+            op._set_schema(schema, where, alias_analysis, tags)
+            return op
+
+    def deregister_schema(self, op: OperatorHandle) -> None:
+        with self._lock:
+            op._set_schema(None, None)
+
+    def register_kernel(self, op: OperatorHandle, reg: KernelRegistration) -> None:
+        with self._lock:
+            stack = op._kernels.get(reg.key)
+            if stack and not self._warned_override and reg.key not in (_D.Meta, _D.MTIA):
+                self._warned_override = True
+                warnings.warn(_override_warning(op, reg, stack[0]), UserWarning, stacklevel=4)
+            op._kernels[reg.key] = [reg, *(stack or ())]
+            op._rebuild(affected_keys(reg.key))
+
+    def deregister_kernel(self, op: OperatorHandle, reg: KernelRegistration) -> None:
+        with self._lock:
+            stack = [r for r in op._kernels.get(reg.key, ()) if r is not reg]
+            if stack:
+                op._kernels[reg.key] = stack
+            else:
+                op._kernels.pop(reg.key, None)
+            op._rebuild(affected_keys(reg.key))
+
+    def register_fallback(self, reg: KernelRegistration) -> None:
+        with self._lock:
+            previous = self._fallbacks.get(reg.key)
+            if previous is not None:
+                raise RegistrationError(
+                    "Tried to register multiple backend fallbacks for the same dispatch key "
+                    f"{reg.key.name}; previous registration {previous.debug}, new registration "
+                    f"{reg.debug}. Destroy the Library that registered the first one before "
+                    "registering another."
+                )
+            self._fallbacks[reg.key] = reg
+            self._refresh_key(reg.key)
+
+    def deregister_fallback(self, reg: KernelRegistration) -> None:
+        with self._lock:
+            if self._fallbacks.get(reg.key) is reg:
+                del self._fallbacks[reg.key]
+                self._refresh_key(reg.key)
+
+    def _refresh_key(self, key: DispatchKey) -> None:
+        for op in list(self._ops.values()):
+            op._rebuild((key,))
+
+
+_DISPATCHER = Dispatcher()
+
+
+def get_dispatcher() -> Dispatcher:
+    """The process-wide dispatcher (``c10::Dispatcher::singleton()``)."""
+    return _DISPATCHER
+
+
+def find_op(qualname: str) -> OperatorHandle:
+    """The defined operator ``ns::name[.overload]`` (``Dispatcher::findSchemaOrThrow``)."""
+    return _DISPATCHER.find_op(qualname)
+
+
+def _normalize(qualname: str) -> str:
+    return qualname[:-8] if qualname.endswith(".default") else qualname
+
+
+def _as_op(op: OperatorHandle | str) -> OperatorHandle:
+    if isinstance(op, OperatorHandle):
+        return op
+    handle = _DISPATCHER._ops.get(_normalize(op))
+    if handle is None or (handle.schema is None and not handle._kernels):
+        raise LookupError(f"No operator named {op!r} has a schema or a kernel.")
+    return handle
+
+
+# --- dumps ------------------------------------------------------------------------------------
+def format_table(op: OperatorHandle) -> str:
+    lines = []
+    for key in DUMP_ORDER:
+        reg, label = op.table_entry(key)
+        if reg is None:
+            continue
+        fallthrough = "fallthrough " if getattr(reg, "fallthrough", False) else ""
+        lines.append(f"{key.name}: {fallthrough}{reg.debug} [{label}]")
+    return "\n".join(lines) + "\n"
+
+
+def format_state(op: OperatorHandle) -> str:
+    lines = [f"name: {op.qualname}"]
+    if op.schema is not None:
+        lines.append(f"schema: {op.schema}")
+        lines.append(f"debug: registered at {op.def_location}")
+        lines.append(f"alias analysis kind: {op.alias_analysis or 'FROM_SCHEMA'}")
+    else:
+        lines.append("schema: (none)")
+    for key in sorted(op._kernels, key=int):
+        alias = "[alias]" if is_alias_key(key) else ""
+        for i, reg in enumerate(op._kernels[key]):
+            inactive = " (inactive)" if i else ""
+            kind = "fallthrough boxed" if reg.fallthrough else "boxed"
+            lines.append(f"{key.name}{alias}{inactive}: {reg.debug} :: (none) [ {kind} ]")
+    return "\n".join(lines) + "\n"
+
+
+def dump_table(qualname: OperatorHandle | str) -> str:
+    """The computed dispatch table, as ``torch._C._dispatch_dump_table(qualname)`` prints it.
+
+    One line per runtime key that has a kernel, in PyTorch's order:
+    ``<Key>: [fallthrough ]registered at <file>:<line> [<label>]``, where the label says which
+    rule chose the kernel (``kernel``, ``math kernel``, ``default backend kernel``,
+    ``autograd kernel``, ``backend fallback``, ...).
+    """
+    return format_table(_as_op(qualname))
+
+
+def dump_state(qualname: OperatorHandle | str) -> str:
+    """Schema and registrations, as ``torch._C._dispatch_dump(qualname)`` prints them."""
+    return format_state(_as_op(qualname))
+
+
+def _override_warning(op: OperatorHandle, new: KernelRegistration, old: KernelRegistration) -> str:
+    return (
+        "Warning only once for all operators,  other operators may also be overridden.\n"
+        "  Overriding a previously registered kernel for the same operator and the same dispatch key\n"
+        f"  operator: {op.schema if op.schema is not None else op.qualname}\n"
+        f"    registered at {op.def_location}\n"
+        f"  dispatch key: {new.key.name}\n"
+        "  previous kernel: no debug info\n"
+        f"       new kernel: {new.debug}"
+    )
+
+
+# --- errors -----------------------------------------------------------------------------------
+def _available(op: OperatorHandle) -> str:
+    names = [k.name for k in DUMP_ORDER[1:] if op.table_entry(k)[0] is not None]
+    return "[" + ", ".join(names) + "]"
+
+
+def missing_kernel_error(op: OperatorHandle, bits: int, args: tuple, kwargs: dict) -> DispatchError:
+    """PyTorch's "Could not run ..." text, then dispatchcore's explanation of the decision."""
+    key = DispatchKey(highest_priority_index(bits))
+    if key == _D.Undefined:
+        head = (
+            "There were no tensor arguments to this function (e.g., you passed an empty list of "
+            f"Tensors), but no fallback function is registered for schema {op.qualname}.  This "
+            "usually means that this function requires a non-empty list of Tensors, or that you "
+            "(the operator writer) forgot to register a fallback function.  Available functions "
+            f"are {_available(op)}."
+        )
+    else:
+        head = (
+            f"Could not run '{op.qualname}' with arguments from the '{key.name}' backend. This could "
+            "be because the operator doesn't exist for this backend, or was omitted during the "
+            "selective/custom build process (if using custom build). If you are a Facebook employee "
+            "using PyTorch on mobile, please visit https://fburl.com/ptmfixes for possible "
+            f"resolutions. '{op.qualname}' is only available for these backends: {_available(op)}."
+        )
+    return DispatchError(f"{head}\n\n{format_table(op)}\n{explain_missing(op, key, bits, args, kwargs)}")
+
+
+def explain_missing(op: OperatorHandle, key: DispatchKey, bits: int, args: tuple, kwargs: dict) -> str:
+    """dispatchcore's addition to the error: where each key came from and what would fix it."""
+    from .tls import tls_get
+
+    included, excluded, _ = tls_get()
+    lines = ["dispatchcore: why no kernel was found"]
+    contributed = 0
+    if op.schema is not None:
+        for index, name, _, kwarg_only in op.schema.dispatch_arguments:
+            value = kwargs.get(name) if kwarg_only or index >= len(args) else args[index]
+            values = value if isinstance(value, (list, tuple)) else [value]
+            arg_bits = 0
+            for v in values:
+                if is_dispatch_arg(v):
+                    arg_bits |= v._key_bits
+            contributed |= arg_bits
+            lines.append(f"  argument '{name}' contributed {DispatchKeySet._from_bits(arg_bits)}")
+    added = included & ~contributed & ~BACKEND_MASK
+    masked = (contributed | included) & excluded & ~BACKEND_MASK
+    lines.append(f"  thread-local include set added {DispatchKeySet._from_bits(added)}")
+    lines.append(f"  thread-local exclude set masked {DispatchKeySet._from_bits(masked)}")
+    skipped = (contributed | included) & ~excluded & ~bits & ~BACKEND_MASK & FULL
+    lines.append(f"  fallthrough keys skipped {DispatchKeySet._from_bits(skipped)}")
+    lines.append(f"  dispatched on {DispatchKeySet._from_bits(bits)} -> {key.name}")
+    registered = ", ".join(k.name for k in sorted(op._kernels, key=int)) or "none"
+    lines.append(f"  kernels registered for {op.qualname}: {registered}")
+    ns, _, rest = op.qualname.partition("::")
+    if key == _D.Undefined:
+        lines.append(
+            "  smallest fix: give the call a tensor argument, or register a kernel that serves "
+            f"calls without tensors: Library({ns!r}, 'IMPL').impl({rest!r}, kernel, "
+            "'CompositeExplicitAutograd') (or a 'BackendSelect' kernel that picks a backend)"
+        )
+    else:
+        lines.append(
+            f"  smallest fix: Library({ns!r}, 'IMPL').impl({rest!r}, kernel, {key.name!r})"
+        )
+    return "\n".join(lines)
+
+
+def ambiguous_autogradother_error(op: OperatorHandle) -> RuntimeError:
+    return RuntimeError(
+        '0 INTERNAL ASSERT FAILED at "aten/src/ATen/core/boxing/KernelFunction.cpp":23, please '
+        f"report a bug to PyTorch. {op.qualname} has kernels registered to both "
+        "CompositeImplicitAutograd and a backend mapped to AutogradOther. This makes the backend "
+        "kernel unreachable; the dispatcher will always prefer the CompositeImplicitAutograd "
+        "lowering (see Note [Ambiguity in AutogradOther kernel]). If you want to override "
+        "CompositeImplicitAutograd, please open an issue to request a dedicated Autograd dispatch "
+        "key for the backend.\nIf you only want to run inference instead of training, in C++, add "
+        "`c10::InferenceMode mode;` before model.forward(). Note this guard is only available in "
+        "C++ but not Python at present.\nCanonical state\n~~~~~~~~~~~\n" + format_state(op)
+    )
+
+
+# --- built-in backend fallbacks (spec §5.1): registered through the same registry -------------
+_AUTOGRAD_FALLBACK_MODE = "warn"
+
+
+def get_autograd_fallback_mode() -> str:
+    """The global autograd fallback mode (``torch._C._get_autograd_fallback_mode``)."""
+    return _AUTOGRAD_FALLBACK_MODE
+
+
+def set_autograd_fallback_mode(mode: str) -> None:
+    """Set the autograd fallback mode: ``"warn"`` (default) or ``"nothing"``, as in PyTorch.
+
+    Raises:
+        RuntimeError: ``NYI: mode='error'`` for ``"error"``, as PyTorch does; ValueError otherwise.
+    """
+    global _AUTOGRAD_FALLBACK_MODE
+    if mode == "error":
+        raise RuntimeError("NYI: mode='error'")
+    if mode not in ("warn", "nothing"):
+        raise ValueError(f"Unsupported autograd fallback mode {mode!r}; use 'warn' or 'nothing'.")
+    _AUTOGRAD_FALLBACK_MODE = mode
+
+
+# The autograd package installs the graph-recording part of the "warn" mode here (spec §5.3);
+# without it (no tensor requires grad) both modes simply redispatch below autograd.
+autograd_fallback_hook: list[Callable[..., Any]] = []
+
+
+def _autograd_fallback(ks: DispatchKeySet, op: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
+    """basicAutogradNotImplementedFallback: run the op below autograd (no TLS guard, as in c10)."""
+    if _AUTOGRAD_FALLBACK_MODE == "warn" and autograd_fallback_hook:
+        return autograd_fallback_hook[0](ks, op, args, kwargs)
+    return op.redispatch(int(ks) & AFTER_AUTOGRAD, *args, **kwargs)
+
+
+def _bind_autograd_fallback(op: OperatorHandle) -> Callable[..., Any]:
+    """The same fallback as a raw-keyset kernel bound to ``op``, with redispatch inlined.
+
+    Every operator without an autograd kernel passes through here on each call, so it saves
+    the boxed wrapper, the DispatchKeySet and one Python call of ``op.redispatch``.
+    """
+
+    def autograd_fallback(bits: int, *args: Any, **kwargs: Any) -> Any:
+        if autograd_fallback_hook and _AUTOGRAD_FALLBACK_MODE == "warn":
+            return autograd_fallback_hook[0](DispatchKeySet._from_bits(bits), op, args, kwargs)
+        bits &= AFTER_AUTOGRAD
+        f = (bits >> NUM_BACKENDS).bit_length()
+        entry = op._dispatch[1][FUNCTIONALITY_BASE[f] + ((bits & BACKEND_MASK).bit_length() & BACKEND_SELECT[f])]
+        if entry is None or entry[1]:
+            return op.redispatch(bits, *args, **kwargs)
+        return entry[0](*args, **kwargs)
+
+    return autograd_fallback
+
+
+def _meta_fallback(op: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
+    raise DispatchError(
+        f"{op.qualname}: attempted to run this operator with Meta tensors, but there was no fake "
+        "impl or Meta kernel registered. You may have run into this message while using an "
+        "operator with PT2 compilation APIs (torch.compile/torch.export); in order to use this "
+        "operator with those APIs you'll need to add a fake impl. Please see the following for "
+        "next steps:  https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html\n"
+        f"dispatchcore: register one with Library({op.qualname.partition('::')[0]!r}, 'IMPL')"
+        f".impl({op.qualname.partition('::')[2]!r}, meta_kernel, 'Meta')."
+    )
+
+
+def _pass_through(key: DispatchKey) -> Callable[..., Any]:
+    """A fallback for a key dispatchcore does not model: behave as if the feature were inactive."""
+    below = full_after_bits(key)
+
+    def pass_through(ks: DispatchKeySet, op: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
+        return op.redispatch(ks._bits & below, *args, **kwargs)
+
+    pass_through.__qualname__ = f"pass_through[{key.name}]"
+    return pass_through
+
+
+# Keys with PyTorch 2.13 built-in fallbacks, as _dispatch_dump_table lists them (spec §4.4, §5.1).
+_FALLTHROUGH_KEYS = (
+    "BackendSelect", "ADInplaceOrView", "AutocastCPU", "AutocastMTIA", "AutocastMAIA",
+    "AutocastXPU", "AutocastMPS", "AutocastCUDA", "FuncTorchVmapMode", "VmapMode",
+)
+_AUTOGRAD_FALLBACK_KEYS = (
+    "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradXLA", "AutogradMPS", "AutogradXPU",
+    "AutogradHPU", "AutogradLazy", "AutogradMTIA", "AutogradMAIA", "AutogradPrivateUse1",
+    "AutogradMeta",
+)
+_PASS_THROUGH_KEYS = (
+    "Python", "FuncTorchDynamicLayerBackMode", "Functionalize", "Conjugate", "Negative",
+    "ZeroTensor", "Tracer", "FuncTorchBatched", "BatchedNestedTensor", "Batched",
+    "FuncTorchGradWrapper", "PythonTLSSnapshot", "FuncTorchDynamicLayerFrontMode", "PreDispatch",
+    "PythonDispatcher",
+)
+
+
+def _builtin(key: str, kernel: Callable[..., Any], with_keyset: bool,
+             bind: Callable[[OperatorHandle], Callable[..., Any]] | None = None) -> None:
+    line = sys._getframe(1).f_lineno  # the registering line in this file, as torch's dumps show
+    _DISPATCHER.register_fallback(KernelRegistration(
+        key=DispatchKey[key], kernel=kernel, with_keyset=with_keyset, library="_",
+        where=SourceLocation("dispatchcore/dispatcher.py", line), boxed_fallback=True, bind=bind,
+    ))
+
+
+def _register_builtin_fallbacks() -> None:
+    _builtin("Meta", _meta_fallback, False)
+    for key in _FALLTHROUGH_KEYS:
+        _builtin(key, fallthrough_kernel, False)
+    for key in _AUTOGRAD_FALLBACK_KEYS:
+        _builtin(key, _autograd_fallback, True, _bind_autograd_fallback)
+    for key in _PASS_THROUGH_KEYS:
+        _builtin(key, _pass_through(DispatchKey[key]), True)
+
+
+_register_builtin_fallbacks()

@@ -1,0 +1,209 @@
+"""Data types, devices and PyTorch's type-promotion rules.
+
+Mirrors ``c10/core/ScalarType.h`` (``promoteTypes``) and ``ATen/native/TypeProperties.cpp``
+(``result_type``: tensors with dimensions outrank zero-dim tensors, which outrank Python
+scalars, and a lower-priority operand only matters when it is of a higher category).
+Every ``dtype`` wraps a numpy dtype; instances are unique, so compare them with ``is``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "bool_", "complex64", "complex128", "device", "dtype", "float16", "float32", "float64",
+    "get_default_dtype", "int8", "int16", "int32", "int64", "promote_types", "result_type",
+    "set_default_dtype", "uint8",
+]
+
+
+class dtype:  # noqa: N801 - torch.dtype's name
+    """A tensor element type (``torch.dtype``); prints as ``dispatchcore.float32``."""
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed", "_category")
+
+    def __init__(self, name: str, np_dtype: str, category: int) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.is_floating_point = category == 2
+        self.is_complex = category == 3
+        self.is_signed = category >= 2 or self.np.kind == "i"
+        self._category = category  # 0 bool, 1 integral, 2 floating, 3 complex
+
+    def __repr__(self) -> str:
+        return f"dispatchcore.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name.__getitem__, (self.name,))
+
+
+bool_ = dtype("bool", "bool", 0)
+uint8 = dtype("uint8", "uint8", 1)
+int8 = dtype("int8", "int8", 1)
+int16 = dtype("int16", "int16", 1)
+int32 = dtype("int32", "int32", 1)
+int64 = dtype("int64", "int64", 1)
+float16 = dtype("float16", "float16", 2)
+float32 = dtype("float32", "float32", 2)
+float64 = dtype("float64", "float64", 2)
+complex64 = dtype("complex64", "complex64", 3)
+complex128 = dtype("complex128", "complex128", 3)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+_by_name = {d.name: d for d in ALL_DTYPES}
+_by_np: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
+# torch spells some of these differently too
+ALIASES = {"bool": bool_, "half": float16, "float": float32, "double": float64, "short": int16,
+           "int": int32, "long": int64, "cfloat": complex64, "cdouble": complex128}
+
+
+def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
+    """The dtype wrapping a numpy dtype; raises TypeError for types torch has no equivalent of."""
+    try:
+        return _by_np[np_dtype]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np_dtype}. The only supported types are: float64, "
+            "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+_default_dtype = float32
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of Python floats turned into tensors (``torch.get_default_dtype``)."""
+    return _default_dtype
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype (float32 or float64, as torch allows)."""
+    global _default_dtype
+    if d not in (float32, float64, float16):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_dtype = d
+
+
+# promote_types: numpy's table matches torch's for these types except that torch never
+# promotes across signedness to a wider float: int64 with float16 stays float16, etc.
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """Mirror ``torch.promote_types``.
+
+    Example:
+        >>> promote_types(int64, float16)
+        dispatchcore.float16
+        >>> promote_types(uint8, int8)
+        dispatchcore.int16
+    """
+    if a is b:
+        return a
+    ca, cb = a._category, b._category
+    if ca != cb:  # the higher category wins as is: int64 + float16 -> float16
+        hi, lo = (a, b) if ca > cb else (b, a)
+        if hi.is_complex and lo.is_floating_point and lo.itemsize * 2 > hi.itemsize:
+            return complex128
+        return hi
+    return _by_np[np.promote_types(a.np, b.np)]
+
+
+def result_type(*operands: object) -> dtype:
+    """Mirror ``torch.result_type`` over tensors and Python scalars.
+
+    Example:
+        >>> result_type(3, 2.5)
+        dispatchcore.float32
+    """
+    dims = zero = scalars = None
+    for x in operands:
+        if x is None:
+            continue
+        d = getattr(x, "dtype", None)
+        if isinstance(d, dtype):
+            if x.dim():
+                dims = d if dims is None else promote_types(dims, d)
+            else:
+                zero = d if zero is None else promote_types(zero, d)
+        else:
+            if isinstance(x, bool):
+                d = bool_
+            elif isinstance(x, int):
+                d = int64
+            elif isinstance(x, float):
+                d = float64  # the category matters; the default dtype is applied below
+            else:
+                d = complex128
+            scalars = d if scalars is None else promote_types(scalars, d)
+    result = dims
+    for group, is_scalar in ((zero, False), (scalars, True)):
+        if group is None:
+            continue
+        if result is None:
+            result = _default_for_scalar(group) if is_scalar else group
+        elif group._category > result._category:
+            result = _default_for_scalar(group) if is_scalar else group
+            if is_scalar and result._category == 3 and dims is not None and dims.np == np.float64:
+                result = complex128
+    return result if result is not None else _default_dtype
+
+
+def _default_for_scalar(d: dtype) -> dtype:
+    if d._category == 2:
+        return _default_dtype
+    if d._category == 3:
+        return complex128 if _default_dtype is float64 else complex64
+    return d
+
+
+class device:  # noqa: N801 - torch.device's name
+    """A device (``torch.device``): a type such as ``"cpu"`` or ``"meta"`` and an optional index.
+
+    Example:
+        >>> device("cpu")
+        device(type='cpu')
+        >>> device("cuda:1").index
+        1
+    """
+
+    __slots__ = ("type", "index")
+
+    def __new__(cls, type: str | device, index: int | None = None):  # noqa: A002 - torch's name
+        if isinstance(type, device):
+            return type
+        if ":" in type:
+            type, _, idx = type.partition(":")
+            index = int(idx)
+        key = (type, index)
+        cached = _devices.get(key)
+        if cached is not None:
+            return cached
+        self = object.__new__(cls)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "index", index)
+        _devices[key] = self
+        return self
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("device is immutable")
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+_devices: dict[tuple[str, int | None], device] = {}

@@ -1,0 +1,435 @@
+"""OperatorHandle: one operator's registrations (the truth) and its dispatch table (derived).
+
+Mirrors ``aten/src/ATen/core/dispatch/OperatorEntry.{h,cpp}`` and the call path of
+``Dispatcher::call``/``redispatch`` in ``Dispatcher.h``. Invariant: ``_dispatch`` always equals
+what ``resolution.compute_table_entry`` gives for every runtime key; it is rebuilt under the
+registry lock on each (de)registration and swapped whole, so a call never sees half a table.
+
+Note [Table is derived state]: registrations live in ``_kernels`` (per key, newest first) and
+in the dispatcher's fallbacks; ``_dispatch`` is recomputed from them, never edited in place.
+
+Note [Dispatch argument protocol]: any object with an int attribute ``_key_bits`` (raw
+``DispatchKeySet`` bits) is a dispatch argument; ``Tensor`` implements it, tests use a carrier.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .keys import RUNTIME_KEYS, DispatchKey
+from .keyset import (
+    BACKEND_MASK,
+    BACKEND_SELECT,
+    FULL,
+    FUNCTIONALITY_BASE,
+    NUM_BACKENDS,
+    DispatchKeySet,
+    key_bits,
+)
+from .resolution import AMBIGUOUS_AUTOGRADOTHER, affected_keys, compute_table_entry
+from .tls import tls_get
+
+if TYPE_CHECKING:
+    from .schema import FunctionSchema
+
+__all__ = [
+    "KernelRegistration",
+    "OperatorHandle",
+    "SourceLocation",
+    "fallthrough_kernel",
+    "is_dispatch_arg",
+]
+
+TABLE_SIZE = int(DispatchKey.EndOfRuntimeBackendKeys) + 1  # slots indexed by DispatchKey value
+_NUM_MASKS = NUM_BACKENDS + 1  # one fallthrough mask per highest-backend index 0..16
+_EXTRACTION_ERRORS = (AttributeError, IndexError, TypeError)
+
+
+@attrs.frozen
+class SourceLocation:
+    """Where a registration was made: the caller of ``define``/``impl``/``fallback``."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    @classmethod
+    def of_caller(cls, depth: int = 2) -> SourceLocation:
+        """The first frame outside dispatchcore's registration modules, ``depth`` frames up or more."""
+        frame = sys._getframe(depth)
+        while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
+            ("dispatchcore.library", "dispatchcore.operator", "dispatchcore.dispatcher")
+        ):
+            frame = frame.f_back
+        return cls(frame.f_code.co_filename, frame.f_lineno)
+
+
+@attrs.frozen(kw_only=True)
+class KernelRegistration:
+    """One kernel registered to one key of one operator (or one backend fallback).
+
+    ``debug`` is what the dumps print (``registered at file:line``); ``boxed_fallback`` marks a
+    fallback kernel, called as ``kernel(op, *args)`` (``kernel(keyset, op, *args)`` with keyset).
+    """
+
+    key: DispatchKey
+    kernel: Callable[..., Any]
+    with_keyset: bool = False
+    library: str = ""
+    where: SourceLocation | None = None
+    boxed_fallback: bool = False
+    debug_override: str | None = attrs.field(default=None, eq=False)
+    # Internal fast form: bind(op) returns a kernel taking the raw key-set int first (kind 2).
+    bind: Callable[[Any], Callable[..., Any]] | None = attrs.field(default=None, eq=False)
+
+    @property
+    def fallthrough(self) -> bool:
+        return self.kernel is fallthrough_kernel
+
+    @property
+    def debug(self) -> str:
+        if self.debug_override is not None:
+            return self.debug_override
+        return f"registered at {self.where}" if self.where else "no debug info"
+
+
+def fallthrough_kernel(*args: Any, **kwargs: Any) -> Any:
+    """Register this to make dispatch skip a key for an operator (``torch.library.fallthrough_kernel``).
+
+    A fallthrough is never called on a normal call: it clears the key's bit in the operator's
+    fallthrough mask. Only ``redispatch`` (which applies no mask) can land on it, as in PyTorch.
+    """
+    raise RuntimeError(
+        '0 INTERNAL ASSERT FAILED at "aten/src/ATen/core/boxing/KernelFunction.cpp":14, please '
+        "report a bug to PyTorch. fallthrough_kernel was executed but it should have been "
+        "short-circuited by the dispatcher. This could occur if you registered a fallthrough kernel "
+        "as a override for a specific operator (as opposed to a backend fallback); this is NOT "
+        "currently supported, and we do not intend to add support for it in the near future.  If "
+        "you do find yourself in need of this functionality, please file an issue. In dispatchcore "
+        "this means a redispatch keyset still held a key whose kernel is a fallthrough: mask it "
+        "off (ks & DispatchKeySet.full_after(key)) before redispatching."
+    )
+
+
+def is_dispatch_arg(value: object) -> bool:
+    """True for objects following Note [Dispatch argument protocol] (a ``_key_bits`` int)."""
+    return isinstance(getattr(value, "_key_bits", None), int)
+
+
+# How a table slot calls its kernel: fn(*args), fn(DispatchKeySet, *args) or fn(raw_bits, *args).
+PLAIN, WITH_KEYSET, WITH_RAW_KEYSET = 0, 1, 2
+
+
+def _bound_kernel(op: OperatorHandle, reg: Any) -> tuple[Callable[..., Any], int] | None:
+    """The (callable, calling convention) pair a table slot stores for one registration."""
+    if reg is None:
+        return None
+    if reg is AMBIGUOUS_AUTOGRADOTHER:
+        return (op._ambiguous_autogradother, PLAIN)
+    if reg.bind is not None:
+        return (reg.bind(op), WITH_RAW_KEYSET)
+    fn = reg.kernel
+    if not reg.boxed_fallback:
+        return (fn, WITH_KEYSET if reg.with_keyset else PLAIN)
+    if reg.with_keyset:  # boxed fallbacks get (keyset, op, *args), as torch.library's do
+        return (lambda ks, *args, **kwargs: fn(ks, op, *args, **kwargs), WITH_KEYSET)
+    return (lambda *args, **kwargs: fn(op, *args, **kwargs), PLAIN)
+
+
+class OperatorHandle:
+    """A registered operator: call it like a function; it dispatches on its arguments' keys.
+
+    Obtained as ``dispatchcore.ops.<ns>.<name>.<overload>`` (``torch.ops``'s ``OpOverload``) or
+    ``dispatcher.find_op("ns::name.overload")``. Hand-written ``__slots__`` instead of attrs: the
+    call path reads these attributes on every op.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> lib = dc.Library("doc_op", "DEF")
+        >>> lib.define("twice(Tensor x) -> Tensor")
+        'twice'
+        >>> _ = lib.impl("twice", lambda x: ("CPU kernel ran", x), "CPU")
+        >>> class Carrier:  # anything with _key_bits can be dispatched on
+        ...     _key_bits = int(dc.tensor_keyset("CPU"))
+        >>> dc.ops.doc_op.twice(Carrier())[0]
+        'CPU kernel ran'
+        >>> lib._destroy()
+    """
+
+    __slots__ = (
+        "name", "overload_name", "qualname", "schema", "def_location", "alias_analysis", "tags",
+        "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_lo", "_hi",
+        "_kw_names", "_bounds", "__weakref__",
+    )
+
+    def __init__(self, dispatcher: Any, qualname: str) -> None:
+        self.qualname = qualname
+        name, _, overload = qualname.partition(".")
+        self.name = name
+        self.overload_name = overload
+        self.schema: FunctionSchema | None = None
+        self.def_location: SourceLocation | None = None
+        self.alias_analysis = ""
+        self.tags: tuple[Any, ...] = ()
+        self._dispatcher = dispatcher
+        self._kernels: dict[DispatchKey, list[KernelRegistration]] = {}
+        self._entries: dict[DispatchKey, tuple[Any, str]] = {}
+        self._set_schema_info()
+        self._rebuild()
+
+    # --- the hot path -----------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Dispatch on the highest key of ``((arg keys | included) - excluded) & non_fallthrough``."""
+        included, _, keep = tls_get()
+        bits = included
+        if kwargs or not self._lo <= len(args) <= self._hi:
+            return self._call_general(args, kwargs)
+        try:  # plain positional Tensors; anything else (None, lists, bad types) takes the general path
+            for i in self._tensor_pos:
+                bits |= args[i]._key_bits
+        except _EXTRACTION_ERRORS:
+            return self._call_general(args, kwargs)
+        bits &= keep
+        masks, table = self._dispatch
+        backend = (bits & 0xFFFF).bit_length()  # highest backend bit (BACKEND_MASK, literal for speed)
+        bits &= masks[backend]  # fallthrough keys drop out (per highest backend, as in c10)
+        f = (bits >> 16).bit_length()  # highest functionality key; bit_length is O(1), no loop
+        # per-backend functionalities index StartOf<F>Backends + backend; others their own slot
+        entry = table[FUNCTIONALITY_BASE[f] + (backend & BACKEND_SELECT[f])]
+        if entry is None:
+            return self._report_missing(bits, args, kwargs)
+        fn, convention = entry
+        if convention:
+            return fn(bits, *args) if convention == 2 else fn(DispatchKeySet._from_bits(bits), *args)
+        return fn(*args)
+
+    def redispatch(self, keyset: DispatchKeySet | int, *args: Any, **kwargs: Any) -> Any:
+        """Call the kernel for ``keyset``'s highest key: no TLS, no fallthrough mask, no extraction.
+
+        Mirrors ``Dispatcher::redispatch``. Callers mask themselves off first, e.g.
+        ``op.redispatch(ks & DispatchKeySet.full_after(DispatchKey.AutogradCPU), x)``.
+        """
+        bits = keyset if type(keyset) is int else keyset._bits
+        f = (bits >> NUM_BACKENDS).bit_length()
+        entry = self._dispatch[1][FUNCTIONALITY_BASE[f] + ((bits & BACKEND_MASK).bit_length() & BACKEND_SELECT[f])]
+        if entry is None:
+            return self._report_missing(bits, args, kwargs)
+        fn, convention = entry
+        if convention:
+            if convention == 2:
+                return fn(bits, *args, **kwargs)
+            return fn(DispatchKeySet._from_bits(bits), *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    # --- the general and slow paths ---------------------------------------------------------
+    def _call_general(self, args: tuple, kwargs: dict) -> Any:
+        """Keyword arguments, optional and list tensors, or bad input: bind, extract, dispatch."""
+        bits = self._extract(args, kwargs)
+        included, _, keep = tls_get()
+        return self._dispatch_bits((bits | included) & keep, args, kwargs)
+
+    def _extract(self, args: tuple, kwargs: dict) -> int:
+        """OR of the key sets of every dispatch argument; binds via the schema when irregular."""
+        if self.schema is None:
+            raise RuntimeError(
+                f"{self.qualname} has no schema: it was never defined, or its Library was "
+                "destroyed. Define it with Library(ns, 'DEF' or 'FRAGMENT').define(schema)."
+            )
+        if not self._simple_ok(args, kwargs):
+            args, kwargs = self.schema.bind(args, kwargs, is_tensor=is_dispatch_arg)
+        bits = 0
+        for index, name, kind, kwarg_only in self.schema.dispatch_arguments:
+            if kwarg_only or index >= len(args):
+                value = kwargs.get(name)
+            else:
+                value = args[index]
+            if value is None:
+                continue
+            if kind == "list":
+                for item in value:
+                    if item is not None:
+                        bits |= item._key_bits
+            else:
+                bits |= value._key_bits
+        return bits
+
+    def _simple_ok(self, args: tuple, kwargs: dict) -> bool:
+        """Cheap check that a call binds without the full binder (which also produces errors)."""
+        lo, hi = self._bounds
+        if not lo <= len(args) <= hi or not self._kw_names.issuperset(kwargs):
+            return False
+        schema = self.schema
+        for index, name, kind, kwarg_only in schema.dispatch_arguments:
+            if not kwarg_only and index < len(args):
+                if name in kwargs:
+                    return False
+                value = args[index]
+            elif name in kwargs:
+                value = kwargs[name]
+            else:
+                if not schema.arguments[index].has_default:
+                    return False
+                continue
+            if kind == "tensor":
+                if not is_dispatch_arg(value):
+                    return False
+            elif kind == "optional":
+                if value is not None and not is_dispatch_arg(value):
+                    return False
+            elif not isinstance(value, (list, tuple)) or not all(
+                v is None or is_dispatch_arg(v) for v in value
+            ):
+                return False
+        return True
+
+    def _dispatch_bits(self, bits: int, args: tuple, kwargs: dict) -> Any:
+        """Apply the fallthrough mask to TLS-adjusted bits and call the chosen kernel."""
+        masks, table = self._dispatch
+        backend = (bits & BACKEND_MASK).bit_length()
+        bits &= masks[backend]
+        f = (bits >> NUM_BACKENDS).bit_length()
+        entry = table[FUNCTIONALITY_BASE[f] + (backend & BACKEND_SELECT[f])]
+        if entry is None:
+            return self._report_missing(bits, args, kwargs)
+        fn, convention = entry
+        if convention:
+            if convention == 2:
+                return fn(bits, *args, **kwargs)
+            return fn(DispatchKeySet._from_bits(bits), *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    def _report_missing(self, bits: int, args: tuple, kwargs: dict) -> Any:
+        from .dispatcher import missing_kernel_error
+
+        raise missing_kernel_error(self, bits, args, kwargs)
+
+    def _ambiguous_autogradother(self, *args: Any, **kwargs: Any) -> Any:
+        from .dispatcher import ambiguous_autogradother_error
+
+        raise ambiguous_autogradother_error(self)
+
+    # --- introspection ----------------------------------------------------------------------
+    def key_for(self, keyset: DispatchKeySet | int) -> DispatchKey:
+        """The runtime key a call with these (already TLS-adjusted) bits dispatches to."""
+        bits = int(keyset)
+        masks = self._dispatch[0]
+        bits &= masks[(bits & BACKEND_MASK).bit_length()]
+        f = (bits >> NUM_BACKENDS).bit_length()
+        return DispatchKey(FUNCTIONALITY_BASE[f] + ((bits & BACKEND_MASK).bit_length() & BACKEND_SELECT[f]))
+
+    def table_entry(self, key: DispatchKey | str) -> tuple[Any, str]:
+        """The computed ``(registration, label)`` for one runtime key (label ``"missing"`` if none)."""
+        return self._entries.get(DispatchKey.parse(key) if isinstance(key, str) else key, (None, "missing"))
+
+    @property
+    def registrations(self) -> dict[DispatchKey, tuple[KernelRegistration, ...]]:
+        """Registered kernels per key (runtime or alias), newest first; a read-only snapshot."""
+        return {k: tuple(v) for k, v in self._kernels.items()}
+
+    def has_kernel_for_dispatch_key(self, key: DispatchKey | str) -> bool:
+        """True when a kernel is registered directly at ``key`` (``_dispatch_has_kernel_for_dispatch_key``)."""
+        return bool(self._kernels.get(DispatchKey.parse(key)))
+
+    def dump_table(self) -> str:
+        """The computed table in ``torch._C._dispatch_dump_table``'s format."""
+        from .dispatcher import format_table
+
+        return format_table(self)
+
+    def dump_state(self) -> str:
+        """The registrations in ``torch._C._dispatch_dump``'s format."""
+        from .dispatcher import format_state
+
+        return format_state(self)
+
+    def __repr__(self) -> str:
+        return f"<OperatorHandle {self.qualname}>"
+
+    def __str__(self) -> str:
+        ns, _, rest = self.qualname.partition("::")
+        return f"{ns}.{rest.partition('.')[0]}.{self.overload_name or 'default'}"
+
+    @property
+    def is_defined(self) -> bool:
+        return self.schema is not None
+
+    # --- registration-time work (called with the registry lock held) -----------------------
+    def _set_schema(self, schema: FunctionSchema | None, where: SourceLocation | None,
+                    alias_analysis: str = "", tags: tuple[Any, ...] = ()) -> None:
+        self.schema = schema
+        self.def_location = where
+        self.alias_analysis = alias_analysis
+        self.tags = tags
+        self._set_schema_info()
+
+    def _set_schema_info(self) -> None:
+        """Precompute what the call path needs from the schema (c10's makeBitsetForDispatchArgs)."""
+        schema = self.schema
+        if schema is None:  # an impossible arity sends every call to the general path's error
+            self._tensor_pos, self._bounds, self._kw_names = (), (1, 0), frozenset()
+            self._lo, self._hi = 1, 0
+            return
+        positional = [a for a in schema.arguments if not a.kwarg_only]
+        lo = sum(1 for a in positional if not a.has_default)
+        hi = len(positional) if not schema.is_vararg else sys.maxsize
+        self._bounds = (lo, hi)
+        self._kw_names = frozenset(a.name for a in schema.arguments)
+        dispatch = schema.dispatch_arguments
+        plain = tuple(i for i, _, kind, kwarg_only in dispatch if kind == "tensor" and not kwarg_only)
+        self._tensor_pos = plain
+        # The fast path reads dispatch arguments by position, so it serves only ops whose
+        # dispatch arguments are all required positional Tensors; others always go general.
+        if len(plain) == len(dispatch) and all(i < lo for i in plain):
+            self._lo, self._hi = lo, hi
+        else:
+            self._lo, self._hi = 1, 0
+
+    def _rebuild(self, keys: Any = None) -> None:
+        """Recompute table entries (all, or just ``keys``) and swap in a new dispatch state."""
+        fallbacks = self._dispatcher._fallbacks
+        entries = dict(self._entries)
+        if keys is None:
+            keys = set()
+            for k in self._kernels:
+                keys |= affected_keys(k)
+            entries = {k: (fallbacks[k], "backend fallback") for k in fallbacks}
+        for k in keys:
+            entry = compute_table_entry(self._kernels, fallbacks, k)
+            if entry[0] is None:
+                entries.pop(k, None)
+            else:
+                entries[k] = entry
+        self._entries = entries
+        table: list[Any] = [None] * TABLE_SIZE
+        for k, (reg, _) in entries.items():
+            table[k] = _bound_kernel(self, reg)
+        self._dispatch = (self._compute_masks(entries), table)
+
+    @staticmethod
+    def _compute_masks(entries: dict[DispatchKey, tuple[Any, str]]) -> list[int]:
+        """Per highest-backend index, the bits to keep: fallthrough functionalities are cleared."""
+        from .keys import is_per_backend_functionality, runtime_key, to_functionality_key
+
+        masks = [FULL] * _NUM_MASKS
+        for k, (reg, _) in entries.items():
+            if k == DispatchKey.Undefined or not getattr(reg, "fallthrough", False):
+                continue
+            functionality = to_functionality_key(k)
+            fbit = key_bits(functionality)
+            if is_per_backend_functionality(functionality):
+                backend = int(k) - int(runtime_key(functionality, 0))
+                masks[backend] &= ~fbit
+            else:
+                for b in range(_NUM_MASKS):
+                    masks[b] &= ~fbit
+        return masks
+
+
+# Every runtime key, for full-table checks and dumps.
+ALL_TABLE_KEYS: tuple[DispatchKey, ...] = RUNTIME_KEYS

@@ -1,0 +1,1583 @@
+"""Function schemas: the parsed form of ``ns::name.overload(Type arg=default, ...) -> Returns``.
+
+Invariant: ``str(parse_schema(s)) == str(torch._C.parse_schema(s))`` for every ``s`` torch
+accepts, and bad input raises ``SchemaError`` with torch's message, source line and caret.
+Mirrors ``aten/src/ATen/core/function_schema.h`` (values, printing, argument binding) and
+``torch/csrc/jit/frontend/function_schema_parser.cpp`` with its lexer and type parser.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any, Union
+
+import attrs
+
+from .errors import SchemaError
+
+__all__ = [
+    "NO_DEFAULT",
+    "AliasInfo",
+    "Argument",
+    "BaseType",
+    "ContainerType",
+    "FunctionSchema",
+    "ListType",
+    "OperatorName",
+    "OptionalType",
+    "Return",
+    "SchemaType",
+    "TupleType",
+    "parse_schema",
+    "parse_schema_or_name",
+    "python_default",
+]
+
+# torch 2.13 wheels are built in CI under this directory; its internal asserts quote it.
+_TORCH_SRC = "/__w/pytorch/pytorch/"
+
+
+class _NoDefault:
+    """Type of ``NO_DEFAULT``; a single instance exists."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+    def __reduce__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: Any = _NoDefault()
+"""``Argument.default`` for an argument without a default (``None`` is a real default)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Types. ``str()`` gives the schema spelling; ``_annotation()`` the spelling torch uses in
+# binding errors (``Optional[Tensor]``, ``List[int]``, ``number``).
+# --------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class BaseType:
+    """A named type: ``Tensor``, ``int``, ``SymInt``, ``Scalar``, ``ScalarType``, ``t``, ...
+
+    Example:
+        >>> str(BaseType("Tensor"))
+        'Tensor'
+    """
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@attrs.frozen
+class OptionalType:
+    """``T?``: a value of type ``T`` or ``None``.
+
+    Example:
+        >>> str(OptionalType(BaseType("Tensor")))
+        'Tensor?'
+    """
+
+    elem: SchemaType
+
+    def __str__(self) -> str:
+        return f"{self.elem}?"
+
+
+@attrs.frozen
+class ListType:
+    """``T[]``, or ``T[N]`` when ``size`` is set (only an argument's outermost list has a size).
+
+    Example:
+        >>> str(ListType(BaseType("int"), 2)), str(ListType(OptionalType(BaseType("Tensor"))))
+        ('int[2]', 'Tensor?[]')
+    """
+
+    elem: SchemaType
+    size: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.elem}[{'' if self.size is None else self.size}]"
+
+
+@attrs.frozen
+class TupleType:
+    """``(T1, T2, ...)``, a tuple type (rare in operator schemas).
+
+    Example:
+        >>> str(TupleType((BaseType("int"), BaseType("str"))))
+        '(int, str)'
+    """
+
+    elems: tuple[SchemaType, ...]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(map(str, self.elems)) + ")"
+
+
+@attrs.frozen
+class ContainerType:
+    """``Dict(K, V)``, ``Union(A, B, ...)``, ``Future(T)``, ``Await(T)`` or ``RRef(T)``.
+
+    Example:
+        >>> str(ContainerType("Dict", (BaseType("str"), BaseType("Tensor"))))
+        'Dict(str, Tensor)'
+    """
+
+    kind: str
+    elems: tuple[SchemaType, ...]
+
+    def __str__(self) -> str:
+        return f"{self.kind}(" + ", ".join(map(str, self.elems)) + ")"
+
+
+SchemaType = Union[BaseType, OptionalType, ListType, TupleType, ContainerType]
+
+TENSOR = BaseType("Tensor")
+_INT = BaseType("int")
+
+# The schema type names torch 2.13's parser knows (``SchemaTypeParser::parseBaseType``). Two
+# are spellings of ``int``; ``None`` is ``NoneType``. 2.13 no longer knows ``Dimname``.
+_BASE_TYPES: dict[str, BaseType] = {
+    name: BaseType(name)
+    for name in (
+        "Generator", "ScalarType", "Layout", "MemoryFormat", "Storage", "QScheme", "Quantizer",
+        "Device", "Stream", "Scalar", "str", "float", "complex", "int", "SymInt", "bool",
+        "SymBool", "NoneType", "Capsule", "Any", "AnyClassType", "AnyEnumType",
+    )
+}
+_BASE_TYPES.update(ConstQuantizerPtr=_INT, DeviceIndex=_INT, **{"None": BaseType("NoneType")})
+
+# torch keeps a "fake" type next to the real one: these are ints to the binder and the default
+# parser, and error messages spell them that way (``Expected a value of type 'int'``).
+_FAKE_INT = frozenset({"SymInt", "ScalarType", "Layout", "MemoryFormat"})
+_ANNOTATION = {"Scalar": "number", "SymBool": "bool", **{name: "int" for name in _FAKE_INT}}
+
+
+def _annotation(t: SchemaType) -> str:
+    """``Type::repr_str()`` of the fake type, as binding errors print it."""
+    if isinstance(t, BaseType):
+        return _ANNOTATION.get(t.name, t.name)
+    if isinstance(t, OptionalType):
+        return f"Optional[{_annotation(t.elem)}]"
+    if isinstance(t, ListType):
+        return f"List[{_annotation(t.elem)}]"
+    kind = "Tuple" if isinstance(t, TupleType) else t.kind
+    return f"{kind}[" + ", ".join(map(_annotation, t.elems)) + "]"
+
+
+def _default_kind(t: SchemaType) -> str:
+    """The fake type's kind, which picks how ``parseDefaultValue`` reads a default."""
+    if isinstance(t, OptionalType):
+        return "Optional"
+    if isinstance(t, ListType):
+        return "List"
+    if isinstance(t, BaseType):
+        return "int" if t.name in _FAKE_INT else t.name
+    return "other"
+
+
+# --------------------------------------------------------------------------------------------
+# Alias annotations, arguments, returns, operator names
+# --------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class AliasInfo:
+    """An alias annotation: ``Tensor(a)``, ``Tensor(a!)``, ``Tensor(a -> *)``.
+
+    ``before``/``after`` are alias sets in the order torch's hash set iterates them, which for
+    the small sets schemas use is reverse insertion order: ``(a|b)`` prints as ``(b|a)``.
+    ``contained`` holds the annotations of a list's elements (``Tensor(a!)[]``); the list's own
+    annotation then has no sets and copies ``is_write``. Mirrors ``ATen/core/alias_info.h``.
+
+    Example:
+        >>> str(AliasInfo(("a",), ("*",))), str(AliasInfo(("a",), ("a",), is_write=True))
+        ('(a -> *)', '(a!)')
+    """
+
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    is_write: bool = False
+    contained: tuple[AliasInfo, ...] = ()
+
+    def __str__(self) -> str:
+        text = "(" + "|".join(self.before) + ("!" if self.is_write else "")
+        if set(self.before) != set(self.after):
+            text += " -> " + "|".join(self.after)
+        return text + ")"
+
+
+@attrs.frozen
+class Argument:
+    """One schema argument: ``Type(alias)? name=default``.
+
+    ``type`` is the type as written (``SymInt`` stays ``SymInt``). ``default`` is the parsed
+    Python value (``int[2] k=1`` stores ``[1, 1]``, ``ScalarType dt=float`` stores ``6``,
+    ``Device d="cpu"`` stores ``"cpu"``) or ``NO_DEFAULT``. It is excluded from the hash
+    because lists are unhashable; use ``python_default`` for a copy that is safe to mutate.
+
+    Example:
+        >>> arg = parse_schema("f(Tensor(a!) self, int[2] k=1) -> ()").arguments[1]
+        >>> str(arg), arg.default, arg.has_default, arg.dispatch_kind
+        ('int[2] k=1', [1, 1], True, None)
+    """
+
+    name: str
+    type: SchemaType
+    default: Any = attrs.field(default=NO_DEFAULT, hash=False)
+    kwarg_only: bool = False
+    alias_info: AliasInfo | None = None
+
+    @property
+    def has_default(self) -> bool:
+        """Whether the schema gives this argument a default."""
+        return self.default is not NO_DEFAULT
+
+    @property
+    def is_write(self) -> bool:
+        """Whether the argument is annotated as written to (``Tensor(a!)``, ``Tensor(a!)[]``)."""
+        return self.alias_info is not None and self.alias_info.is_write
+
+    @property
+    def dispatch_kind(self) -> str | None:
+        """``"tensor"``, ``"optional"`` or ``"list"`` for the dispatch argument types, else None.
+
+        These are the types ``DispatchKeyExtractor::isDispatchType`` accepts: ``Tensor``,
+        ``Tensor?``, ``Tensor[]`` and ``Tensor?[]`` (of any fixed size).
+        """
+        return _dispatch_kind(self.type)
+
+    def __str__(self) -> str:
+        return _format_argument(self.type, self.alias_info, self.name, self.default)
+
+
+@attrs.frozen
+class Return:
+    """One schema return: ``Type(alias)`` with an optional name (``Tensor values``).
+
+    Example:
+        >>> [str(r) for r in parse_schema("f(Tensor x) -> (Tensor a, Tensor(b!))").returns]
+        ['Tensor a', 'Tensor(b!)']
+    """
+
+    name: str | None
+    type: SchemaType
+    alias_info: AliasInfo | None = None
+
+    def __str__(self) -> str:
+        return _format_argument(self.type, self.alias_info, self.name or "", NO_DEFAULT)
+
+
+@attrs.frozen
+class OperatorName:
+    """``ns::name.overload``; ``namespace`` may be ``""``, ``overload_name == ""`` is the default.
+
+    Example:
+        >>> name = OperatorName.parse("aten::add.Tensor")
+        >>> name.namespace, name.name, name.overload_name, str(name)
+        ('aten', 'add', 'Tensor', 'aten::add.Tensor')
+    """
+
+    namespace: str
+    name: str
+    overload_name: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> OperatorName:
+        """Parse ``[ns::]name[.overload]`` (``torch::jit::parseName``).
+
+        Raises:
+            SchemaError: on a syntax error, or when ``text`` is a whole schema.
+        """
+        parsed = parse_schema_or_name(text)
+        if not isinstance(parsed, OperatorName):
+            raise SchemaError("Tried to parse an operator name but function schema was given")
+        return parsed
+
+    @property
+    def unqualified(self) -> str:
+        """``ns::name`` without the overload, as torch's ``schema.name()`` prints it."""
+        return f"{self.namespace}::{self.name}" if self.namespace else self.name
+
+    def __str__(self) -> str:
+        return self.unqualified + (f".{self.overload_name}" if self.overload_name else "")
+
+
+def _dispatch_kind(t: SchemaType) -> str | None:
+    if t == TENSOR:
+        return "tensor"
+    if t == OptionalType(TENSOR):
+        return "optional"
+    if isinstance(t, ListType) and t.elem in (TENSOR, OptionalType(TENSOR)):
+        return "list"
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Printing (``operator<<`` for Argument, FunctionSchema and IValue)
+# --------------------------------------------------------------------------------------------
+
+
+def _format_argument(t: SchemaType, alias: AliasInfo | None, name: str, default: Any) -> str:
+    """``Type(alias)? name=default``, exactly as c10's ``operator<<(Argument)`` prints it."""
+    is_optional = isinstance(t, OptionalType)
+    inner = t.elem if is_optional else t
+    if isinstance(inner, ListType):
+        # A list prints its element type, the elements' alias annotation, then its size.
+        text = str(inner.elem)
+        if alias is not None and alias.contained:
+            text += str(alias.contained[0])
+        text += f"[{'' if inner.size is None else inner.size}]"
+    else:
+        text = str(inner)
+    if alias is not None and alias.before:
+        text += str(alias)
+    if is_optional:
+        text += "?"
+    if name:
+        text += " " + name
+    if default is not NO_DEFAULT:
+        text += "=" + _format_default(t, default)
+    return text
+
+
+def _format_default(t: SchemaType, value: Any) -> str:
+    inner = t.elem if isinstance(t, OptionalType) else t
+    if inner == BaseType("str") and isinstance(value, str):
+        return _quote(value)
+    # native_functions.yaml writes ``int[2] stride=1``, so torch prints repeated ints that way
+    if isinstance(t, ListType) and t.elem == _INT and len(value) > 1 and len(set(value)) == 1:
+        return _format_value(value[0])
+    return _format_value(value)
+
+
+def _format_value(value: Any) -> str:
+    """``operator<<(IValue)``: strings unquoted, doubles as ``1.`` or ``%.17g``."""
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, float):
+        return _format_double(value)
+    if isinstance(value, complex):
+        sign = "+" if value.imag >= 0 else "-"
+        return f"{_format_double(value.real)}{sign}{_format_double(abs(value.imag))}j"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_format_value, value)) + "]"
+    return str(value)
+
+
+def _format_double(d: float) -> str:
+    normal_or_zero = math.isfinite(d) and (d == 0 or abs(d) >= sys.float_info.min)
+    if normal_or_zero and -(2**63) <= d < 2**63 and int(d) == d:
+        return f"{int(d)}."  # -0.0 prints as "0.": the int cast drops the sign
+    return "%.17g" % d  # std::setprecision(max_digits10)
+
+
+def _quote(text: str) -> str:
+    """``c10::printQuotedString``: byte-wise, with C escapes and 3-digit octal for the rest."""
+    out = ['"']
+    for byte in text.encode():
+        char = chr(byte)
+        if char in _QUOTE_ESCAPES:
+            out.append(_QUOTE_ESCAPES[char])
+        elif 0x1F < byte < 0x7F:
+            out.append(char)
+        else:
+            # c10 does this arithmetic on a signed char, so bytes >= 0x80 give odd digits
+            s = byte - 256 if byte >= 0x80 else byte
+            d2, s = _c_mod(s, 8), _c_div(s, 8)
+            d1, s = _c_mod(s, 8), _c_div(s, 8)
+            out.append("\\" + "".join(chr(48 + d) for d in (s, d1, d2)))
+    return "".join(out) + '"'
+
+
+_QUOTE_ESCAPES = {
+    "\\": "\\\\", "'": "\\'", '"': '\\"', "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+    "\r": "\\r", "\t": "\\t", "\v": "\\v",
+}
+
+
+def _c_div(a: int, b: int) -> int:
+    return int(a / b)  # C division truncates toward zero
+
+
+def _c_mod(a: int, b: int) -> int:
+    return a - b * _c_div(a, b)
+
+
+# --------------------------------------------------------------------------------------------
+# FunctionSchema
+# --------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class FunctionSchema:
+    """A parsed operator schema; ``str()`` prints it exactly as torch does.
+
+    Construction validates like c10's ``FunctionSchema::checkSchema``: a positional argument
+    without a default may not follow one with a default (list types excepted, for BC).
+
+    Example:
+        >>> s = parse_schema("aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, "
+        ...                  "Tensor(a!) out) -> Tensor(a!)")
+        >>> s.qualified_name, s.is_mutable, [a.name for a in s.kwarg_only]
+        ('aten::add.out', True, ['alpha', 'out'])
+        >>> s.dispatch_arguments
+        ((0, 'self', 'tensor', False), (1, 'other', 'tensor', False), (3, 'out', 'tensor', True))
+    """
+
+    name: OperatorName
+    arguments: tuple[Argument, ...]
+    returns: tuple[Return, ...]
+    is_vararg: bool = False
+    is_varret: bool = False
+    # (index, name, dispatch_kind, kwarg_only) per dispatch argument; derived once, see below
+    _dispatch_arguments: tuple[tuple[int, str, str, bool], ...] = attrs.field(
+        init=False, repr=False, eq=False, hash=False
+    )
+
+    def __attrs_post_init__(self) -> None:
+        self._check_defaults()
+        # Mirrors makeBitsetForDispatchArgs: scan the schema once, when it is created.
+        dispatch = tuple(
+            (i, arg.name, arg.dispatch_kind, arg.kwarg_only)
+            for i, arg in enumerate(self.arguments)
+            if arg.dispatch_kind is not None
+        )
+        object.__setattr__(self, "_dispatch_arguments", dispatch)
+
+    def _check_defaults(self) -> None:
+        seen_default = False
+        for arg in self.arguments:
+            if arg.has_default:
+                seen_default = True
+            elif not isinstance(arg.type, ListType) and seen_default and not arg.kwarg_only:
+                raise SchemaError(
+                    f'!seen_default_arg || arg.kwarg_only() INTERNAL ASSERT FAILED at "{_TORCH_SRC}'
+                    'aten/src/ATen/core/function_schema.h":342, please report a bug to PyTorch. '
+                    "Non-default positional argument follows default argument. Parameter "
+                    f"{arg.name} in {self}"
+                )
+
+    @property
+    def overload_name(self) -> str:
+        """The overload name; ``""`` for the default overload."""
+        return self.name.overload_name
+
+    @property
+    def qualified_name(self) -> str:
+        """``ns::name.overload``, the operator's registry key."""
+        return str(self.name)
+
+    @property
+    def is_mutable(self) -> bool:
+        """Whether any argument is written to (``Tensor(a!)``); ``FunctionSchema::is_mutable``."""
+        return any(arg.is_write for arg in self.arguments)
+
+    @property
+    def positional(self) -> tuple[Argument, ...]:
+        """The arguments before ``*`` (always a prefix of ``arguments``)."""
+        return tuple(arg for arg in self.arguments if not arg.kwarg_only)
+
+    @property
+    def kwarg_only(self) -> tuple[Argument, ...]:
+        """The keyword-only arguments, after ``*``."""
+        return tuple(arg for arg in self.arguments if arg.kwarg_only)
+
+    @property
+    def dispatch_arguments(self) -> tuple[tuple[int, str, str, bool], ...]:
+        """``(index, name, dispatch_kind, kwarg_only)`` for each dispatch argument (spec 6.2)."""
+        return self._dispatch_arguments
+
+    def __str__(self) -> str:
+        parts = []
+        seen_kwarg_only = False
+        for arg in self.arguments:
+            prefix = ""
+            if arg.kwarg_only and not seen_kwarg_only:
+                prefix, seen_kwarg_only = "*, ", True
+            parts.append(prefix + str(arg))
+        if self.is_vararg:
+            parts.append("...")
+        returns = [str(r) for r in self.returns] + (["..."] if self.is_varret else [])
+        single = len(self.returns) == 1 and not self.is_varret
+        # One return prints bare unless it is a tuple type, which would read as a return list.
+        bare = (single and not returns[0].startswith("(")) or (not self.returns and self.is_varret)
+        body = ", ".join(returns)
+        return f"{self.name}({', '.join(parts)}) -> " + (body if bare else f"({body})")
+
+    def bind(
+        self, args: tuple, kwargs: dict[str, Any], *, is_tensor: Callable[[Any], bool]
+    ) -> tuple[tuple, dict[str, Any]]:
+        """Check a Python call against the schema and normalize it, as ``torch.ops`` does.
+
+        Mirrors ``createStackForSchema`` (``torch/csrc/jit/python/pybind_utils.h``): the same
+        checks in the same order, with torch's messages. Values are type-checked like
+        ``toIValue`` for ``Tensor``, ``Tensor?``, ``Tensor[]``, ``Tensor?[]``, ``int``,
+        ``SymInt``, ``float``, ``complex``, ``bool``, ``str``, ``Scalar``, their lists and
+        optionals; other types (``ScalarType``, ``Device``, ``Layout``, ``MemoryFormat``,
+        ``Generator``, ...) accept any value, since the tensor library supplies those objects.
+        A tensor counts as a number where torch accepts one (``int``, ``float``, ``bool``) only
+        when it has ``ndim == 0`` (or an empty ``shape``). Like torch, ``Tensor`` accepts
+        ``None`` (an undefined tensor).
+
+        Values pass through unchanged (torch would turn ``3`` for ``int[2]`` into ``[3, 3]``):
+        the dispatcher's fast path never binds, and kernels must see the same values either way.
+
+        Args:
+            args: the positional arguments of the call.
+            kwargs: the keyword arguments of the call.
+            is_tensor: predicate for tensor values.
+
+        Returns:
+            ``(positional, kwarg_only)``: every non-keyword-only argument the caller gave, by
+            position or by keyword, placed positionally, with gaps before the last one filled
+            from the schema defaults; and the keyword-only arguments given, in schema order.
+
+        Raises:
+            SchemaError: too many arguments, a positional value for a keyword-only argument,
+                a value of the wrong type, a missing value, an unknown keyword, or a value
+                given both positionally and by keyword.
+
+        Example:
+            >>> s = parse_schema("ex::f(Tensor x, int y=1, int z=2, *, bool flag=False) -> Tensor")
+            >>> s.bind(("t",), {"z": 5, "flag": True}, is_tensor=lambda v: v == "t")
+            (('t', 1, 5), {'flag': True})
+        """
+        arguments = self.arguments
+        op = self.name.unqualified
+        if len(args) + len(kwargs) > len(arguments):
+            raise SchemaError(
+                f"{op}() expected at most {len(arguments)} argument(s) but received "
+                f"{len(args) + len(kwargs)} argument(s). Declaration: {self}"
+            )
+        for index, value in enumerate(args):
+            if arguments[index].kwarg_only:
+                raise SchemaError(
+                    f"{op}() takes {index} positional argument(s) but {len(args)} was/were "
+                    f"given.  Declaration: {self}"
+                )
+            self._check_value(index, value, is_tensor)
+        given: dict[int, Any] = dict(enumerate(args))
+        for index in range(len(args), len(arguments)):
+            arg = arguments[index]
+            if arg.name in kwargs:
+                given[index] = kwargs[arg.name]
+                self._check_value(index, given[index], is_tensor)
+            elif not arg.has_default:
+                raise SchemaError(
+                    f"{op}() is missing value for argument '{arg.name}'. Declaration: {self}"
+                )
+        if len(given) - len(args) != len(kwargs):
+            raise SchemaError(self._find_error_in_kwargs(kwargs))
+
+        n_positional = len(self.positional)
+        last = max((i for i in given if i < n_positional), default=-1)
+        positional = tuple(
+            given[i] if i in given else python_default(arguments[i]) for i in range(last + 1)
+        )
+        keywords = {arguments[i].name: given[i] for i in sorted(given) if i >= n_positional}
+        return positional, keywords
+
+    def _check_value(self, index: int, value: Any, is_tensor: Callable[[Any], bool]) -> None:
+        arg = self.arguments[index]
+        details = _cast_error(arg.type, value, is_tensor)
+        if details is None:
+            return
+        raise SchemaError(
+            f"{self.name.unqualified}() Expected a value of type '{_annotation(arg.type)}' for "
+            f"argument '{arg.name}' but instead found type '{_friendly_type_name(value)}'.\n"
+            f"Position: {index}\nValue: {value!r}\nDeclaration: {self}\n{details}"
+        )
+
+    def _find_error_in_kwargs(self, kwargs: dict[str, Any]) -> str:
+        """``FunctionSchema::findErrorInKwargs``: an unknown keyword, else a duplicate."""
+        names = {arg.name for arg in self.arguments}
+        for key in kwargs:
+            if key not in names:
+                return (
+                    f"Unknown keyword argument '{key}' for operator '{self.name.unqualified}'. "
+                    f"Schema: {self}"
+                )
+        for arg in self.arguments:
+            if arg.name in kwargs:
+                if arg.has_default:
+                    # torch asserts here that a duplicated argument has no default
+                    return (
+                        f'!argument.default_value() INTERNAL ASSERT FAILED at "{_TORCH_SRC}'
+                        'aten/src/ATen/core/function_schema.cpp":547, please report a bug to '
+                        "PyTorch. "
+                    )
+                return (
+                    f"Argument '{arg.name}' specified both as positional and keyword argument. "
+                    f"Schema: {self}"
+                )
+        return ""  # unreachable: some keyword was left unconsumed
+
+
+def python_default(arg: Argument) -> Any:
+    """The Python value of ``arg``'s default (a fresh list for list defaults).
+
+    ``int[2] k=1`` gives ``[1, 1]``; ``ScalarType? dtype=float`` gives ``6`` (ScalarType,
+    Layout, MemoryFormat and ``Mean`` defaults stay the ints torch stores); a ``Device``
+    default gives its string (``"cuda:1"``). Used at registration to compare with a kernel's
+    own Python defaults.
+
+    Raises:
+        ValueError: if ``arg`` has no default.
+
+    Example:
+        >>> python_default(parse_schema("f(int[2] k=1) -> ()").arguments[0])
+        [1, 1]
+    """
+    if arg.default is NO_DEFAULT:
+        raise ValueError(f"argument {arg.name!r} has no default")
+    return list(arg.default) if isinstance(arg.default, list) else arg.default
+
+
+# --------------------------------------------------------------------------------------------
+# Binding: the value checks of ``toIValue`` (torch/csrc/jit/python/pybind_utils.cpp)
+# --------------------------------------------------------------------------------------------
+
+_PYBIND_HINT = (
+    "(#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)"
+)
+
+
+def _pybind_error(value: Any) -> str:
+    return (
+        f"Cast error details: Unable to cast Python instance of type {type(value)!r} to C++ "
+        f"type '?' {_PYBIND_HINT}"
+    )
+
+
+def _friendly_type_name(value: Any) -> str:
+    """``friendlyTypeName``: the class name, with the fields of a NamedTuple."""
+    name = type(value).__name__
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return f"{name} (aka NamedTuple({', '.join(value._fields)}))"
+    return name
+
+
+def _is_zero_dim(value: Any) -> bool:
+    ndim = getattr(value, "ndim", None)
+    if ndim is None and getattr(value, "shape", None) is not None:
+        ndim = len(value.shape)
+    return ndim == 0
+
+
+def _is_int(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
+    if is_tensor(value):
+        return _is_zero_dim(value)
+    return isinstance(value, int) or hasattr(type(value), "__index__")
+
+
+def _is_float(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
+    return isinstance(value, float) or _is_int(value, is_tensor)
+
+
+def _is_complex(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
+    return isinstance(value, complex) or _is_float(value, is_tensor)
+
+
+def _is_bool(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
+    # pybind11's bool caster (with conversion) takes None and anything with nb_bool: numbers
+    if is_tensor(value):
+        return _is_zero_dim(value)
+    return value is None or isinstance(value, numbers.Number)
+
+
+_NUMBER_CHECKS: dict[str, Callable[[Any, Callable[[Any], bool]], bool]] = {
+    "int": _is_int, "SymInt": _is_int, "float": _is_float, "complex": _is_complex,
+    "bool": _is_bool, "SymBool": _is_bool, "str": lambda v, _: isinstance(v, str),
+}
+
+
+def _cast_error(t: SchemaType, value: Any, is_tensor: Callable[[Any], bool]) -> str | None:
+    """The ``Cast error details`` line for ``value`` as a ``t``, or None if it fits."""
+    if isinstance(t, OptionalType):
+        return None if value is None else _cast_error(t.elem, value, is_tensor)
+    if isinstance(t, ListType):
+        return _list_cast_error(t, value, is_tensor)
+    if not isinstance(t, BaseType):
+        return None
+    if t == TENSOR:
+        if value is None or is_tensor(value):
+            return None
+        return f"Cast error details: Unable to cast {value} to Tensor"
+    if t.name == "Scalar":
+        if isinstance(value, (int, float, complex)) and not is_tensor(value):
+            return None
+        return f"Cast error details: Cannot cast {value} to number"
+    check = _NUMBER_CHECKS.get(t.name)
+    if check is None or check(value, is_tensor):
+        return None
+    return _pybind_error(value)
+
+
+def _list_cast_error(t: ListType, value: Any, is_tensor: Callable[[Any], bool]) -> str | None:
+    elem = t.elem
+    is_sequence = isinstance(value, (list, tuple))
+    if elem == TENSOR:
+        ok = is_sequence and all(is_tensor(v) for v in value)
+        return None if ok else _pybind_error(value)
+    if elem == _INT and t.size is not None and isinstance(value, int):
+        return None  # a fixed-size int list broadcasts one int (``int[2] stride=1``)
+    if isinstance(elem, BaseType) and elem.name in ("int", "float", "bool"):
+        # these cast the whole list at once, so the error names the list's class
+        check = _NUMBER_CHECKS[elem.name]
+        ok = is_sequence and all(check(v, is_tensor) for v in value)
+        return None if ok else _pybind_error(value)
+    # Other lists (SymInt[], Tensor?[], Scalar[], ...) iterate any iterable, item by item.
+    if is_tensor(value):
+        return _pybind_error(value)  # torch iterates tensors by rows; dispatchcore does not
+    try:
+        items: Iterable[Any] = value if is_sequence else list(iter(value))
+    except TypeError as exc:
+        return f" Python error details: TypeError: {exc}"
+    for item in items:
+        if elem == BaseType("SymInt"):
+            # SymInt lists cast item by item, so the error names the item's class
+            error = None if _is_int(item, is_tensor) else _pybind_error(item)
+        else:
+            error = _cast_error(elem, item, is_tensor)
+        if error is not None:
+            return error
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Error reports (``SourceRange::highlight``, ``ErrorReport``, ``Lexer::expected``)
+# --------------------------------------------------------------------------------------------
+
+
+class _SchemaValueError(SchemaError, ValueError):
+    """``std::invalid_argument`` from ``std::stoll``/``std::stod``; pybind11 raises ValueError."""
+
+
+class _SchemaIndexError(SchemaError, IndexError):
+    """``std::out_of_range`` from ``std::stoll``/``std::stod``; pybind11 raises IndexError."""
+
+
+_CONTEXT = 3  # SourceRange::CONTEXT
+
+
+def _highlight(source: str, start: int, end: int) -> str:
+    """``SourceRange::highlight``: up to two lines of context, the line, a ``~`` caret line.
+
+    Works on UTF-8 bytes, as torch does, so carets line up after non-ASCII text.
+    """
+    data = source.encode()
+    start, end = len(source[:start].encode()), len(source[:end].encode())
+    n = len(data)
+    if end - start == n:
+        return source  # the range is the whole text
+
+    def at(i: int) -> int:
+        return data[i] if i < n else 0  # std::string has a NUL at size()
+
+    nl = ord("\n")
+    range_end = min(n, end)
+    begin_line, end_line = start, range_end
+    while begin_line > 0 and data[begin_line - 1] != nl:
+        begin_line -= 1
+    while end_line < n and data[end_line] != nl:
+        end_line += 1
+    begin_context, lines = begin_line, 0
+    while begin_context > 0:
+        lines += data[begin_context - 1] == nl
+        if lines >= _CONTEXT:
+            break
+        begin_context -= 1
+    end_context, lines = end_line, 0
+    while end_context < n:
+        lines += data[end_context] == nl
+        if lines >= _CONTEXT:
+            break
+        end_context += 1
+
+    out = bytearray(data[begin_context:start])
+    line_start, line_end = start, start
+    while line_start < range_end:
+        while line_end < n and data[line_end] != nl:
+            line_end += 1
+        line = data[line_start : line_end + 1]
+        out += line if line.endswith(b"\n") else line + b"\n"
+        line_begin = line_start
+        while line_begin > 0 and data[line_begin - 1] != nl:
+            line_begin -= 1
+        highlight_end = line_start
+        while highlight_end < range_end and data[highlight_end] != nl:
+            highlight_end += 1
+        empty = 0
+        for i in range(line_begin, highlight_end):
+            if data[i] != ord(" ") and i >= start:
+                break
+            empty += 1
+        tildes = highlight_end - line_begin - empty
+        if tildes > 0:
+            more = any(at(i) not in (nl, ord(" ")) for i in range(line_end, range_end + 1))
+            tail = b"\n" if more and line_end != range_end else b" <--- HERE\n"
+            out += b" " * empty + b"~" * tildes + tail
+        line_end += 1
+        line_start = line_end
+    if line_end <= n:
+        rest = data[line_end:end_context]
+        out += rest + (b"\n" if rest and not rest.endswith(b"\n") else b"")
+    return out.decode("utf-8", errors="replace")
+
+
+# --------------------------------------------------------------------------------------------
+# Lexer: the subset of torch/csrc/jit/frontend/lexer.h that schema strings can reach,
+# including its Python-style newline, indent and comment rules.
+# --------------------------------------------------------------------------------------------
+
+# Multi-character tokens and the names torch's ``kindToString`` gives them in errors. Python
+# keywords are tokens too, so an argument named ``in`` or ``if`` is a syntax error.
+_TOKENS = {
+    "def": "def", "<=>": "equivalent", "if": "if", "else": "else", "elif": "elif",
+    "while": "while", "return": "return", "is": "is", "is not": "is not", "!=": "ne",
+    "==": "eq", "<=": "le", ">=": "ge", "//": "floordiv", "True": "True", "False": "False",
+    "None": "None", "and": "and", "or": "or", "not": "not", "<<": "<<", ">>": ">>",
+    "+=": "+=", "-=": "-=", "*=": "*=", "/=": "/=", "%=": "%=", "|=": "|=", "&=": "&=",
+    "^=": "^=", "<<=": "<<=", ">>=": ">>=", "**=": "**=", "global": "global",
+    "**": "pow operator", "->": "arrow", "# type:": "type comment", "raise": "raise",
+    "assert": "assert", "...": "dots", "break": "break", "continue": "continue", "del": "del",
+    "pass": "pass", "class": "class", "import": "import", "with": "with", "as": "as",
+    "Ellipsis": "Ellipsis", "NoneType": "NoneType", "for": "for", "in": "in",
+    "not in": "not in",
+}
+_TOKENS.update({c: c for c in "+-*/%@()[]:,={}><.?!&^|~"})
+_OPENING, _CLOSING = frozenset("([{"), frozenset(")]}")
+_TOKEN_PREFIXES = frozenset(tok[:i] for tok in _TOKENS for i in range(1, len(tok) + 1))
+
+_ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_DIGITS = frozenset("0123456789")
+_BLANKS = frozenset(" \t\v\f\r")  # C isspace() minus newline
+
+# The prefix of a string that C's strtod converts: hexadecimal or decimal, with sign.
+_HEX_FLOAT = r"0[xX](?:[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+_DEC_FLOAT = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_STRTOD = re.compile(rf"[ \t\n\v\f\r]*(?P<num>[+-]?(?:(?P<hex>{_HEX_FLOAT})|{_DEC_FLOAT}))")
+_STRTOLL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
+
+
+def _strtod(text: str) -> tuple[float, int, bool] | None:
+    """C ``strtod`` on the start of ``text``: (value, characters used, ERANGE), or None."""
+    match = _STRTOD.match(text)
+    if match is None:
+        return None
+    num, is_hex = match["num"], match["hex"] is not None
+    value = float.fromhex(num) if is_hex else float(num)
+    mantissa = re.split("[pP]" if is_hex else "[eE]", num.lstrip("+-"))[0]
+    nonzero = any(c not in "0." for c in (mantissa[2:] if is_hex else mantissa))
+    # ERANGE: overflow, or underflow to zero or to a subnormal
+    erange = math.isinf(value) or (nonzero and abs(value) < sys.float_info.min)
+    return value, match.end(), erange
+
+
+def _stod(text: str) -> float:
+    """``std::stod``, including its exceptions (which pybind11 maps to Value/IndexError)."""
+    parsed = _strtod(text)
+    if parsed is None:
+        raise _SchemaValueError("stod")
+    if parsed[2]:
+        raise _SchemaIndexError("stod")
+    return parsed[0]
+
+
+def _stoll(text: str) -> int:
+    """``std::stoll``: base 10, stops at the first non-digit (``"0x10"`` is 0)."""
+    match = _STRTOLL.match(text)
+    if match is None:
+        raise _SchemaValueError("stoll")
+    value = int(match.group())
+    if not -(2**63) <= value < 2**63:
+        raise _SchemaIndexError("stoll")
+    return value
+
+
+class _Token:
+    __slots__ = ("kind", "start", "end")
+
+    def __init__(self, kind: str, start: int, end: int) -> None:
+        self.kind, self.start, self.end = kind, start, end
+
+
+class _Lexer:
+    """Tokens with one token of lookahead, lexed eagerly like torch's ``Lexer``."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.pos = 0
+        self.nesting = 0  # depth of ( [ {: newlines inside brackets are not tokens
+        first = self._lex_raw(whitespace_token=True)
+        self.indent_stack = [first.end - first.start]
+        self.queue: list[_Token] = []
+        self._lex()
+
+    # -- the parser's interface --
+    def cur(self) -> _Token:
+        return self.queue[0]
+
+    def text(self, token: _Token) -> str:
+        return self.source[token.start : token.end]
+
+    def next(self) -> _Token:
+        token = self.queue.pop(0)
+        if not self.queue:
+            self._lex()
+        return token
+
+    def next_if(self, kind: str) -> bool:
+        if self.cur().kind != kind:
+            return False
+        self.next()
+        return True
+
+    def lookahead(self) -> _Token:
+        if len(self.queue) < 2:
+            self._lex()
+        return self.queue[1]
+
+    def expect(self, kind: str) -> _Token:
+        if self.cur().kind != kind:
+            self.expected(kind, self.cur())
+        return self.next()
+
+    def expected(self, what: str, token: _Token) -> None:
+        raise SchemaError(
+            f"expected {what} but found '{token.kind}' here:\n"
+            + _highlight(self.source, token.start, token.end)
+        )
+
+    # -- lexing --
+    def _lex(self) -> None:
+        token = self._lex_raw()
+        if token.kind in _OPENING:
+            self.nesting += 1
+        elif token.kind in _CLOSING:
+            self.nesting -= 1
+        elif token.kind in ("whitespace", "whitespace_eof"):
+            # Python-style indentation: the whitespace after a top-level newline
+            eof = token.kind == "whitespace_eof"
+            depth = self.indent_stack[0] if eof else token.end - token.start
+            if depth > self.indent_stack[-1]:
+                self.indent_stack.append(depth)
+                token.kind = "indent"
+            elif depth == self.indent_stack[-1]:
+                token.kind = "newline"
+            else:
+                self.queue.append(_Token("newline", token.start, token.end))
+                while self.indent_stack[-1] != depth:
+                    self.indent_stack.pop()
+                    self.queue.append(_Token("dedent", token.start, token.end))
+                    if not self.indent_stack:
+                        raise SchemaError(
+                            f"invalid indent level {depth}:\n"
+                            + _highlight(self.source, token.start, token.end)
+                        )
+                return
+        self.queue.append(token)
+
+    def _lex_raw(self, whitespace_token: bool = False) -> _Token:
+        source, n, current = self.source, len(self.source), self.pos
+        pos = current
+        while True:
+            start = pos
+            while pos < n and source[pos] in _BLANKS:
+                pos += 1
+            if pos < n and source[pos] == "#" and not source.startswith("# type:", pos):
+                while pos < n and source[pos] != "\n":
+                    pos += 1
+                continue
+            if source.startswith("\\\n", pos) and not whitespace_token:
+                pos += 2  # a backslash continues the line
+                continue
+            if pos < n and source[pos] == "\n":
+                pos += 1
+                whitespace_token = self.nesting == 0
+                continue
+            break
+        if whitespace_token:
+            token = _Token("whitespace_eof" if pos >= n else "whitespace", start, pos)
+        elif pos >= n:
+            token = _Token("eof", pos, pos)
+        else:
+            token = self._match(pos)
+            if token is None:
+                # torch names the character where this token's scan began, not the bad one
+                self.expected("a valid token", _Token(source[current], pos, pos + 1))
+        self.pos = token.end
+        return token
+
+    def _match(self, pos: int) -> _Token | None:
+        source = self.source
+        first = source[pos]
+        if first not in "+-" and first not in _ASCII_LETTERS:
+            parsed = _strtod(source[pos:])
+            # strtod skips leading blanks; the lexer already did, so this is the number
+            if parsed is not None:
+                end = pos + parsed[1]
+                end += source.startswith("j", end)  # complex literal
+                return _Token("number", pos, end)
+        length = self._string_length(pos)
+        if length:
+            return _Token("string_literal", pos, pos + length)
+        # The longest identifier or token; at equal length a token (keyword) wins.
+        best: _Token | None = None
+        ident, alive, i = True, True, 0
+        while pos + i < len(source) and (ident or alive):
+            char = source[pos + i]
+            ident = ident and (char in _ASCII_LETTERS or char == "_" or (i > 0 and char in _DIGITS))
+            if ident:
+                best = _Token("ident", pos, pos + i + 1)
+            if alive:
+                prefix = source[pos : pos + i + 1]
+                alive = prefix in _TOKEN_PREFIXES
+                if alive and prefix in _TOKENS:
+                    best = _Token(_TOKENS[prefix], pos, pos + i + 1)
+            i += 1
+        return best
+
+    def _string_length(self, start: int) -> int:
+        """Length of a '...', "...", '''...''' or \"\"\"...\"\"\" literal at ``start``, or 0."""
+        source = self.source
+        quote = source[start]
+        if quote not in "'\"":
+            return 0
+        width = 3 if source.startswith(quote * 3, start) else 1
+        end = start + width
+        while end < len(source) and not source.startswith(quote * width, end):
+            if source[end] == "\n" and width != 3:
+                return 0
+            if source[end] == "\\":
+                end += 1
+            end += 1
+        return end - start + width if end < len(source) else 0
+
+
+# --------------------------------------------------------------------------------------------
+# Parser: recursive descent, in the order of torch's SchemaParser/SchemaTypeParser so that the
+# first error found is the one torch reports.
+# --------------------------------------------------------------------------------------------
+
+# getStringToDtypeMap(): dtype names a ScalarType default may use, and their ScalarType values.
+_DTYPES = {
+    "uint8": 0, "int8": 1, "int16": 2, "short": 2, "int": 3, "int32": 3, "int64": 4,
+    "long": 4, "float16": 5, "half": 5, "float": 6, "float32": 6, "double": 7, "float64": 7,
+    "chalf": 8, "complex32": 8, "cfloat": 9, "complex64": 9, "cdouble": 10, "complex128": 10,
+    "bool": 11, "qint8": 12, "quint8": 13, "qint32": 14, "bfloat16": 15, "quint4x2": 16,
+    "quint2x4": 17, "bits1x8": 18, "bits2x4": 19, "bits4x2": 20, "bits8": 21, "bits16": 22,
+    "float8_e5m2": 23, "float8_e4m3fn": 24, "float8_e5m2fnuz": 25, "float8_e4m3fnuz": 26,
+    "uint16": 27, "uint32": 28, "uint64": 29, "bit": 30, "uint1": 30, "uint2": 31,
+    "uint3": 32, "uint4": 33, "uint5": 34, "uint6": 35, "uint7": 36, "int1": 37, "int2": 38,
+    "int3": 39, "int4": 40, "int5": 41, "int6": 42, "int7": 43, "float8_e8m0fnu": 44,
+    "float4_e2m1fn_x2": 45,
+}
+# Identifiers any number-like default may use (kept by torch for BC): ScalarType Float,
+# ComplexFloat and Long, Layout strided, Reduction Mean, MemoryFormat contiguous_format.
+_NAMED_DEFAULTS = {
+    "float": 6, "complex": 9, "long": 4, "strided": 0, "Mean": 1, "contiguous_format": 0,
+}
+_DEVICE_TYPES = (
+    "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
+    "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone",
+)
+_UNKNOWN_TYPE = (
+    "unknown type specifier. Common valid schema types include Tensor, SymInt, int, float, "
+    "bool, Scalar; for a full list, please see "
+    "https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/README.md#func "
+)
+# IValue::toX() asserts a list element's tag: (location, message) per list element kind.
+_LIST_ELEMENT_ASSERTS = {
+    "float": (float, '0 INTERNAL ASSERT FAILED at "{}aten/src/ATen/core/ivalue.h":544', "expected double"),
+    "int": (int, '0 INTERNAL ASSERT FAILED at "{}aten/src/ATen/core/ivalue.h":663', "expected int"),
+    "bool": (bool, '0 INTERNAL ASSERT FAILED at "{}aten/src/ATen/core/ivalue.h":710', "expected bool"),
+}
+
+
+class _Parser:
+    def __init__(self, source: str, allow_typevars: bool) -> None:
+        self.source = source
+        self.allow_typevars = allow_typevars
+        self.alias_ids = 0  # ``Tensor!`` gets a fresh alias set $0, $1, ...
+        self.lex = _Lexer(source)
+
+    # -- errors --
+    def error(self, token: _Token, message: str) -> SchemaError:
+        """``ErrorReport(range) << message``."""
+        return SchemaError(f"\n{message}:\n" + _highlight(self.source, token.start, token.end))
+
+    def text(self, token: _Token) -> str:
+        return self.lex.text(token)
+
+    def parse_list(self, begin: str | None, sep: str, end: str | None, item: Callable) -> None:
+        lex = self.lex
+        if begin is not None:
+            lex.expect(begin)
+        if end is None or lex.cur().kind != end:
+            item()
+            while lex.next_if(sep):
+                item()
+        if end is not None:
+            lex.expect(end)
+
+    # -- declarations --
+    def parse_exactly_one(self) -> FunctionSchema | OperatorName:
+        result = self.parse_declaration()
+        self.lex.next_if("newline")
+        self.lex.expect("eof")
+        return result
+
+    def parse_declaration(self) -> FunctionSchema | OperatorName:
+        lex = self.lex
+        name = self.parse_name()
+        if lex.cur().kind != "(":
+            return name
+        arguments: list[Argument] = []
+        state = {"kwarg_only": False, "vararg": False, "varret": False}
+
+        def argument() -> None:
+            if state["vararg"]:
+                raise self.error(lex.cur(), "... must be the last element of the argument list")
+            if lex.next_if("*"):
+                state["kwarg_only"] = True
+            elif lex.next_if("dots"):
+                state["vararg"] = True
+            else:
+                arguments.append(self.parse_argument(False, state["kwarg_only"]))
+
+        self.parse_list("(", ",", ")", argument)
+        if state["vararg"] and any(arg.has_default for arg in arguments):
+            raise self.error(lex.cur(), "schemas with vararg (...) can't have default value args")
+        lex.expect("arrow")
+        returns: list[Return] = []
+
+        def ret() -> None:
+            if state["varret"]:
+                raise self.error(lex.cur(), "... must be the last element of the return list")
+            if lex.next_if("dots"):
+                state["varret"] = True
+            else:
+                returns.append(self.parse_argument(True, False))
+
+        if lex.next_if("dots"):
+            state["varret"] = True
+        elif lex.cur().kind == "(":
+            self.parse_list("(", ",", ")", ret)
+        else:
+            returns.append(self.parse_argument(True, False))
+        return FunctionSchema(
+            name, tuple(arguments), tuple(returns), state["vararg"], state["varret"]
+        )
+
+    def parse_name(self) -> OperatorName:
+        lex = self.lex
+        namespace, name = "", self.text(lex.expect("ident"))
+        if lex.next_if(":"):
+            lex.expect(":")
+            namespace, name = name, self.text(lex.expect("ident"))
+        overload = self.text(lex.expect("ident")) if lex.next_if(".") else ""
+        # "default" names OpOverloadPacket.default, and dunders are Python attributes
+        if overload == "default" or overload.startswith("__"):
+            raise SchemaError(f"{overload} is not a legal overload name for aten operators")
+        return OperatorName(namespace, name, overload)
+
+    def parse_argument(self, is_return: bool, kwarg_only: bool) -> Any:
+        lex = self.lex
+        t, alias = self.parse_type()
+        size = None
+        if lex.next_if("["):
+            # a size can only follow the argument's type: ``int[2]``, ``Tensor(a!)[2]?``
+            size = _stoll(self.text(lex.expect("number")))
+            size = (size + 2**31) % 2**32 - 2**31  # std::optional<int32_t>
+            lex.expect("]")
+            t = ListType(t, size)
+            alias = _contain(self.parse_alias_annotation(), alias)
+            if lex.next_if("?"):
+                t = OptionalType(t)
+        if is_return:
+            name = self.text(lex.next()) if lex.cur().kind == "ident" else None
+            return Return(name, t, alias)
+        name = self.text(lex.expect("ident"))
+        default = self.parse_default(t, size) if lex.next_if("=") else NO_DEFAULT
+        return Argument(name, t, default, kwarg_only, alias)
+
+    # -- types --
+    def parse_type(self) -> tuple[SchemaType, AliasInfo | None]:
+        lex = self.lex
+        token = lex.cur()
+        word = self.text(token) if token.kind == "ident" else None
+        alias = None
+        if token.kind == "(":
+            elems: list[SchemaType] = []
+            self.parse_list("(", ",", ")", lambda: elems.append(self.parse_type()[0]))
+            t: SchemaType = TupleType(tuple(elems))
+        elif word in ("Future", "Await", "RRef"):
+            lex.next()
+            lex.expect("(")
+            t = ContainerType(word, (self.parse_type()[0],))
+            lex.expect(")")
+        elif word == "Tensor":
+            lex.next()
+            t, alias = TENSOR, self.parse_alias_annotation()
+        elif word == "Dict":
+            lex.next()
+            lex.expect("(")
+            key = self.parse_type()[0]
+            lex.expect(",")
+            value = self.parse_type()[0]
+            lex.expect(")")
+            t, alias = ContainerType("Dict", (key, value)), self.parse_alias_annotation()
+        elif word == "Union":
+            lex.next()
+            lex.expect("(")
+            members = [self.parse_type()[0]]
+            while lex.cur().kind != ")":
+                lex.expect(",")
+                members.append(self.parse_type()[0])
+            lex.expect(")")
+            t, alias = _make_union(members), self.parse_alias_annotation()
+        elif word == "__torch__":
+            raise self.custom_class_error()
+        else:
+            t, alias = self.parse_base_type(), self.parse_alias_annotation()
+        while True:
+            if lex.cur().kind == "[" and lex.lookahead().kind == "]":
+                lex.next()
+                lex.next()
+                t = ListType(t)
+                alias = _contain(self.parse_alias_annotation(), alias)
+            elif lex.next_if("?"):
+                t = OptionalType(t)
+            else:
+                return t, alias
+
+    def parse_base_type(self) -> BaseType:
+        lex = self.lex
+        token = lex.cur()
+        if not lex.next_if("None") and not lex.next_if("NoneType"):
+            lex.expect("ident")
+        text = self.text(token)
+        while lex.cur().kind == "." and lex.lookahead().kind == "ident":
+            lex.next()
+            text += "." + self.text(lex.expect("ident"))
+        if text in _BASE_TYPES:
+            return _BASE_TYPES[text]
+        if self.allow_typevars and text[0] in "abcdefghijklmnopqrstuvwxyz":
+            return BaseType(text)  # a type variable, e.g. ``t`` in ``aten::append``
+        if text == "double":
+            raise self.error(
+                token,
+                "Use `float` instead of `double` in an operator's schema string. `float` in "
+                "schema corresponds to the double type in C++",
+            )
+        if text == "int64_t":
+            raise self.error(
+                token,
+                "Use `SymInt` or `int` instead of `int64_t` in an operator's schema string. "
+                "`SymInt` corresponds to c10::SymInt in C++ while `int` in schema corresponds to "
+                "the int64_t type in C++.",
+            )
+        raise self.error(token, _UNKNOWN_TYPE)
+
+    def custom_class_error(self) -> SchemaError:
+        """``__torch__.torch.classes.ns.Class``: dispatchcore registers no custom classes."""
+        lex = self.lex
+        lex.next()
+        lex.expect(".")
+        for expected in ("torch", "classes"):
+            token = lex.expect("ident")
+            if self.text(token) != expected:
+                return self.error(token, f"Expected classes namespace but got {self.text(token)}")
+            lex.expect(".")
+        namespace = self.text(lex.expect("ident"))
+        lex.expect(".")
+        token = lex.expect("ident")
+        return self.error(
+            token,
+            f"Unknown custom class type {namespace}.{self.text(token)}. Please ensure it is "
+            "registered.",
+        )
+
+    def parse_alias_annotation(self) -> AliasInfo | None:
+        lex = self.lex
+        if lex.next_if("("):
+            before = self.parse_alias_sets()
+            is_write = lex.next_if("!")
+            # without "->" the after-set is a copy, built by iterating the before-set
+            after = self.parse_alias_sets() if lex.next_if("arrow") else before[::-1]
+            lex.expect(")")
+            # unordered_set iterates these small sets in reverse insertion order
+            return AliasInfo(tuple(before[::-1]), tuple(after[::-1]), is_write)
+        if lex.next_if("!"):
+            name = f"${self.alias_ids}"
+            self.alias_ids += 1
+            return AliasInfo((name,), (), True)
+        return None
+
+    def parse_alias_sets(self) -> list[str]:
+        """``a|b|*``, in insertion order; after a ``*`` further names are not even read."""
+        sets: list[str] = []
+
+        def item() -> None:
+            if self.lex.next_if("*"):
+                name = "*"
+            elif "*" in sets:
+                return
+            else:
+                name = self.text(self.lex.expect("ident"))
+            if name not in sets:
+                sets.append(name)
+
+        self.parse_list(None, "|", None, item)
+        return sets
+
+    # -- defaults --
+    def parse_default(self, t: SchemaType, size: int | None) -> Any:
+        lex = self.lex
+        token = lex.cur()
+        kind = _default_kind(t)
+        if kind in ("Tensor", "Generator", "Quantizer"):
+            lex.expect("None")
+            return None
+        if kind in ("str", "Optional", "Scalar", "int", "bool", "float", "complex"):
+            return self.parse_single_constant(kind, t)
+        if kind == "Device":
+            return _parse_device(self.parse_string_literal(lex.expect("string_literal")))
+        if kind == "List":
+            assert isinstance(t, ListType)
+            elem_kind = _default_kind(t.elem)
+            if lex.cur().kind == "ident":
+                lex.expect("None")  # always fails: lists have no named defaults
+            if size is not None and lex.cur().kind != "[":
+                value = self.parse_single_constant(elem_kind, t.elem)
+                return self.convert_to_list(elem_kind, token, [value] * size)
+            list_token = lex.expect("[")
+            values = []
+            if lex.cur().kind != "]":
+                values.append(self.parse_single_constant(elem_kind, t.elem))
+                while lex.next_if(","):
+                    values.append(self.parse_single_constant(elem_kind, t.elem))
+            lex.expect("]")
+            return self.convert_to_list(elem_kind, list_token, values)
+        raise self.error(token, "unexpected type, file a bug report")
+
+    def parse_single_constant(self, kind: str, t: SchemaType) -> Any:
+        lex = self.lex
+        token = lex.cur()
+        if token.kind in ("True", "False", "None"):
+            lex.next()
+            return {"True": True, "False": False, "None": None}[token.kind]
+        if token.kind == "string_literal":
+            return self.parse_string_literal(lex.next())
+        if token.kind == "ident":
+            lex.next()
+            text = self.text(token)
+            if text in _NAMED_DEFAULTS:
+                return _NAMED_DEFAULTS[text]
+            if _is_scalar_type(t) and text in _DTYPES:
+                return _DTYPES[text]
+            raise self.error(lex.cur(), "invalid numeric default value")
+        sign = "-" if lex.next_if("-") else ""
+        number = sign + self.text(lex.expect("number"))
+        if kind == "complex" or "j" in number:
+            return complex(0, _stod(number[:-1]))  # drops the last character even without "j"
+        if kind == "float" or "." in number or "e" in number:
+            return _stod(number)
+        return _stoll(number)
+
+    def convert_to_list(self, kind: str, token: _Token, values: list[Any]) -> list[Any]:
+        if kind == "complex":
+            for value in values:
+                if not isinstance(value, complex):
+                    tag = _IVALUE_TAGS.get(type(value), type(value).__name__)
+                    raise SchemaError(
+                        f'isComplexDouble() INTERNAL ASSERT FAILED at "{_TORCH_SRC}aten/src/ATen/'
+                        'core/ivalue_inl.h":159, please report a bug to PyTorch. Expected '
+                        f"ComplexDouble but got {tag}"
+                    )
+            return values
+        if kind in _LIST_ELEMENT_ASSERTS:
+            expected_type, where, message = _LIST_ELEMENT_ASSERTS[kind]
+            for value in values:
+                if type(value) is not expected_type:
+                    raise SchemaError(
+                        where.format(_TORCH_SRC) + f", please report a bug to PyTorch. {message}"
+                    )
+            return values
+        raise self.error(token, "lists are only supported for float, int and complex types")
+
+    def parse_string_literal(self, token: _Token) -> str:
+        """``parseStringLiteral``: strip the quotes and apply its escape rules."""
+        raw = self.text(token)
+        width = 3 if raw.startswith(raw[0] * 3) else 1
+        text = raw[width : len(raw) - width]
+        pos = text.find("\\")
+        while pos != -1:
+            escape = text[pos + 1] if pos + 1 < len(text) else "\0"  # std::string's NUL
+            erase = 2
+            if escape in "\\'\"\n":
+                char = escape
+            elif escape in _STRING_ESCAPES:
+                char = _STRING_ESCAPES[escape]
+            elif escape == "x":
+                raise self.error(token, "unsupported hex specifier")
+            elif escape in "uU":
+                raise self.error(token, "unsupported unicode specifier")
+            else:
+                digits = text[pos + 1 : pos + 4]
+                # torch also wants one more character after the digits (pos + 3 < size)
+                if pos + 3 >= len(text) or not all(d in "01234567" for d in digits) or (
+                    int(digits, 8) >= 256
+                ):
+                    raise self.error(token, " ill formed octal specifier")
+                char, erase = chr(int(digits, 8)), 4
+            text = text[:pos] + char + text[pos + erase :]
+            pos = text.find("\\", pos + 1)
+        return text
+
+
+_STRING_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "v": "\v", "t": "\t"}
+_IVALUE_TAGS = {bool: "Bool", int: "Int", float: "Double", str: "String", type(None): "None"}
+
+
+def _is_scalar_type(t: SchemaType) -> bool:
+    """``isPossiblyOptionalScalarType``: ``ScalarType`` or ``ScalarType?`` (nested)."""
+    while isinstance(t, OptionalType):
+        t = t.elem
+    return t == BaseType("ScalarType")
+
+
+def _contain(container: AliasInfo | None, inner: AliasInfo | None) -> AliasInfo | None:
+    """Attach an element's alias annotation to its list's (creating one that copies is_write)."""
+    if inner is None:
+        return container
+    if container is None:
+        container = AliasInfo((), (), inner.is_write)
+    return attrs.evolve(container, contained=container.contained + (inner,))
+
+
+def _make_union(members: list[SchemaType]) -> SchemaType:
+    """``UnionType::create`` for the cases schemas use: ``Union(T, NoneType)`` is ``T?``.
+
+    Nested unions and optionals are flattened and duplicates dropped; torch additionally
+    reorders some members, which is not modelled.
+    """
+    flat: list[SchemaType] = []
+    for member in members:
+        if isinstance(member, OptionalType):
+            parts = [member.elem, BaseType("NoneType")]
+        elif isinstance(member, ContainerType) and member.kind == "Union":
+            parts = list(member.elems)
+        else:
+            parts = [member]
+        flat += [p for p in parts if p not in flat]
+    if len(flat) == 1:
+        listed = "".join(f"{_annotation(m)} " if i == 0 else f"{_annotation(m)}, "
+                         for i, m in enumerate(members))
+        raise SchemaError(
+            f'false INTERNAL ASSERT FAILED at "{_TORCH_SRC}aten/src/ATen/core/union_type.cpp":210, '
+            "please report a bug to PyTorch. After type unification was performed, the Union "
+            f"with the original types {{{listed}}} has the single type {_annotation(flat[0])}. "
+            "Use the common supertype instead of creating a Uniontype"
+        )
+    none = BaseType("NoneType")
+    if len(flat) == 2 and none in flat:
+        return OptionalType(flat[0] if flat[1] == none else flat[1])
+    return ContainerType("Union", tuple(flat))
+
+
+def _parse_device(text: str) -> str:
+    """``c10::Device(string)``: validate, and return the device as c10 prints it."""
+    if not text:
+        raise SchemaError("Device string must not be empty")
+    match = re.fullmatch(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?", text)
+    if match is None:
+        raise SchemaError(f"Invalid device string: '{text}'")
+    device_type, index = match.groups()
+    if index is not None and int(index) >= 2**31:
+        raise SchemaError(f"Could not parse device index '{index}' in device string '{text}'")
+    if device_type not in _DEVICE_TYPES:
+        raise SchemaError(
+            f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: "
+            f"{device_type}"
+        )
+    if index is None:
+        return device_type
+    return f"{device_type}:{(int(index) + 128) % 256 - 128}"  # DeviceIndex is an int8
+
+
+# --------------------------------------------------------------------------------------------
+# Public entry points
+# --------------------------------------------------------------------------------------------
+
+
+def parse_schema_or_name(
+    text: str, *, allow_typevars: bool = True
+) -> FunctionSchema | OperatorName:
+    """Parse a full schema, or just ``[ns::]name[.overload]`` (``parseSchemaOrName``).
+
+    Args:
+        text: the schema or name.
+        allow_typevars: treat unknown lower-case type names as type variables (``t``), as
+            ``torch._C.parse_schema`` does; ``Library.define`` passes False. Always on for
+            ``aten::`` and ``prim::`` names.
+
+    Raises:
+        SchemaError: on any syntax error, with torch's message and caret.
+
+    Example:
+        >>> parse_schema_or_name("myops::add.Tensor")
+        OperatorName(namespace='myops', name='add', overload_name='Tensor')
+    """
+    if text.startswith(("aten::", "prim::")):
+        allow_typevars = True
+    return _Parser(text, allow_typevars).parse_exactly_one()
+
+
+def parse_schema(text: str, *, allow_typevars: bool = True) -> FunctionSchema:
+    """Parse an operator schema, as ``torch._C.parse_schema`` does.
+
+    Besides the syntax this also checks, like torch's ``FunctionSchema`` constructor, that no
+    positional argument without a default follows one with a default (torch reports it from
+    ``parse_schema`` and therefore from ``Library.define``), that ``...`` comes last, and
+    that vararg schemas have no defaults.
+
+    Args:
+        text: the schema, e.g. ``"ns::f.overload(Tensor x, *, int n=1) -> Tensor"``.
+        allow_typevars: see ``parse_schema_or_name``.
+
+    Returns:
+        The parsed schema; ``str()`` of it equals ``str(torch._C.parse_schema(text))``.
+
+    Raises:
+        SchemaError: torch's message, then the source line and a caret under the offending
+            token ending in ``<--- HERE``. Number conversions that fail in torch's ``stoll``/
+            ``stod`` raise a SchemaError that is also a ValueError or IndexError, like torch.
+
+    Example:
+        >>> str(parse_schema("f(int[] a=[1,2], float b=1e-5, str c='x') -> (Tensor, Tensor)"))
+        'f(int[] a=[1, 2], float b=1.0000000000000001e-05, str c="x") -> (Tensor, Tensor)'
+        >>> parse_schema("f(Tensor x)")
+        Traceback (most recent call last):
+        ...
+        dispatchcore.errors.SchemaError: expected arrow but found 'eof' here:
+        f(Tensor x)
+    """
+    parsed = parse_schema_or_name(text, allow_typevars=allow_typevars)
+    if not isinstance(parsed, FunctionSchema):
+        raise SchemaError("Tried to parse a function schema but only the operator name was given")
+    return parsed

@@ -1,0 +1,258 @@
+"""Thread-local (and asyncio-task-local) include/exclude key sets, and the guards that edit them.
+
+Mirrors ``c10/core/impl/LocalDispatchKeySet.h`` and the guards of ``ATen/core/LegacyTypeDispatch.h``.
+The state is one ``ContextVar`` holding an immutable ``(included, excluded, keep)`` tuple of raw
+ints, so a new thread or task starts from PyTorch's defaults and never sees another's state, and
+the dispatcher reads it once per call. ``keep`` is the precomputed mask ``BACKEND_MASK | ~excluded``
+(``ks - excluded`` spares backend bits, as in c10). Every guard snapshots the set it edits and
+restores exactly that set on exit, even when an exception passes through it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from contextvars import ContextVar
+
+from .keys import DispatchKey
+from .keyset import (
+    AUTOGRAD_KEYSET,
+    AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW,
+    BACKEND_MASK,
+    DEFAULT_EXCLUDED,
+    DEFAULT_INCLUDED,
+    FULL,
+    DispatchKeySet,
+    _as_bits,
+    key_bits,
+)
+
+__all__ = [
+    "AutoDispatchBelowADInplaceOrView",
+    "AutoDispatchBelowAutograd",
+    "AutoDispatchSkipFunctionalize",
+    "AutoNonVariableTypeMode",
+    "DisableTorchDispatch",
+    "ExcludeDispatchKeyGuard",
+    "ForceDispatchKeyGuard",
+    "IncludeDispatchKeyGuard",
+    "tls_is_dispatch_key_excluded",
+    "tls_is_dispatch_key_included",
+    "tls_local_exclude_set",
+    "tls_local_include_set",
+    "tls_set_dispatch_key_excluded",
+    "tls_set_dispatch_key_included",
+]
+
+
+def _state(included: int, excluded: int) -> tuple[int, int, int]:
+    return (included, excluded, (BACKEND_MASK | ~excluded) & FULL)
+
+
+_DEFAULT_STATE = _state(DEFAULT_INCLUDED, DEFAULT_EXCLUDED)
+_TLS: ContextVar[tuple[int, int, int]] = ContextVar("dispatchcore_tls_keys", default=_DEFAULT_STATE)
+tls_get = _TLS.get  # bound once: the dispatcher's single TLS read per call
+_tls_set = _TLS.set
+
+
+def _set_included(bits: int) -> None:
+    _tls_set(_state(bits, tls_get()[1]))
+
+
+def _set_excluded(bits: int) -> None:
+    _tls_set(_state(tls_get()[0], bits))
+
+
+def tls_local_include_set() -> DispatchKeySet:
+    """This thread's included keys (``torch._C._dispatch_tls_local_include_set``).
+
+    Example:
+        >>> tls_local_include_set()
+        DispatchKeySet(BackendSelect, ADInplaceOrView)
+    """
+    return DispatchKeySet._from_bits(tls_get()[0])
+
+
+def tls_local_exclude_set() -> DispatchKeySet:
+    """This thread's excluded keys (``torch._C._dispatch_tls_local_exclude_set``).
+
+    Printing hides a per-backend functionality without backend bits (AutogradFunctionality under
+    ``AutoDispatchBelowAutograd``), exactly as PyTorch's printing does; ``int()`` shows it.
+    """
+    return DispatchKeySet._from_bits(tls_get()[1])
+
+
+def tls_is_dispatch_key_included(key: DispatchKey | str) -> bool:
+    """Mirror ``c10::impl::tls_is_dispatch_key_included``."""
+    return DispatchKeySet._from_bits(tls_get()[0]).has(key)
+
+
+def tls_is_dispatch_key_excluded(key: DispatchKey | str) -> bool:
+    """Mirror ``c10::impl::tls_is_dispatch_key_excluded``."""
+    return DispatchKeySet._from_bits(tls_get()[1]).has(key)
+
+
+def tls_set_dispatch_key_included(key: DispatchKey | str, state: bool) -> None:
+    """Mirror ``c10::impl::tls_set_dispatch_key_included`` (adds or removes the key's bits)."""
+    bits = key_bits(key)
+    included = tls_get()[0]
+    _set_included(included | bits if state else included & ~bits)
+
+
+def tls_set_dispatch_key_excluded(key: DispatchKey | str, state: bool) -> None:
+    """Mirror ``c10::impl::tls_set_dispatch_key_excluded`` (adds or removes the key's bits)."""
+    bits = key_bits(key)
+    excluded = tls_get()[1]
+    _set_excluded(excluded | bits if state else excluded & ~bits)
+
+
+class _ExcludeBits:
+    """Base of the exclude-style guards: ``excluded |= bits`` on enter, snapshot restored on exit."""
+
+    __slots__ = ("_saved",)
+    _bits = 0
+    _clear = FULL  # ~(functionality bits of _bits): updates ``keep`` without recomputing it
+
+    def __enter__(self):
+        state = self._saved = tls_get()
+        _tls_set((state[0], state[1] | self._bits, state[2] & self._clear))
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        saved = self._saved
+        included = tls_get()[0]
+        # Restore only the exclude set: the saved tuple is reused whole when included is unchanged.
+        _tls_set(saved if included == saved[0] else (included, saved[1], saved[2]))
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if isinstance(cls.__dict__.get("_bits"), int):
+            cls._clear = FULL & ~(cls._bits & ~BACKEND_MASK)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class ExcludeDispatchKeyGuard(_ExcludeBits):
+    """Add keys to this thread's exclude set while active (``c10::impl::ExcludeDispatchKeyGuard``).
+
+    Example:
+        >>> with ExcludeDispatchKeyGuard(DispatchKeySet(DispatchKey.AutogradCPU)):
+        ...     hex(int(tls_local_exclude_set()))
+        '0x1ff9000000001'
+    """
+
+    __slots__ = ("_bits", "_clear")
+
+    def __init__(self, keys: DispatchKeySet | DispatchKey | str) -> None:
+        self._bits = _as_bits(keys)
+        self._clear = FULL & ~(self._bits & ~BACKEND_MASK)
+
+    def __repr__(self) -> str:
+        return f"ExcludeDispatchKeyGuard({DispatchKeySet._from_bits(self._bits)})"
+
+
+class IncludeDispatchKeyGuard:
+    """Add keys to this thread's include set while active (``c10::impl::IncludeDispatchKeyGuard``)."""
+
+    __slots__ = ("_bits", "_saved")
+
+    def __init__(self, keys: DispatchKeySet | DispatchKey | str) -> None:
+        self._bits = _as_bits(keys)
+
+    def __enter__(self):
+        included, excluded, keep = tls_get()
+        self._saved = included
+        _tls_set((included | self._bits, excluded, keep))
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        _, excluded, keep = tls_get()
+        _tls_set((self._saved, excluded, keep))
+
+    def __repr__(self) -> str:
+        return f"IncludeDispatchKeyGuard({DispatchKeySet._from_bits(self._bits)})"
+
+
+class ForceDispatchKeyGuard:
+    """Replace both sets while active, restoring both on exit (``c10::impl::ForceDispatchKeyGuard``)."""
+
+    __slots__ = ("_include", "_exclude", "_saved")
+
+    def __init__(self, include: DispatchKeySet, exclude: DispatchKeySet) -> None:
+        self._include = _as_bits(include)
+        self._exclude = _as_bits(exclude)
+
+    def __enter__(self):
+        self._saved = tls_get()
+        _tls_set(_state(self._include, self._exclude))
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        _tls_set(self._saved)
+
+
+class AutoDispatchBelowAutograd(_ExcludeBits):
+    """Exclude the autograd keys (``at::AutoDispatchBelowAutograd``): dispatch skips Autograd*.
+
+    An internal guard for kernel writers; users who only want no graph use ``no_grad`` or
+    ``inference_mode``. Sets exactly the bits PyTorch's guard sets: AutogradFunctionality,
+    AutogradOther and AutogradNestedTensor.
+    """
+
+    __slots__ = ()
+    _bits = AUTOGRAD_KEYSET
+
+
+class AutoDispatchBelowADInplaceOrView(_ExcludeBits):
+    """Exclude the autograd keys and ADInplaceOrView (``at::AutoDispatchBelowADInplaceOrView``).
+
+    The guard an Autograd kernel takes before calling back into the dispatcher: the outer
+    autograd layer already did the view and version-counter bookkeeping.
+    """
+
+    __slots__ = ()
+    _bits = AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW
+
+
+class AutoDispatchSkipFunctionalize(_ExcludeBits):
+    """Exclude the Functionalize key (``at::AutoDispatchSkipFunctionalize``)."""
+
+    __slots__ = ()
+    _bits = key_bits(DispatchKey.Functionalize)
+
+
+class DisableTorchDispatch(_ExcludeBits):
+    """Exclude Python, PythonTLSSnapshot and PreDispatch (``torch._C._DisableTorchDispatch``)."""
+
+    __slots__ = ()
+    _bits = (
+        key_bits(DispatchKey.Python)
+        | key_bits(DispatchKey.PythonTLSSnapshot)
+        | key_bits(DispatchKey.PreDispatch)
+    )
+
+
+_warned_non_variable = False
+
+
+class AutoNonVariableTypeMode(_ExcludeBits):
+    """Deprecated alias of ``AutoDispatchBelowAutograd`` that warns once per process, as c10 does."""
+
+    __slots__ = ()
+    _bits = AUTOGRAD_KEYSET
+
+    def __enter__(self):
+        global _warned_non_variable
+        if not _warned_non_variable:
+            _warned_non_variable = True
+            warnings.warn(
+                "AutoNonVariableTypeMode is deprecated and will be removed in 1.10 release. For "
+                "kernel implementations please use AutoDispatchBelowADInplaceOrView instead, If you "
+                "are looking for a user facing API to enable running your inference-only workload, "
+                "please use c10::InferenceMode. Using AutoDispatchBelowADInplaceOrView in user code "
+                "is under risk of producing silent wrong result in some edge cases. See Note "
+                "[AutoDispatchBelowAutograd] for more details.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        return super().__enter__()
