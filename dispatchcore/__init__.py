@@ -1,10 +1,55 @@
 """dispatchcore: PyTorch's dispatcher, modelled faithfully in pure Python.
 
-Curated re-exports only: importing dispatchcore registers PyTorch's built-in backend fallbacks
-and nothing else (backends are discovered lazily; see ``dispatchcore.load_backends``).
+Curated re-exports. Importing dispatchcore registers what PyTorch's core library registers:
+the built-in backend fallbacks, the ``aten`` schemas and the backend-independent kernels
+(ADInplaceOrView, BackendSelect, composites). Backends are discovered lazily
+(``dispatchcore.load_backends``, or the first call that needs one).
 """
 
 from . import ops
+from . import aten as _aten_definitions  # noqa: F401 - defines the aten operators
+from ._core_kernels import register_core_kernels as _register_core_kernels
+from . import _tensor_methods  # noqa: F401 - attaches Tensor methods and operators
+from .dtypes import (
+    bool_,
+    complex64,
+    complex128,
+    device,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    uint8,
+)
+from .factories import (
+    arange,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randn,
+    randn_like,
+    register_seed_hook,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .plugins import load_backends
+from .tensor import Size, Tensor, register_device, rename_privateuse1_backend, wrap
 from .dispatcher import (
     Dispatcher,
     dump_state,
@@ -37,9 +82,75 @@ from .tls import (
     tls_set_dispatch_key_included,
 )
 
+_register_core_kernels()
+bool = bool_  # noqa: A001 - torch.bool
+float = float32  # noqa: A001 - torch.float
+double = float64
+long = int64
+int = int32  # noqa: A001 - torch.int
+half = float16
+
+
+def dispatch_keys(t: Tensor) -> DispatchKeySet:
+    """A tensor's key set (``torch._C._dispatch_keys``).
+
+    Example:
+        >>> dispatch_keys(zeros(2))
+        DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)
+    """
+    return DispatchKeySet._from_bits(t._key_bits)
+
+
 __version__ = "0.1.0"
 
 __all__ = [
+    "Size",
+    "Tensor",
+    "arange",
+    "bool",
+    "bool_",
+    "complex64",
+    "complex128",
+    "device",
+    "dispatch_keys",
+    "double",
+    "dtype",
+    "empty",
+    "empty_like",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "full",
+    "full_like",
+    "get_default_dtype",
+    "half",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "linspace",
+    "load_backends",
+    "long",
+    "manual_seed",
+    "ones",
+    "ones_like",
+    "promote_types",
+    "rand",
+    "rand_like",
+    "randn",
+    "randn_like",
+    "register_device",
+    "register_seed_hook",
+    "rename_privateuse1_backend",
+    "result_type",
+    "set_default_dtype",
+    "tensor",
+    "uint8",
+    "wrap",
+    "zeros",
+    "zeros_like",
     "AutoDispatchBelowADInplaceOrView",
     "AutoDispatchBelowAutograd",
     "AutoDispatchSkipFunctionalize",

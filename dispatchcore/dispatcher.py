@@ -29,6 +29,7 @@ from .keyset import (
     DispatchKeySet,
     full_after_bits,
     highest_priority_index,
+    key_bits,
 )
 from .operator import (
     KernelRegistration,
@@ -131,7 +132,8 @@ class Dispatcher:
             stack = op._kernels.get(reg.key)
             if stack and not self._warned_override and reg.key not in (_D.Meta, _D.MTIA):
                 self._warned_override = True
-                warnings.warn(_override_warning(op, reg, stack[0]), UserWarning, stacklevel=4)
+                warnings.warn(_override_warning(op, reg, stack[0]), UserWarning,
+                              stacklevel=_user_stacklevel())
             op._kernels[reg.key] = [reg, *(stack or ())]
             op._rebuild(affected_keys(reg.key))
 
@@ -247,8 +249,19 @@ def _override_warning(op: OperatorHandle, new: KernelRegistration, old: KernelRe
         f"    registered at {op.def_location}\n"
         f"  dispatch key: {new.key.name}\n"
         "  previous kernel: no debug info\n"
-        f"       new kernel: {new.debug}"
+        f"       new kernel: {new.debug} (Triggered internally at "
+        "aten/src/ATen/core/dispatch/OperatorEntry.cpp:208.)"
     )
+
+
+def _user_stacklevel() -> int:
+    """``warnings.warn`` stacklevel of the first frame outside dispatchcore's registration code."""
+    frame, level = sys._getframe(2), 2  # level 1 is the function that calls warnings.warn
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
+        ("dispatchcore.library", "dispatchcore.operator", "dispatchcore.dispatcher")
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -296,12 +309,19 @@ def explain_missing(op: OperatorHandle, key: DispatchKey, bits: int, args: tuple
                     arg_bits |= v._key_bits
             contributed |= arg_bits
             lines.append(f"  argument '{name}' contributed {DispatchKeySet._from_bits(arg_bits)}")
-    added = included & ~contributed & ~BACKEND_MASK
-    masked = (contributed | included) & excluded & ~BACKEND_MASK
-    lines.append(f"  thread-local include set added {DispatchKeySet._from_bits(added)}")
-    lines.append(f"  thread-local exclude set masked {DispatchKeySet._from_bits(masked)}")
-    skipped = (contributed | included) & ~excluded & ~bits & ~BACKEND_MASK & FULL
-    lines.append(f"  fallthrough keys skipped {DispatchKeySet._from_bits(skipped)}")
+    # Compare runtime keys, not raw bits: a per-backend functionality such as AutogradCPU is
+    # a functionality bit plus a backend bit, and prints nothing without the latter.
+    with_tls = (contributed | included) & FULL
+    after_tls = with_tls & (BACKEND_MASK | ~excluded)
+    direct = after_tls & op._dispatch[0][(after_tls & BACKEND_MASK).bit_length()]
+    lines.append(f"  thread-local include set added {_keys_missing(with_tls, contributed)}")
+    lines.append(f"  thread-local exclude set masked {_keys_missing(with_tls, after_tls)}")
+    lines.append(f"  fallthrough keys skipped {_keys_missing(after_tls, direct)}")
+    if direct != bits:
+        lines.append(
+            f"  dispatched first on {DispatchKeySet._from_bits(direct)} -> "
+            f"{DispatchKey(highest_priority_index(direct)).name}, whose kernel redispatched"
+        )
     lines.append(f"  dispatched on {DispatchKeySet._from_bits(bits)} -> {key.name}")
     registered = ", ".join(k.name for k in sorted(op._kernels, key=int)) or "none"
     lines.append(f"  kernels registered for {op.qualname}: {registered}")
@@ -319,6 +339,12 @@ def explain_missing(op: OperatorHandle, key: DispatchKey, bits: int, args: tuple
     return "\n".join(lines)
 
 
+def _keys_missing(bits: int, fewer: int) -> str:
+    """The runtime keys of ``bits`` that ``fewer`` lacks, printed as a key set."""
+    lacking = set(DispatchKeySet._from_bits(bits)) - set(DispatchKeySet._from_bits(fewer))
+    return "DispatchKeySet(" + ", ".join(k.name for k in DispatchKeySet._from_bits(bits) if k in lacking) + ")"
+
+
 def ambiguous_autogradother_error(op: OperatorHandle) -> RuntimeError:
     return RuntimeError(
         '0 INTERNAL ASSERT FAILED at "aten/src/ATen/core/boxing/KernelFunction.cpp":23, please '
@@ -328,8 +354,10 @@ def ambiguous_autogradother_error(op: OperatorHandle) -> RuntimeError:
         "lowering (see Note [Ambiguity in AutogradOther kernel]). If you want to override "
         "CompositeImplicitAutograd, please open an issue to request a dedicated Autograd dispatch "
         "key for the backend.\nIf you only want to run inference instead of training, in C++, add "
-        "`c10::InferenceMode mode;` before model.forward(). Note this guard is only available in "
-        "C++ but not Python at present.\nCanonical state\n~~~~~~~~~~~\n" + format_state(op)
+        "`c10::InferenceMode mode;` before model.forward(); in Python, use `torch.inference_mode()` "
+        "as a context manager (see https://pytorch.org/docs/stable/generated/"
+        "torch.autograd.grad_mode.inference_mode.html).\nCanonical state\n~~~~~~~~~~~\n"
+        + format_state(op) + "\n\n"  # torch ends the dump with two more newlines
     )
 
 
@@ -402,7 +430,9 @@ def _meta_fallback(op: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
 
 def _pass_through(key: DispatchKey) -> Callable[..., Any]:
     """A fallback for a key dispatchcore does not model: behave as if the feature were inactive."""
-    below = full_after_bits(key)
+    # FULL_AFTER always re-adds PythonDispatcher: drop the key itself, or PythonDispatcher would
+    # redispatch to itself forever (c10's pythonDispatcherFallback uses ks.remove(PythonDispatcher))
+    below = full_after_bits(key) & ~key_bits(key)
 
     def pass_through(ks: DispatchKeySet, op: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
         return op.redispatch(ks._bits & below, *args, **kwargs)

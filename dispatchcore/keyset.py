@@ -185,9 +185,10 @@ class DispatchKeySet:
         """True when every bit of ``DispatchKeySet(key)`` is present (``DispatchKeySet::has``).
 
         Bits are shared, so ``{CPU, CUDA, AutogradCUDA}.has(AutogradCPU)`` is True, as in c10.
+        A key with no bits (``Undefined``, alias keys) is therefore in every set, as in PyTorch.
         """
         bits = key_bits(key)
-        return bits != 0 and self._bits & bits == bits
+        return self._bits & bits == bits
 
     def has_any(self, other: DispatchKeySet) -> bool:
         """True when the sets share any bit (``DispatchKeySet::has_any``)."""

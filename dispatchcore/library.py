@@ -30,6 +30,8 @@ from .schema import FunctionSchema, parse_schema, python_default
 __all__ = ["Library", "RegistrationHandle", "fallthrough_kernel"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
+# c10's toString(Library::Kind), as the registration errors name the enclosing block
+_BLOCK_NAMES = {"DEF": "TORCH_LIBRARY", "FRAGMENT": "TORCH_LIBRARY_FRAGMENT", "IMPL": "TORCH_LIBRARY_IMPL"}
 _RESERVED_NAMESPACES = ("prim",)
 _ALIAS_ANALYSIS = ("", "FROM_SCHEMA", "CONSERVATIVE")
 
@@ -59,6 +61,15 @@ class RegistrationHandle:
 def _destroy_all(handles: list[RegistrationHandle]) -> None:
     while handles:
         handles.pop().remove()
+
+
+def _call(fn: Callable[..., Any], *args: Any) -> Callable[[], None]:
+    """An undo callback that does not reference the Library.
+
+    The Library's finalizer keeps its handles alive; an undo closure over ``self`` would keep
+    the Library alive too, so garbage collection could never remove its registrations.
+    """
+    return lambda: fn(*args)
 
 
 class Library:
@@ -114,7 +125,7 @@ class Library:
                     )
                 self._dispatcher._def_libraries[ns] = self.location
                 self._handles.append(RegistrationHandle(
-                    lambda: self._dispatcher._def_libraries.pop(ns, None), f"DEF {ns}"))
+                    _call(self._dispatcher._def_libraries.pop, ns, None), f"DEF {ns}"))
         # Like torch.library, garbage collection of the Library undoes its registrations.
         self._finalizer = weakref.finalize(self, _destroy_all, self._handles)
 
@@ -138,27 +149,28 @@ class Library:
             )
         if alias_analysis not in _ALIAS_ANALYSIS:
             raise RegistrationError(f"Invalid alias_analysis type {alias_analysis}")
-        parsed = parse_schema(schema)
+        parsed = parse_schema(schema, allow_typevars=False)
         name = parsed.name
         if name.namespace and name.namespace != self.ns:
+            block = _BLOCK_NAMES[self.kind]
             raise RegistrationError(
-                f'def("{name}"): Explicitly provided namespace ({name.namespace}) in schema string '
-                f"does not match namespace of enclosing TORCH_LIBRARY block ({self.ns}).  Move this "
-                "definition to the (unique) TORCH_LIBRARY block corresponding to this namespace "
-                "(and consider deleting the namespace from your schema string.)  (Error occurred "
-                f"while processing TORCH_LIBRARY block at {self.location})"
+                f"Explicitly provided namespace ({name.namespace}) in schema string does not match "
+                f"namespace of enclosing {block} block ({self.ns}).  Move this definition to the "
+                "(unique) TORCH_LIBRARY block corresponding to this namespace (and consider deleting "
+                "the namespace from your schema string.)  (Error occurred while processing "
+                f"{block} block at {self.location})"
             )
         parsed = attrs.evolve(parsed, name=attrs.evolve(name, namespace=self.ns))
         where = SourceLocation.of_caller(2)
         op = self._dispatcher.register_schema(parsed, where, alias_analysis, tuple(tags or ()))
         self._handles.append(RegistrationHandle(
-            lambda: self._dispatcher.deregister_schema(op), f"def {parsed.name}"))
+            _call(self._dispatcher.deregister_schema, op), f"def {parsed.name}"))
         return name.name
 
     # --- impl ---------------------------------------------------------------------------------
     def impl(self, op_name: str, fn: Callable[..., Any] | str | None = None,
              dispatch_key: DispatchKey | str = "", *, with_keyset: bool = False,
-             allow_override: bool = True) -> Any:
+             allow_override: bool = True, _raw_keyset: bool = False) -> Any:
         """Register ``fn`` as the kernel of ``op_name`` for ``dispatch_key``.
 
         Args:
@@ -195,18 +207,21 @@ class Library:
         if not allow_override and python_key in self._dispatcher._python_impls:
             raise RegistrationError(
                 "This is not allowed since there's already a kernel registered from python "
-                f"overriding {op.name.partition('::')[2]}'s behavior for {key.name} dispatch key and "
+                f"overriding {op.qualname.partition('::')[2]}'s behavior for {key.name} dispatch key and "
                 f"{self.ns} namespace."
             )
+        # _raw_keyset (internal): the kernel takes the raw key-set int, skipping the wrapper object
         reg = KernelRegistration(key=key, kernel=fn, with_keyset=with_keyset, library=self.ns,
-                                 where=where)
+                                 where=where, bind=(lambda op: fn) if _raw_keyset else None)
         self._dispatcher.register_kernel(op, reg)
         self._dispatcher._python_impls.add(python_key)
 
+        dispatcher = self._dispatcher  # undo closures must not hold the Library (see _call)
+
         def undo() -> None:
-            self._dispatcher.deregister_kernel(op, reg)
+            dispatcher.deregister_kernel(op, reg)
             if not op._kernels.get(key):
-                self._dispatcher._python_impls.discard(python_key)
+                dispatcher._python_impls.discard(python_key)
 
         handle = RegistrationHandle(undo, f"impl {op.qualname} at {key.name}")
         self._handles.append(handle)
@@ -215,12 +230,13 @@ class Library:
     def _resolve_impl(self, op_name: str, dispatch_key: DispatchKey | str) -> tuple[OperatorHandle, DispatchKey]:
         ns, sep, rest = op_name.rpartition("::")
         if sep and ns != self.ns:
+            block = _BLOCK_NAMES[self.kind]
             raise RegistrationError(
                 f'impl("{op_name}", ...): Explicitly provided namespace ({ns}) in operator name '
-                f"does not match namespace of enclosing TORCH_LIBRARY_IMPL block ({self.ns}).  Move "
-                "this definition to the TORCH_LIBRARY_IMPL block corresponding to this namespace "
+                f"does not match namespace of enclosing {block} block ({self.ns}).  Move "
+                f"this definition to the {block} block corresponding to this namespace "
                 "(and consider deleting the namespace from your schema string.)  (Error occurred "
-                f"while processing TORCH_LIBRARY_IMPL block at {self.location})"
+                f"while processing {block} block at {self.location})"
             )
         if "(" in rest:
             raise RegistrationError(
@@ -270,7 +286,7 @@ class Library:
         reg = KernelRegistration(key=key, kernel=fn, with_keyset=with_keyset, library="_",
                                  where=SourceLocation.of_caller(2), boxed_fallback=True)
         self._dispatcher.register_fallback(reg)
-        handle = RegistrationHandle(lambda: self._dispatcher.deregister_fallback(reg),
+        handle = RegistrationHandle(_call(self._dispatcher.deregister_fallback, reg),
                                     f"fallback at {key.name}")
         self._handles.append(handle)
         return handle

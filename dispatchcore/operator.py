@@ -111,7 +111,7 @@ def fallthrough_kernel(*args: Any, **kwargs: Any) -> Any:
         "short-circuited by the dispatcher. This could occur if you registered a fallthrough kernel "
         "as a override for a specific operator (as opposed to a backend fallback); this is NOT "
         "currently supported, and we do not intend to add support for it in the near future.  If "
-        "you do find yourself in need of this functionality, please file an issue. In dispatchcore "
+        "you do find yourself in need of this, let us know in the bug tracker.\nIn dispatchcore "
         "this means a redispatch keyset still held a key whose kernel is a fallthrough: mask it "
         "off (ks & DispatchKeySet.full_after(key)) before redispatching."
     )
@@ -219,7 +219,7 @@ class OperatorHandle:
         f = (bits >> NUM_BACKENDS).bit_length()
         entry = self._dispatch[1][FUNCTIONALITY_BASE[f] + ((bits & BACKEND_MASK).bit_length() & BACKEND_SELECT[f])]
         if entry is None:
-            return self._report_missing(bits, args, kwargs)
+            return self._report_missing(bits, args, kwargs, redispatched=True)
         fn, convention = entry
         if convention:
             if convention == 2:
@@ -230,6 +230,10 @@ class OperatorHandle:
     # --- the general and slow paths ---------------------------------------------------------
     def _call_general(self, args: tuple, kwargs: dict) -> Any:
         """Keyword arguments, optional and list tensors, or bad input: bind, extract, dispatch."""
+        if self.schema is not None and not self._simple_ok(args, kwargs):
+            # kernels get what torch passes them: positional arguments by position (even when
+            # the caller named them), keyword-only ones by keyword
+            args, kwargs = self.schema.bind(args, kwargs, is_tensor=is_dispatch_arg)
         bits = self._extract(args, kwargs)
         included, _, keep = tls_get()
         return self._dispatch_bits((bits | included) & keep, args, kwargs)
@@ -304,9 +308,17 @@ class OperatorHandle:
             return fn(DispatchKeySet._from_bits(bits), *args, **kwargs)
         return fn(*args, **kwargs)
 
-    def _report_missing(self, bits: int, args: tuple, kwargs: dict) -> Any:
+    def _report_missing(self, bits: int, args: tuple, kwargs: dict, redispatched: bool = False) -> Any:
+        from . import plugins
         from .dispatcher import missing_kernel_error
 
+        if plugins.backends_pending():  # lazy discovery: load backends, then retry this call once
+            plugins.load_backends()
+            if redispatched:
+                return self.redispatch(bits, *args, **kwargs)
+            # the bits were masked with the old table's fallthroughs: start from the arguments
+            included, _, keep = tls_get()
+            return self._dispatch_bits((self._extract(args, kwargs) | included) & keep, args, kwargs)
         raise missing_kernel_error(self, bits, args, kwargs)
 
     def _ambiguous_autogradother(self, *args: Any, **kwargs: Any) -> Any:
@@ -379,7 +391,7 @@ class OperatorHandle:
         lo = sum(1 for a in positional if not a.has_default)
         hi = len(positional) if not schema.is_vararg else sys.maxsize
         self._bounds = (lo, hi)
-        self._kw_names = frozenset(a.name for a in schema.arguments)
+        self._kw_names = frozenset(a.name for a in schema.arguments if a.kwarg_only)
         dispatch = schema.dispatch_arguments
         plain = tuple(i for i, _, kind, kwarg_only in dispatch if kind == "tensor" and not kwarg_only)
         self._tensor_pos = plain

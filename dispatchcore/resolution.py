@@ -30,8 +30,9 @@ _D = DispatchKey
 TableEntry = tuple[Any, str]  # (registration or None, label printed by dump_table)
 
 # Backends whose Autograd<B> key has a "backend kernel" counterpart (getBackendKeySetFromAutograd).
+# Not MTIA (nor HIP, VE): in 2.13, CIA + MTIA leaves AutogradMTIA at [math kernel] (checked live).
 _AUTOGRAD_BACKENDS = {
-    "CPU", "CUDA", "XLA", "Lazy", "Meta", "MPS", "HPU", "IPU", "XPU", "MTIA", "MAIA",
+    "CPU", "CUDA", "XLA", "Lazy", "Meta", "MPS", "HPU", "IPU", "XPU", "MAIA",
     "PrivateUse1", "PrivateUse2", "PrivateUse3",
 }
 # c10's autogradother_backends: the non-customizable functionalities plus every backend bit.
@@ -105,8 +106,8 @@ def compute_table_entry(
     has_backend_kernel = _has_kernel_in(kernels, backend_keys_for_autograd(key)) or cea is not None
     nested = _first(kernels, _D.CompositeImplicitAutogradNestedTensor)
     if nested is not None and _in_alias(key, _D.CompositeImplicitAutogradNestedTensor):
-        if not has_backend_kernel:
-            return nested, "nested kernel"  # 2.3 (nested) CompositeImplicitAutogradNestedTensor
+        # unconditional in c10 (no has_backend_kernel check), unlike the math kernel below
+        return nested, "nested kernel"  # 2.3 (nested) CompositeImplicitAutogradNestedTensor
     math = _first(kernels, _D.CompositeImplicitAutograd)
     if math is not None and (key == _D.Undefined or _in_alias(key, _D.CompositeImplicitAutograd)):
         if key == _D.AutogradOther and _has_kernel_in(kernels, AUTOGRADOTHER_BACKENDS):

@@ -9,11 +9,12 @@ Mirrors ``aten/src/ATen/core/function_schema.h`` (values, printing, argument bin
 from __future__ import annotations
 
 import math
-import numbers
+import operator
 import re
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any, Union
+from fractions import Fraction
+from typing import Any
 
 import attrs
 
@@ -140,9 +141,9 @@ class ContainerType:
         return f"{self.kind}(" + ", ".join(map(str, self.elems)) + ")"
 
 
-SchemaType = Union[BaseType, OptionalType, ListType, TupleType, ContainerType]
+SchemaType = BaseType | OptionalType | ListType | TupleType | ContainerType
 
-TENSOR = BaseType("Tensor")
+_TENSOR = BaseType("Tensor")
 _INT = BaseType("int")
 
 # The schema type names torch 2.13's parser knows (``SchemaTypeParser::parseBaseType``). Two
@@ -314,11 +315,11 @@ class OperatorName:
 
 
 def _dispatch_kind(t: SchemaType) -> str | None:
-    if t == TENSOR:
+    if t == _TENSOR:
         return "tensor"
-    if t == OptionalType(TENSOR):
+    if t == OptionalType(_TENSOR):
         return "optional"
-    if isinstance(t, ListType) and t.elem in (TENSOR, OptionalType(TENSOR)):
+    if isinstance(t, ListType) and t.elem in (_TENSOR, OptionalType(_TENSOR)):
         return "list"
     return None
 
@@ -381,7 +382,7 @@ def _format_double(d: float) -> str:
     normal_or_zero = math.isfinite(d) and (d == 0 or abs(d) >= sys.float_info.min)
     if normal_or_zero and -(2**63) <= d < 2**63 and int(d) == d:
         return f"{int(d)}."  # -0.0 prints as "0.": the int cast drops the sign
-    return "%.17g" % d  # std::setprecision(max_digits10)
+    return f"{d:.17g}"  # std::setprecision(max_digits10)
 
 
 def _quote(text: str) -> str:
@@ -677,30 +678,50 @@ def _is_zero_dim(value: Any) -> bool:
     return ndim == 0
 
 
+def _has(value: Any, method: str) -> bool:
+    """Whether ``value``'s class defines ``method`` (a slot), ignoring metaclass attributes."""
+    return any(method in vars(klass) for klass in type(value).__mro__)
+
+
 def _is_int(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
     if is_tensor(value):
         return _is_zero_dim(value)
-    return isinstance(value, int) or hasattr(type(value), "__index__")
+    # pybind11 converts anything int() accepts, except floats
+    return not isinstance(value, float) and (_has(value, "__index__") or _has(value, "__int__"))
+
+
+def _is_symint_item(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
+    if not is_tensor(value):
+        return _is_int(value, is_tensor)
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _is_float(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
-    return isinstance(value, float) or _is_int(value, is_tensor)
+    if is_tensor(value):
+        return _is_zero_dim(value)
+    return _has(value, "__float__") or _is_int(value, is_tensor)
 
 
 def _is_complex(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
-    return isinstance(value, complex) or _is_float(value, is_tensor)
+    if is_tensor(value):
+        return _is_zero_dim(value)
+    return _has(value, "__complex__") or _is_float(value, is_tensor)
 
 
 def _is_bool(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
-    # pybind11's bool caster (with conversion) takes None and anything with nb_bool: numbers
+    # pybind11's bool caster (with conversion) takes None and any type with nb_bool
     if is_tensor(value):
         return _is_zero_dim(value)
-    return value is None or isinstance(value, numbers.Number)
+    return value is None or _has(value, "__bool__")
 
 
 _NUMBER_CHECKS: dict[str, Callable[[Any, Callable[[Any], bool]], bool]] = {
     "int": _is_int, "SymInt": _is_int, "float": _is_float, "complex": _is_complex,
-    "bool": _is_bool, "SymBool": _is_bool, "str": lambda v, _: isinstance(v, str),
+    "bool": _is_bool, "SymBool": _is_bool, "str": lambda v, _: isinstance(v, (str, bytes)),
 }
 
 
@@ -712,14 +733,14 @@ def _cast_error(t: SchemaType, value: Any, is_tensor: Callable[[Any], bool]) -> 
         return _list_cast_error(t, value, is_tensor)
     if not isinstance(t, BaseType):
         return None
-    if t == TENSOR:
+    if t == _TENSOR:
         if value is None or is_tensor(value):
             return None
-        return f"Cast error details: Unable to cast {value} to Tensor"
+        return f"Cast error details: Unable to cast {value!s} to Tensor"
     if t.name == "Scalar":
         if isinstance(value, (int, float, complex)) and not is_tensor(value):
             return None
-        return f"Cast error details: Cannot cast {value} to number"
+        return f"Cast error details: Cannot cast {value!s} to number"
     check = _NUMBER_CHECKS.get(t.name)
     if check is None or check(value, is_tensor):
         return None
@@ -729,7 +750,7 @@ def _cast_error(t: SchemaType, value: Any, is_tensor: Callable[[Any], bool]) -> 
 def _list_cast_error(t: ListType, value: Any, is_tensor: Callable[[Any], bool]) -> str | None:
     elem = t.elem
     is_sequence = isinstance(value, (list, tuple))
-    if elem == TENSOR:
+    if elem == _TENSOR:
         ok = is_sequence and all(is_tensor(v) for v in value)
         return None if ok else _pybind_error(value)
     if elem == _INT and t.size is not None and isinstance(value, int):
@@ -739,17 +760,16 @@ def _list_cast_error(t: ListType, value: Any, is_tensor: Callable[[Any], bool]) 
         check = _NUMBER_CHECKS[elem.name]
         ok = is_sequence and all(check(v, is_tensor) for v in value)
         return None if ok else _pybind_error(value)
-    # Other lists (SymInt[], Tensor?[], Scalar[], ...) iterate any iterable, item by item.
-    if is_tensor(value):
-        return _pybind_error(value)  # torch iterates tensors by rows; dispatchcore does not
+    # Other lists (SymInt[], Tensor?[], Scalar[], ...) iterate any iterable (tensors too).
     try:
         items: Iterable[Any] = value if is_sequence else list(iter(value))
     except TypeError as exc:
         return f" Python error details: TypeError: {exc}"
     for item in items:
         if elem == BaseType("SymInt"):
-            # SymInt lists cast item by item, so the error names the item's class
-            error = None if _is_int(item, is_tensor) else _pybind_error(item)
+            # SymInt lists cast item by item, so the error names the item's class; a tensor
+            # item must be one that operator.index() accepts (a 0-dim integer tensor)
+            error = None if _is_symint_item(item, is_tensor) else _pybind_error(item)
         else:
             error = _cast_error(elem, item, is_tensor)
         if error is not None:
@@ -763,7 +783,7 @@ def _list_cast_error(t: ListType, value: Any, is_tensor: Callable[[Any], bool]) 
 
 
 class _SchemaValueError(SchemaError, ValueError):
-    """``std::invalid_argument`` from ``std::stoll``/``std::stod``; pybind11 raises ValueError."""
+    """``std::invalid_argument``/``length_error`` (stoll, stod, vector): ValueError in torch."""
 
 
 class _SchemaIndexError(SchemaError, IndexError):
@@ -878,12 +898,20 @@ def _strtod(text: str) -> tuple[float, int, bool] | None:
     match = _STRTOD.match(text)
     if match is None:
         return None
-    num, is_hex = match["num"], match["hex"] is not None
-    value = float.fromhex(num) if is_hex else float(num)
-    mantissa = re.split("[pP]" if is_hex else "[eE]", num.lstrip("+-"))[0]
-    nonzero = any(c not in "0." for c in (mantissa[2:] if is_hex else mantissa))
-    # ERANGE: overflow, or underflow to zero or to a subnormal
-    erange = math.isinf(value) or (nonzero and abs(value) < sys.float_info.min)
+    num = match["num"]
+    if match["hex"] is None:
+        exact = Fraction(num)
+    else:
+        sign, digits, exponent = re.fullmatch(r"([+-]?)0[xX]([^pP]*)[pP]?(.*)", num).groups()
+        whole, _, frac = digits.partition(".")
+        exact = Fraction(int(whole + frac or "0", 16), 16 ** len(frac))
+        exact *= Fraction(2) ** int(exponent or "0") * (-1 if sign == "-" else 1)
+    try:
+        value = float(exact)
+    except OverflowError:
+        value = math.inf
+    # ERANGE: overflow, or an inexact result that underflowed to zero or a subnormal
+    erange = math.isinf(value) or (abs(value) < sys.float_info.min and exact != value)
     return value, match.end(), erange
 
 
@@ -1100,11 +1128,11 @@ _UNKNOWN_TYPE = (
     "bool, Scalar; for a full list, please see "
     "https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/README.md#func "
 )
-# IValue::toX() asserts a list element's tag: (location, message) per list element kind.
+# IValue::toX() asserts a list element's tag: (Python type, line in ivalue.h, message).
 _LIST_ELEMENT_ASSERTS = {
-    "float": (float, '0 INTERNAL ASSERT FAILED at "{}aten/src/ATen/core/ivalue.h":544', "expected double"),
-    "int": (int, '0 INTERNAL ASSERT FAILED at "{}aten/src/ATen/core/ivalue.h":663', "expected int"),
-    "bool": (bool, '0 INTERNAL ASSERT FAILED at "{}aten/src/ATen/core/ivalue.h":710', "expected bool"),
+    "float": (float, 544, "expected double"),
+    "int": (int, 663, "expected int"),
+    "bool": (bool, 710, "expected bool"),
 }
 
 
@@ -1207,7 +1235,7 @@ class _Parser:
             t = ListType(t, size)
             alias = _contain(self.parse_alias_annotation(), alias)
             if lex.next_if("?"):
-                t = OptionalType(t)
+                t = _make_optional(t)
         if is_return:
             name = self.text(lex.next()) if lex.cur().kind == "ident" else None
             return Return(name, t, alias)
@@ -1223,33 +1251,40 @@ class _Parser:
         alias = None
         if token.kind == "(":
             elems: list[SchemaType] = []
-            self.parse_list("(", ",", ")", lambda: elems.append(self.parse_type()[0]))
+            self.parse_list("(", ",", ")", lambda: elems.append(_fake(self.parse_type()[0])))
             t: SchemaType = TupleType(tuple(elems))
         elif word in ("Future", "Await", "RRef"):
             lex.next()
             lex.expect("(")
-            t = ContainerType(word, (self.parse_type()[0],))
+            t = ContainerType(word, (_fake(self.parse_type()[0]),))
             lex.expect(")")
         elif word == "Tensor":
             lex.next()
-            t, alias = TENSOR, self.parse_alias_annotation()
+            t, alias = _TENSOR, self.parse_alias_annotation()
         elif word == "Dict":
             lex.next()
             lex.expect("(")
-            key = self.parse_type()[0]
+            key = _fake(self.parse_type()[0])
             lex.expect(",")
-            value = self.parse_type()[0]
+            value = _fake(self.parse_type()[0])
             lex.expect(")")
-            t, alias = ContainerType("Dict", (key, value)), self.parse_alias_annotation()
+            alias = self.parse_alias_annotation()
+            if key not in _DICT_KEYS:
+                raise SchemaError(
+                    f"Cannot create dict for key type '{key}', only int, float, complex, Tensor, "
+                    "device and string keys are supported"
+                )
+            t = ContainerType("Dict", (key, value))
         elif word == "Union":
             lex.next()
             lex.expect("(")
-            members = [self.parse_type()[0]]
+            members = [_fake(self.parse_type()[0])]
             while lex.cur().kind != ")":
                 lex.expect(",")
-                members.append(self.parse_type()[0])
+                members.append(_fake(self.parse_type()[0]))
             lex.expect(")")
-            t, alias = _make_union(members), self.parse_alias_annotation()
+            alias = self.parse_alias_annotation()
+            t = _make_union(members)
         elif word == "__torch__":
             raise self.custom_class_error()
         else:
@@ -1261,7 +1296,7 @@ class _Parser:
                 t = ListType(t)
                 alias = _contain(self.parse_alias_annotation(), alias)
             elif lex.next_if("?"):
-                t = OptionalType(t)
+                t = _make_optional(t)
             else:
                 return t, alias
 
@@ -1364,6 +1399,8 @@ class _Parser:
                 lex.expect("None")  # always fails: lists have no named defaults
             if size is not None and lex.cur().kind != "[":
                 value = self.parse_single_constant(elem_kind, t.elem)
+                if size < 0:  # std::vector(size_t(size), value)
+                    raise _SchemaValueError("cannot create std::vector larger than max_size()")
                 return self.convert_to_list(elem_kind, token, [value] * size)
             list_token = lex.expect("[")
             values = []
@@ -1411,11 +1448,12 @@ class _Parser:
                     )
             return values
         if kind in _LIST_ELEMENT_ASSERTS:
-            expected_type, where, message = _LIST_ELEMENT_ASSERTS[kind]
+            expected_type, line, message = _LIST_ELEMENT_ASSERTS[kind]
             for value in values:
                 if type(value) is not expected_type:
                     raise SchemaError(
-                        where.format(_TORCH_SRC) + f", please report a bug to PyTorch. {message}"
+                        f'0 INTERNAL ASSERT FAILED at "{_TORCH_SRC}aten/src/ATen/core/ivalue.h":'
+                        f"{line}, please report a bug to PyTorch. {message}"
                     )
             return values
         raise self.error(token, "lists are only supported for float, int and complex types")
@@ -1470,34 +1508,125 @@ def _contain(container: AliasInfo | None, inner: AliasInfo | None) -> AliasInfo 
     return attrs.evolve(container, contained=container.contained + (inner,))
 
 
-def _make_union(members: list[SchemaType]) -> SchemaType:
-    """``UnionType::create`` for the cases schemas use: ``Union(T, NoneType)`` is ``T?``.
+def _fake(t: SchemaType) -> SchemaType:
+    """The fake type: ``SymInt``/``ScalarType``/``Layout``/``MemoryFormat`` become ``int``.
 
-    Nested unions and optionals are flattened and duplicates dropped; torch additionally
-    reorders some members, which is not modelled.
+    Compound types (tuples, dicts, unions, futures) are built from fake types, so they print
+    ``(int, int)`` for ``(SymInt, ScalarType)``.
+    """
+    if isinstance(t, BaseType):
+        return _INT if t.name in _FAKE_INT else t
+    if isinstance(t, OptionalType):
+        return OptionalType(_fake(t.elem))
+    if isinstance(t, ListType):
+        return ListType(_fake(t.elem), t.size)
+    if isinstance(t, TupleType):
+        return TupleType(tuple(map(_fake, t.elems)))
+    return ContainerType(t.kind, tuple(map(_fake, t.elems)))
+
+
+_NONE, _SCALAR = BaseType("NoneType"), BaseType("Scalar")
+_DICT_KEYS = frozenset(
+    map(BaseType, ("int", "float", "complex", "Tensor", "Device", "str", "bool"))
+)
+_UNION_SCALAR = ContainerType("Union", (_SCALAR,))  # how torch prints Union[int, float, complex]
+_NUMBERS = frozenset({_INT, BaseType("float"), BaseType("complex"), _SCALAR})
+# c10's TypeKind order (jit_type_base.h), by which unions sort their members
+_KIND_RANK = {
+    name: rank
+    for rank, name in enumerate(
+        "Any EnumType AnyEnumType Tensor Storage Tuple List Dict Scalar float complex Future "
+        "Await RRef int NoneType str Generator Quantizer bool Optional Var Device Stream "
+        "Function Class PyObject Capsule Interface QScheme ScalarType Layout MemoryFormat "
+        "AnyList AnyTuple AnyClassType SymInt SymFloat SymBool Union".split()
+    )
+}
+
+
+def _kind_rank(t: SchemaType) -> int:
+    if isinstance(t, BaseType):
+        return _KIND_RANK.get(t.name, _KIND_RANK["Var"])  # unknown names are type variables
+    if isinstance(t, (OptionalType, ListType)):
+        return _KIND_RANK["Optional" if isinstance(t, OptionalType) else "List"]
+    return _KIND_RANK["Tuple" if isinstance(t, TupleType) else t.kind]
+
+
+_ANY = BaseType("Any")
+_KNOWN_NAMES = frozenset(t.name for t in _BASE_TYPES.values()) | {"Tensor"}
+
+
+def _unify_key(t: SchemaType) -> SchemaType:
+    """``t`` with every type variable renamed alike: unification merges ``a`` with ``b``."""
+    if isinstance(t, BaseType):
+        return t if t.name in _KNOWN_NAMES else BaseType("$var")
+    if isinstance(t, OptionalType):
+        return OptionalType(_unify_key(t.elem))
+    if isinstance(t, ListType):
+        return ListType(_unify_key(t.elem), t.size)
+    if isinstance(t, TupleType):
+        return TupleType(tuple(map(_unify_key, t.elems)))
+    return ContainerType(t.kind, tuple(map(_unify_key, t.elems)))
+
+
+def _make_union(members: list[SchemaType]) -> SchemaType:
+    """``UnionType::create``: flatten, unify, sort; ``Union(T, NoneType)`` is ``T?``.
+
+    Unification drops members that another one covers: duplicates, everything next to
+    ``Any``, and all type variables but the first.
+
+    Numbers merge: a union holding ``Scalar``, or all of ``int``, ``float`` and ``complex``,
+    holds ``Scalar`` instead and prints as ``Union(Scalar)``.
     """
     flat: list[SchemaType] = []
     for member in members:
         if isinstance(member, OptionalType):
-            parts = [member.elem, BaseType("NoneType")]
+            parts = [member.elem, _NONE]
         elif isinstance(member, ContainerType) and member.kind == "Union":
             parts = list(member.elems)
         else:
             parts = [member]
-        flat += [p for p in parts if p not in flat]
-    if len(flat) == 1:
-        listed = "".join(f"{_annotation(m)} " if i == 0 else f"{_annotation(m)}, "
-                         for i, m in enumerate(members))
-        raise SchemaError(
-            f'false INTERNAL ASSERT FAILED at "{_TORCH_SRC}aten/src/ATen/core/union_type.cpp":210, '
-            "please report a bug to PyTorch. After type unification was performed, the Union "
-            f"with the original types {{{listed}}} has the single type {_annotation(flat[0])}. "
-            "Use the common supertype instead of creating a Uniontype"
+        for part in parts:
+            if _unify_key(part) not in map(_unify_key, flat):
+                flat.append(part)
+    if _ANY in flat:
+        flat = [_ANY]  # Any absorbs every other member
+    if len(flat) == 1 and flat != [_SCALAR]:  # Scalar counts as int, float and complex here
+        listed = "".join(
+            f"{_annotation(m)}" + (" " if i == 0 else ", ") for i, m in enumerate(members)
         )
-    none = BaseType("NoneType")
-    if len(flat) == 2 and none in flat:
-        return OptionalType(flat[0] if flat[1] == none else flat[1])
+        raise SchemaError(
+            f'false INTERNAL ASSERT FAILED at "{_TORCH_SRC}aten/src/ATen/core/union_type.cpp":'
+            "210, please report a bug to PyTorch. After type unification was performed, the "
+            f"Union with the original types {{{listed}}} has the single type "
+            f"{_annotation(flat[0])}. Use the common supertype instead of creating a Uniontype"
+        )
+    number = _SCALAR in flat or _NUMBERS - {_SCALAR} <= set(flat)
+    flat = sorted((t for t in flat if not (number and t in _NUMBERS)), key=_kind_rank)
+    if number:
+        if not flat:
+            return _UNION_SCALAR
+        if flat == [_NONE]:
+            return OptionalType(_SCALAR)
+        # c10 prints such a union with an empty first member: "Union(, str, Scalar)"
+        return ContainerType("Union", (BaseType(""), *flat, _SCALAR))
+    if len(flat) == 2 and _NONE in flat:
+        return OptionalType(flat[0] if flat[1] == _NONE else flat[1])
     return ContainerType("Union", tuple(flat))
+
+
+def _make_optional(t: SchemaType) -> SchemaType:
+    """``T?`` as ``OptionalType::create`` builds it (a union with ``NoneType`` in c10)."""
+    if isinstance(t, OptionalType):
+        # T?? is T?, except that c10 re-expands Scalar there
+        return OptionalType(_UNION_SCALAR) if t.elem == _SCALAR else t
+    if t == _NONE:
+        return _make_union([_NONE, _NONE])  # raises, as in torch
+    if t == _UNION_SCALAR:
+        return OptionalType(_SCALAR)
+    if isinstance(t, ContainerType) and t.kind == "Union" and _NONE in t.elems:
+        others = tuple(e for e in t.elems if e != _NONE)
+        return OptionalType(others[0] if len(others) == 1 else ContainerType("Union", others))
+    return OptionalType(t)
 
 
 def _parse_device(text: str) -> str:
@@ -1515,9 +1644,9 @@ def _parse_device(text: str) -> str:
             f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: "
             f"{device_type}"
         )
-    if index is None:
-        return device_type
-    return f"{device_type}:{(int(index) + 128) % 256 - 128}"  # DeviceIndex is an int8
+    wrapped = None if index is None else (int(index) + 128) % 256 - 128  # DeviceIndex is int8
+    # c10 prints no index when it is -1, "no index"
+    return device_type if wrapped in (None, -1) else f"{device_type}:{wrapped}"
 
 
 # --------------------------------------------------------------------------------------------

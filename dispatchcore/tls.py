@@ -92,17 +92,23 @@ def tls_is_dispatch_key_excluded(key: DispatchKey | str) -> bool:
 
 
 def tls_set_dispatch_key_included(key: DispatchKey | str, state: bool) -> None:
-    """Mirror ``c10::impl::tls_set_dispatch_key_included`` (adds or removes the key's bits)."""
+    """Mirror ``c10::impl::tls_set_dispatch_key_included``.
+
+    As in c10: a no-op when ``has(key)`` already equals ``state``; otherwise ``add(key)``, or
+    ``remove(key)``, which clears only the functionality bit (backend bits stay).
+    """
     bits = key_bits(key)
     included = tls_get()[0]
-    _set_included(included | bits if state else included & ~bits)
+    if (included & bits == bits) != state:
+        _set_included(included | bits if state else included & ~(bits & ~BACKEND_MASK))
 
 
 def tls_set_dispatch_key_excluded(key: DispatchKey | str, state: bool) -> None:
-    """Mirror ``c10::impl::tls_set_dispatch_key_excluded`` (adds or removes the key's bits)."""
+    """Mirror ``c10::impl::tls_set_dispatch_key_excluded`` (same rules as the included variant)."""
     bits = key_bits(key)
     excluded = tls_get()[1]
-    _set_excluded(excluded | bits if state else excluded & ~bits)
+    if (excluded & bits == bits) != state:
+        _set_excluded(excluded | bits if state else excluded & ~(bits & ~BACKEND_MASK))
 
 
 class _ExcludeBits:

@@ -1,0 +1,134 @@
+"""Backend-independent kernels of the core library: the layers PyTorch generates above backends.
+
+* ADInplaceOrView (``torch/csrc/autograd/generated/ADInplaceOrViewType*.cpp``): view ops record
+  ``_base`` and share the version counter; in-place and ``out=`` ops bump it. Every other op
+  falls through this key (the global fallthrough), spec §10.
+* BackendSelect (``aten/src/ATen/BackendSelectRegister.cpp``): factories have no tensor
+  argument, so this kernel turns ``device=`` into a key set and redispatches.
+* CompositeImplicitAutograd decompositions (``aten/src/ATen/native/*.cpp``): matmul, reshape,
+  softmax.int, log_softmax.int, contiguous, to.*, nll_loss; and CompositeExplicitAutograd
+  ``detach``/``alias``, which need no backend.
+All of them are registered through ``Library`` like any other kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .dtypes import device as _device
+from .keys import DispatchKey
+from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
+from .library import Library
+from .ops import aten
+from .tensor import _DEVICES, Tensor
+from .tls import AutoDispatchBelowADInplaceOrView, tls_get
+
+__all__ = ["register_core_kernels"]
+
+VIEW_OPS = ("view", "_reshape_alias", "t", "transpose.int", "permute", "expand", "squeeze",
+            "squeeze.dim", "unsqueeze", "select.int", "slice.Tensor", "as_strided", "alias")
+_AFTER_BACKEND_SELECT = full_after_bits(DispatchKey.BackendSelect)
+
+
+# --- ADInplaceOrView ------------------------------------------------------------------------
+def _make_view_kernel(op: Any) -> Any:
+    def ad_inplace_or_view_view(bits: int, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        with AutoDispatchBelowADInplaceOrView():
+            out = op.redispatch(bits & AFTER_ADINPLACEORVIEW, self, *args, **kwargs)
+        # as_view: the view shares its base's version counter and remembers the root base
+        out._base = self if self._base is None else self._base
+        out._vc = self._vc
+        return out
+
+    return ad_inplace_or_view_view
+
+
+def _make_inplace_kernel(op: Any, mutated: str) -> Any:
+    def ad_inplace_or_view_inplace(bits: int, *args: Any, **kwargs: Any) -> Any:
+        with AutoDispatchBelowADInplaceOrView():
+            result = op.redispatch(bits & AFTER_ADINPLACEORVIEW, *args, **kwargs)
+        target = kwargs[mutated] if mutated in kwargs else args[0]
+        if target._vc is not None:
+            target._vc[0] += 1  # increment_version
+        return result
+
+    return ad_inplace_or_view_inplace
+
+
+def _register_ad_inplace_or_view(lib: Library) -> None:
+    for name in VIEW_OPS:
+        op = _find(name)
+        lib.impl(name, _make_view_kernel(op), "ADInplaceOrView", with_keyset=True, _raw_keyset=True)
+    for op in _all_aten_ops():
+        schema = op.schema
+        written = [a.name for a in schema.arguments if a.is_write]
+        if written:
+            name = op.qualname.partition("::")[2]
+            lib.impl(name, _make_inplace_kernel(op, written[0]), "ADInplaceOrView",
+                     with_keyset=True, _raw_keyset=True)
+
+
+# --- BackendSelect --------------------------------------------------------------------------
+def _backend_bits(device: Any) -> int:
+    dev = _device(device) if device is not None else _device("cpu")
+    info = _DEVICES.get(dev.type)
+    if info is None:
+        raise RuntimeError(f"Expected a device type that a backend registered, got {dev.type!r}; "
+                           f"known: {sorted(_DEVICES)}")
+    return info[1] & (0xFFFF | _dense_bit)  # the Dense runtime key of the device's backend
+
+
+_dense_bit = key_bits(DispatchKey.Dense)
+
+
+def _make_backend_select_kernel(op: Any) -> Any:
+    def backend_select(*args: Any, **kwargs: Any) -> Tensor:
+        # computeDispatchKeySet: (device key | included) - excluded, then everything below us
+        included, _, keep = tls_get()
+        bits = (_backend_bits(kwargs.get("device")) | included) & keep & _AFTER_BACKEND_SELECT
+        return op.redispatch(bits, *args, **kwargs)
+
+    return backend_select
+
+
+FACTORIES = ("empty.memory_format", "empty_strided", "zeros", "ones", "full", "arange.start_step",
+             "linspace", "rand", "randn", "scalar_tensor")
+
+
+def _register_backend_select(lib: Library) -> None:
+    for name in FACTORIES:
+        op = _find(name)
+        kernel = _make_backend_select_kernel(op)
+        kernel.__dispatchcore_kernel_check__ = lambda *a: None  # forwards **kwargs untouched
+        lib.impl(name, kernel, "BackendSelect")
+
+
+# --- helpers ----------------------------------------------------------------------------------
+def _find(name: str) -> Any:
+    base, _, overload = name.partition(".")
+    packet = getattr(aten, base)
+    return getattr(packet, overload or "default")
+
+
+def _all_aten_ops() -> list[Any]:
+    from .dispatcher import get_dispatcher
+
+    return [op for op in get_dispatcher().operators() if op.qualname.startswith("aten::") and op.schema]
+
+
+_library: Library | None = None
+
+
+def register_core_kernels() -> Library:
+    """Register the ADInplaceOrView, BackendSelect and composite kernels (once per process)."""
+    global _library
+    if _library is None:
+        from . import _composites
+
+        lib = Library("aten", "IMPL")
+        _register_ad_inplace_or_view(lib)
+        _register_backend_select(lib)
+        _composites.register(lib)
+        _library = lib
+    return _library
+

@@ -1,0 +1,202 @@
+"""Tensor methods and Python operators: each one is a call of an ``aten`` operator.
+
+Mirrors ``torch/_tensor.py`` and the generated ``python_variable_methods.cpp``: a method picks
+the overload (``.Tensor`` for a tensor operand, ``.Scalar`` for a Python number) and calls its
+``OperatorHandle``, so every operation goes through the dispatcher. Handles are looked up once,
+here, at import.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .ops import aten
+from .tensor import Tensor
+
+__all__: list[str] = []
+
+_T = Tensor
+
+
+def _binary(tensor_op: Any, scalar_op: Any, *, alpha: bool = False):
+    if alpha:
+        def method(self, other, *, alpha=1):
+            if type(other) is _T or isinstance(other, _T):
+                return tensor_op(self, other) if alpha == 1 else tensor_op(self, other, alpha=alpha)
+            return scalar_op(self, other, alpha)
+    else:
+        def method(self, other):
+            if type(other) is _T or isinstance(other, _T):
+                return tensor_op(self, other)
+            return scalar_op(self, other)
+    return method
+
+
+def _reflected(scalar_fn: Any):
+    def method(self, other):
+        return scalar_fn(self, other)
+    return method
+
+
+A = aten
+Tensor.add = Tensor.__add__ = _binary(A.add.Tensor, A.add.Scalar, alpha=True)
+Tensor.sub = Tensor.__sub__ = _binary(A.sub.Tensor, A.sub.Scalar, alpha=True)
+Tensor.mul = Tensor.__mul__ = _binary(A.mul.Tensor, A.mul.Scalar)
+Tensor.div = Tensor.__truediv__ = _binary(A.div.Tensor, A.div.Scalar)
+Tensor.add_ = Tensor.__iadd__ = _binary(A.add_.Tensor, A.add_.Scalar, alpha=True)
+Tensor.sub_ = Tensor.__isub__ = _binary(A.sub_.Tensor, A.sub_.Scalar, alpha=True)
+Tensor.mul_ = Tensor.__imul__ = _binary(A.mul_.Tensor, A.mul_.Scalar)
+Tensor.div_ = Tensor.__itruediv__ = _binary(A.div_.Tensor, A.div_.Scalar)
+Tensor.__radd__ = lambda self, other: A.add.Scalar(self, other)
+Tensor.__rmul__ = lambda self, other: A.mul.Scalar(self, other)
+Tensor.__rsub__ = lambda self, other: A.add.Scalar(A.neg.default(self), other)
+Tensor.__rtruediv__ = lambda self, other: A.div.Tensor(A.scalar_tensor.default(other, device=self.device), self)
+Tensor.pow = Tensor.__pow__ = _binary(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar)
+Tensor.pow_ = Tensor.__ipow__ = _binary(A.pow_.Tensor, A.pow_.Scalar)
+Tensor.__rpow__ = lambda self, other: A.pow.Scalar(other, self)
+Tensor.__matmul__ = Tensor.matmul = lambda self, other: A.matmul.default(self, other)
+Tensor.__neg__ = lambda self: A.neg.default(self)
+Tensor.__abs__ = lambda self: A.abs.default(self)
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _packet = getattr(A, _name)
+    setattr(Tensor, _name, _binary(_packet.Tensor, _packet.Scalar))
+    setattr(Tensor, f"__{_name}__", getattr(Tensor, _name))
+Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
+
+for _name in ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu",
+              "clone", "detach", "t", "zero_"):
+    setattr(Tensor, _name, getattr(A, _name).default)
+for _name in ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu"):
+    setattr(Tensor, _name + "_", getattr(A, _name + "_").default)
+
+
+def _dims(args: tuple) -> list[int]:
+    return list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+
+
+Tensor.view = lambda self, *shape: A.view.default(self, _dims(shape))
+Tensor.reshape = lambda self, *shape: A.reshape.default(self, _dims(shape))
+Tensor.permute = lambda self, *dims: A.permute.default(self, _dims(dims))
+Tensor.expand = lambda self, *sizes: A.expand.default(self, _dims(sizes))
+Tensor.transpose = lambda self, dim0, dim1: A.transpose.int(self, dim0, dim1)
+Tensor.unsqueeze = lambda self, dim: A.unsqueeze.default(self, dim)
+Tensor.squeeze = lambda self, dim=None: A.squeeze.default(self) if dim is None else A.squeeze.dim(self, dim)
+Tensor.select = lambda self, dim, index: A.select.int(self, dim, index)
+Tensor.as_strided = lambda self, size, stride, storage_offset=None: A.as_strided.default(
+    self, list(size), list(stride), storage_offset)
+Tensor.contiguous = lambda self: A.contiguous.default(self)
+Tensor.copy_ = lambda self, src, non_blocking=False: A.copy_.default(self, src, non_blocking)
+Tensor.fill_ = lambda self, value: A.fill_.Scalar(self, value)
+Tensor.mm = lambda self, mat2: A.mm.default(self, mat2)
+Tensor.bmm = lambda self, mat2: A.bmm.default(self, mat2)
+Tensor.clamp = lambda self, min=None, max=None: A.clamp.default(self, min, max)
+Tensor.clamp_ = lambda self, min=None, max=None: A.clamp_.default(self, min, max)
+Tensor.clamp_min = lambda self, min: A.clamp_min.default(self, min)
+Tensor.clamp_min_ = lambda self, min: A.clamp_min_.default(self, min)
+Tensor.softmax = lambda self, dim, dtype=None: A.softmax.int(self, dim, dtype)
+Tensor.log_softmax = lambda self, dim, dtype=None: A.log_softmax.int(self, dim, dtype)
+Tensor.argmax = lambda self, dim=None, keepdim=False: A.argmax.default(self, dim, keepdim)
+Tensor.amax = lambda self, dim=(), keepdim=False: A.amax.default(
+    self, [dim] if isinstance(dim, int) else list(dim), keepdim)
+
+
+def _sum(self, dim=None, keepdim=False, *, dtype=None):
+    if dim is None:
+        return A.sum.default(self, dtype=dtype) if dtype is not None else A.sum.default(self)
+    return A.sum.dim_IntList(self, [dim] if isinstance(dim, int) else list(dim), keepdim, dtype=dtype)
+
+
+def _mean(self, dim=None, keepdim=False, *, dtype=None):
+    if dim is None:
+        return A.mean.default(self, dtype=dtype) if dtype is not None else A.mean.default(self)
+    return A.mean.dim(self, [dim] if isinstance(dim, int) else list(dim), keepdim, dtype=dtype)
+
+
+def _max(self, dim=None, keepdim=False):
+    if dim is None:
+        return A.max.default(self)
+    return A.max.dim(self, dim, keepdim)
+
+
+def _to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device)`` or ``to(device, dtype)``, as torch.Tensor.to."""
+    from .dtypes import device as as_device
+    from .dtypes import dtype as dtype_cls
+
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    for a in args:
+        if isinstance(a, dtype_cls):
+            dtype = a
+        elif isinstance(a, (str,)) or type(a).__name__ == "device":
+            device = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+    if device is None:
+        return A.to.dtype(self, dtype if dtype is not None else self.dtype, False, copy)
+    return A.to.device(self, as_device(device), dtype if dtype is not None else self.dtype, False, copy)
+
+
+Tensor.sum = _sum
+Tensor.mean = _mean
+Tensor.max = _max
+Tensor.to = _to
+Tensor.cpu = lambda self: _to(self, "cpu")
+Tensor.float = lambda self: _to(self, _dtypes().float32)
+Tensor.double = lambda self: _to(self, _dtypes().float64)
+Tensor.long = lambda self: _to(self, _dtypes().int64)
+Tensor.int = lambda self: _to(self, _dtypes().int32)
+Tensor.bool = lambda self: _to(self, _dtypes().bool_)
+
+
+def _dtypes():
+    from . import dtypes
+
+    return dtypes
+
+
+# --- indexing: basic indexing is a chain of view ops (select, slice, unsqueeze) --------------
+def _index_views(self: Tensor, index: Any) -> Tensor:
+    if not isinstance(index, tuple):
+        index = (index,)
+    if any(i is Ellipsis for i in index):
+        pos = next(k for k, i in enumerate(index) if i is Ellipsis)
+        specified = sum(1 for i in index if i is not None and i is not Ellipsis)
+        index = index[:pos] + (slice(None),) * (self.dim() - specified) + index[pos + 1:]
+    result = self
+    dim = 0
+    for item in index:
+        if item is None:
+            result = A.unsqueeze.default(result, dim)
+            dim += 1
+        elif isinstance(item, bool) or isinstance(item, Tensor):
+            raise IndexError("dispatchcore supports basic indexing (ints, slices, None, ...) only; "
+                             "advanced (tensor or boolean) indexing is not modelled")
+        elif isinstance(item, int):
+            result = A.select.int(result, dim, item)
+        elif isinstance(item, slice):
+            step = 1 if item.step is None else item.step
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            if not (item.start is None and item.stop is None and step == 1):
+                result = A.slice.Tensor(result, dim, item.start, item.stop, step)
+            dim += 1
+        else:
+            raise TypeError(f"invalid index of type {type(item).__name__}")
+    if result is self:
+        result = A.alias.default(self)
+    return result
+
+
+def _setitem(self: Tensor, index: Any, value: Any) -> None:
+    target = _index_views(self, index)
+    if isinstance(value, Tensor):
+        A.copy_.default(target, value)
+    else:
+        A.fill_.Scalar(target, value)
+
+
+Tensor.__getitem__ = _index_views
+Tensor.__setitem__ = _setitem

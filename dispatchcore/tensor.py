@@ -1,0 +1,334 @@
+"""Tensor: a ``__slots__`` handle over backend data whose every operation goes through the dispatcher.
+
+Mirrors ``c10/core/TensorImpl.h`` for what dispatch needs: the key set (``_key_bits``, computed
+once from the device as TensorImpl's constructor does, spec §2.4), a version counter shared by a
+base and its views (a one-element list), and ``_base`` for views. The data object is the
+backend's: a numpy ``ndarray`` for CPU; any object with numpy's ``shape``, ``strides`` (bytes),
+``dtype`` and ``ndim`` attributes for other devices (see Note [Backend data protocol]).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .dtypes import _by_np, device
+from .keys import DispatchKey
+from .keyset import tensor_keyset
+
+__all__ = ["Size", "Tensor", "register_device", "rename_privateuse1_backend", "wrap"]
+
+# Note [Backend data protocol]: a tensor's ``_data`` has numpy's array attributes ``shape``,
+# ``strides`` (in bytes), ``dtype`` (a numpy dtype) and ``ndim``; ``storage_offset`` (elements)
+# where it is not an ndarray. CPU uses ndarrays directly, Meta a data-less stand-in.
+
+
+class Size(tuple):
+    """A tensor shape (``torch.Size``): a tuple that prints as ``dispatchcore.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"dispatchcore.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+# device type -> (device object, key bits of a normal tensor, key bits of an inference tensor)
+_DEVICES: dict[str, tuple[device, int, int]] = {}
+
+
+def register_device(type_name: str, backend_key: DispatchKey | str) -> device:
+    """Declare a device type and the backend key its tensors carry (``"cpu"`` -> ``CPU``).
+
+    Backends call this once; the tensor key sets are precomputed here, not per tensor.
+
+    Example:
+        >>> register_device("cpu", "CPU")
+        device(type='cpu')
+    """
+    dev = device(type_name)
+    _DEVICES[type_name] = (
+        dev,
+        int(tensor_keyset(backend_key)),
+        int(tensor_keyset(backend_key, inference=True)),
+    )
+    return dev
+
+
+_privateuse1_name = "privateuseone"
+
+
+def rename_privateuse1_backend(name: str) -> device:
+    """Name the PrivateUse1 device (``torch.utils.rename_privateuse1_backend``); returns it.
+
+    Tensors on ``device(name)`` carry ``PrivateUse1, ADInplaceOrView, AutogradPrivateUse1, AutocastPrivateUse1``.
+    As in torch, the name can be set once; a second, different name raises.
+    """
+    global _privateuse1_name
+    if _privateuse1_name not in ("privateuseone", name):
+        raise RuntimeError(
+            f"torch.register_privateuse1_backend() has already been set! Current backend: {_privateuse1_name}")
+    _privateuse1_name = name
+    return register_device(name, DispatchKey.PrivateUse1)
+
+
+register_device("cpu", DispatchKey.CPU)
+register_device("meta", DispatchKey.Meta)
+
+
+def _device_info(dev: device | str) -> tuple[device, int, int]:
+    type_name = dev.type if isinstance(dev, device) else device(dev).type
+    try:
+        return _DEVICES[type_name]
+    except KeyError:
+        raise RuntimeError(
+            f"Expected one of cpu, meta, ... device type at start of device string: {type_name}. "
+            "dispatchcore knows the devices its backends registered: "
+            f"{sorted(_DEVICES)}; register a new one with dispatchcore.register_device()."
+        ) from None
+
+
+_CPU, _CPU_BITS, _ = _DEVICES["cpu"]
+_new = object.__new__
+
+
+def wrap(data: Any, dev: device | str = "cpu", *, _inference: bool = False) -> Tensor:
+    """Make a tensor over backend data (an ndarray for CPU) on device ``dev``.
+
+    This is what kernels use to return results; it copies nothing.
+
+    Example:
+        >>> wrap(np.arange(3.0))
+        tensor([0., 1., 2.], dtype=dispatchcore.float64)
+    """
+    dev, bits, inference_bits = _device_info(dev)
+    t = _new(Tensor)
+    t._data = data
+    t._device = dev
+    t._key_bits = inference_bits if _inference else bits
+    t._vc = None if _inference else [0]
+    t._base = None
+    t._requires_grad = False
+    t._grad_fn = None
+    t._grad = None
+    return t
+
+
+def wrap_cpu(data: np.ndarray) -> Tensor:
+    """The CPU fast path of ``wrap``: a new normal tensor over ``data`` (no checks)."""
+    t = _new(Tensor)
+    t._data = data
+    t._device = _CPU
+    t._key_bits = _CPU_BITS
+    t._vc = [0]
+    t._base = None
+    t._requires_grad = False
+    t._grad_fn = None
+    t._grad = None
+    return t
+
+
+class Tensor:
+    """An n-dimensional array whose operations all dispatch (``torch.Tensor``).
+
+    Create tensors with the factories (``dispatchcore.tensor``, ``zeros``, ``ones``, ...); the
+    constructor is not public, as in PyTorch.
+    """
+
+    __slots__ = ("_data", "_device", "_key_bits", "_vc", "_base", "_requires_grad", "_grad_fn",
+                 "_grad", "__weakref__")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("Tensors are made by factories such as dispatchcore.tensor(data) or "
+                        "dispatchcore.zeros(size); there is no public constructor.")
+
+    # --- metadata (no dispatch, as in torch: sizes and strides live on the TensorImpl) -------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Size | int:
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self):
+        return _by_np[self._data.dtype]
+
+    @property
+    def device(self) -> device:
+        return self._device
+
+    @property
+    def is_meta(self) -> bool:
+        return self._device.type == "meta"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
+        itemsize = self._data.dtype.itemsize
+        strides = tuple(s // itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self) -> int:
+        data = self._data
+        if not isinstance(data, np.ndarray):
+            return data.storage_offset
+        root = data
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        start = data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return start // data.dtype.itemsize
+
+    def is_contiguous(self) -> bool:
+        expected = 1
+        for size, stride in zip(reversed(self._data.shape), reversed(self.stride())):
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndim = property(dim)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
+
+    def element_size(self) -> int:
+        return self._data.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    # --- data access ----------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """The CPU data as an ndarray sharing memory (``torch.Tensor.numpy``)."""
+        if self._device.type != "cpu":
+            raise TypeError(
+                f"can't convert {self._device.type} device type tensor to numpy. Use Tensor.cpu() "
+                "to copy the tensor to host memory first.")
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def item(self) -> Any:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        if self._device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        return self._cpu_data().reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._cpu_data().tolist()
+
+    def _cpu_data(self) -> np.ndarray:
+        data = self._data
+        if isinstance(data, np.ndarray):
+            return data
+        to_numpy = getattr(data, "to_numpy", None)
+        if to_numpy is None:
+            raise RuntimeError(f"Tensor on {self._device} has no host data; call .cpu() first.")
+        return to_numpy()
+
+    # --- version counter and views (ADInplaceOrView bookkeeping reads these) ----------------
+    @property
+    def _version(self) -> int:
+        if self._vc is None:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return self._vc[0]
+
+    def is_inference(self) -> bool:
+        return self._vc is None
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    # --- autograd metadata (the engine lives in dispatchcore.autograd) ----------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._grad_fn
+
+    @property
+    def grad(self) -> Tensor | None:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        self._grad = value
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` on a leaf (``torch.Tensor.requires_grad_``)."""
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if not requires_grad and self._grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        self._requires_grad = requires_grad
+        return self
+
+    def __repr__(self) -> str:
+        from ._tensor_str import tensor_repr
+
+        return tensor_repr(self)
+
+    def __len__(self) -> int:
+        if not self._data.ndim:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """Mirror ``maybe_wrap_dim`` with torch's IndexError text."""
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim % ndim if ndim else 0

@@ -1,0 +1,313 @@
+"""operator.py: the incremental table against the reference resolver, the call path, the dumps."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+import textwrap
+
+import pytest
+
+import dispatchcore as dc
+from dispatchcore.keys import (
+    RUNTIME_KEYS,
+    DispatchKey,
+    is_per_backend_functionality,
+    to_backend_component,
+    to_functionality_key,
+)
+from dispatchcore.keyset import BACKEND_MASK, DEFAULT_EXCLUDED, DEFAULT_INCLUDED, FULL, key_bits
+from dispatchcore.operator import KernelRegistration, OperatorHandle, is_dispatch_arg
+from dispatchcore.resolution import compute_table_entry
+
+D = DispatchKey
+
+REG_KEYS = [
+    "CPU", "Meta", "SparseCPU", "NestedTensorCPU", "QuantizedCPU", "MkldnnCPU", "AutogradCPU",
+    "Autograd", "CompositeImplicitAutograd", "CompositeExplicitAutograd",
+    "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutogradNestedTensor",
+    "FuncTorchBatchedDecomposition", "AutogradOther", "AutogradNestedTensor", "BackendSelect",
+    "ADInplaceOrView", "XLA", "MTIA", "SparseCsrCPU", "AutocastCPU", "Python", "FuncTorchBatched",
+]
+
+
+def _combos() -> list[tuple[tuple[str, bool], ...]]:
+    combos = [((k, False),) for k in REG_KEYS] + [((k, True),) for k in REG_KEYS]
+    combos += [((a, False), (b, False)) for a, b in itertools.combinations(REG_KEYS[:16], 2)]
+    rng = random.Random(1234)
+    for _ in range(80):
+        keys = rng.sample(REG_KEYS, rng.choice((3, 4)))
+        combos.append(tuple((k, rng.random() < 0.25) for k in keys))
+    return combos
+
+
+COMBOS = _combos()
+
+
+def register(lib: dc.Library, regs, name: str = "f") -> OperatorHandle:
+    for key, fallthrough in regs:
+        lib.impl(name, dc.fallthrough_kernel if fallthrough else (lambda x, _k=key: _k), key)
+    return dc.find_op(f"{lib.ns}::{name}")
+
+
+def fallthrough_keys(op: OperatorHandle) -> list[D]:
+    """The runtime keys whose reference entry is a fallthrough."""
+    fallbacks = dc.get_dispatcher()._fallbacks
+    return [k for k in RUNTIME_KEYS if k != D.Undefined
+            and getattr(compute_table_entry(op._kernels, fallbacks, k)[0], "fallthrough", False)]
+
+
+def reference_key(fallthroughs: list[D], bits: int) -> D:
+    """highestPriorityTypeId after clearing the fallthrough keys the resolver reports."""
+    backend = (bits & BACKEND_MASK).bit_length()
+    for key in fallthroughs:
+        functionality = to_functionality_key(key)
+        if is_per_backend_functionality(functionality) and int(to_backend_component(key)) != backend:
+            continue
+        bits &= ~key_bits(functionality)
+    return dc.DispatchKeySet.from_raw(bits).highest_priority_key()
+
+
+def _probe_bits() -> list[int]:
+    tensors = ["CPU", "Meta", "SparseCPU", "QuantizedCPU", "NestedTensorCPU", "MkldnnCPU", "CUDA",
+               "XLA", "SparseCsrCPU", "MTIA"]
+    sets = [int(dc.tensor_keyset(t)) for t in tensors]
+    sets += [int(dc.tensor_keyset("CPU")) | int(dc.tensor_keyset("Meta")), 0,
+             int(dc.tensor_keyset("CPU", inference=True))]
+    sets += [key_bits(k) | int(dc.tensor_keyset("CPU")) for k in RUNTIME_KEYS[::3]]
+    return [((s | DEFAULT_INCLUDED) & ~DEFAULT_EXCLUDED) | (s & BACKEND_MASK) for s in sets]
+
+
+PROBES = _probe_bits()
+
+
+# --- 1. the incremental table equals the reference resolver --------------------------------------
+@pytest.mark.parametrize("regs", COMBOS, ids=lambda regs: "+".join(k + ("~" if f else "") for k, f in regs))
+def test_table_equals_resolver_and_call_path_equals_highest_priority_key(lib, regs):
+    lib.define("f(Tensor x) -> Tensor")
+    op = register(lib, regs)
+    fallbacks = dc.get_dispatcher()._fallbacks
+    for key in RUNTIME_KEYS:
+        assert op.table_entry(key) == compute_table_entry(op._kernels, fallbacks, key), key
+    fallthroughs = fallthrough_keys(op)
+    for bits in PROBES:
+        assert op.key_for(bits) == reference_key(fallthroughs, bits), dc.DispatchKeySet.from_raw(bits)
+
+
+def test_table_returns_to_empty_after_removing_everything(lib):
+    lib.define("f(Tensor x) -> Tensor")
+    op = dc.find_op(f"{lib.ns}::f")
+    baseline = {k: op.table_entry(k) for k in RUNTIME_KEYS}
+    handles = [lib.impl("f", lambda x: x, k) for k in REG_KEYS[:12]]
+    for handle in handles:
+        handle.remove()
+    assert {k: op.table_entry(k) for k in RUNTIME_KEYS} == baseline
+    assert op.registrations == {}
+
+
+def test_table_entry_accepts_key_names_and_reports_missing(lib):
+    lib.define("f(Tensor x) -> Tensor")
+    op = dc.find_op(f"{lib.ns}::f")
+    assert op.table_entry("CPU") == (None, "missing")
+    reg, label = op.table_entry("AutogradCPU")
+    assert label == "backend fallback" and reg.boxed_fallback
+
+
+# --- the call path ------------------------------------------------------------------------------
+def test_fast_and_general_paths_pick_the_same_kernel(lib, carrier):
+    lib.define("f(Tensor x, int n=1) -> Tensor")
+    lib.impl("f", lambda x, n=1: ("CPU", n), "CPU")
+    lib.impl("f", lambda x, n=1: ("Meta", n), "Meta")
+    op = dc.find_op(f"{lib.ns}::f")
+    for t in ("CPU", "Meta"):
+        assert op(carrier(t)) == op(x=carrier(t)) == op(carrier(t), n=1) == (t, 1)
+        assert op(carrier(t), 4) == op(carrier(t), n=4) == (t, 4)
+
+
+def test_positional_arguments_given_by_keyword_reach_the_kernel_by_position(lib, carrier):
+    """torch passes schema-positional arguments positionally, whatever their kernel parameter names."""
+    lib.define("f(Tensor x, int n=1, *, int k=2) -> Tensor")
+    lib.impl("f", lambda a, m=1, *, k=2: (m, k), "CPU")
+    op = dc.find_op(f"{lib.ns}::f")
+    assert op(x=carrier(), n=5) == (5, 2)
+    assert op(carrier(), n=5, k=3) == (5, 3)
+    assert op(carrier(), k=3) == (1, 3)
+
+
+def test_with_keyset_kernel_gets_the_masked_keyset(lib, carrier):
+    """Spec §3.2: only CPU and AutogradCPU are non-fallthrough, so those are all the kernel sees."""
+    lib.define("f(Tensor x) -> Tensor")
+    seen = []
+    op = dc.find_op(f"{lib.ns}::f")
+
+    def autograd(ks, x):
+        seen.append(ks)
+        return op.redispatch(ks & dc.DispatchKeySet.full_after("AutogradCPU"), x)
+
+    lib.impl("f", lambda ks, x: seen.append(ks) or "cpu", "CPU", with_keyset=True)
+    lib.impl("f", autograd, "AutogradCPU", with_keyset=True)
+    assert op(carrier("CPU")) == "cpu"
+    assert seen == [dc.DispatchKeySet(["CPU", "AutogradCPU"]), dc.DispatchKeySet("CPU")]
+    assert all(type(ks) is dc.DispatchKeySet for ks in seen)
+
+
+def test_redispatch_accepts_raw_ints_and_keysets(lib, carrier):
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: "cpu", "CPU")
+    lib.impl("f", lambda x: "meta", "Meta")
+    op = dc.find_op(f"{lib.ns}::f")
+    assert op.redispatch(dc.DispatchKeySet("CPU"), carrier()) == "cpu"
+    assert op.redispatch(int(dc.DispatchKeySet("Meta")), carrier()) == "meta"
+    assert op.redispatch(dc.DispatchKeySet("CPU"), x=carrier()) == "cpu"
+
+
+def test_key_for_uses_the_op_fallthrough_mask(lib, carrier):
+    lib.define("f(Tensor x) -> Tensor")
+    op = dc.find_op(f"{lib.ns}::f")
+    cpu = (int(dc.tensor_keyset("CPU")) | DEFAULT_INCLUDED) & (BACKEND_MASK | ~DEFAULT_EXCLUDED)
+    assert op.key_for(cpu) == D.AutogradCPU
+    lib.impl("f", dc.fallthrough_kernel, "AutogradCPU")
+    assert op.key_for(cpu) == D.CPU
+    assert op.key_for(dc.DispatchKeySet(["Meta", "AutogradMeta"])) == D.AutogradMeta  # per backend
+    assert op.key_for(0) == D.Undefined
+
+
+def test_is_dispatch_arg():
+    class Bits:
+        _key_bits = 1
+
+    class NotBits:
+        _key_bits = "1"
+
+    assert is_dispatch_arg(Bits()) and not is_dispatch_arg(NotBits()) and not is_dispatch_arg(3)
+
+
+# --- introspection and dumps ---------------------------------------------------------------------
+def _normalize(text: str) -> str:
+    text = re.sub(r"registered at \S*test_operator\.py:\d+", "registered at HERE", text)
+    return re.sub(r"registered at dispatchcore/dispatcher\.py:\d+", "registered at BUILTIN", text)
+
+
+def test_dump_state_snapshot(lib):
+    lib.define("mysin(Tensor x) -> Tensor")
+    lib.impl("mysin", lambda x: x, "CPU")
+    lib.impl("mysin", lambda x: x, "Autograd")
+    lib.impl("mysin", dc.fallthrough_kernel, "AutogradCPU")
+    assert _normalize(dc.dump_state(f"{lib.ns}::mysin")) == textwrap.dedent(f"""\
+        name: {lib.ns}::mysin
+        schema: {lib.ns}::mysin(Tensor x) -> Tensor
+        debug: registered at HERE
+        alias analysis kind: FROM_SCHEMA
+        CPU: registered at HERE :: (none) [ boxed ]
+        AutogradCPU: registered at HERE :: (none) [ fallthrough boxed ]
+        Autograd[alias]: registered at HERE :: (none) [ boxed ]
+        """)
+
+
+def test_dump_table_snapshot(lib):
+    """Spec §4.4's example table: CPU kernel plus an Autograd alias kernel."""
+    lib.define("mysin(Tensor x) -> Tensor")
+    lib.impl("mysin", lambda x: x, "CPU")
+    lib.impl("mysin", lambda x: x, "Autograd")
+    autograd = [f"{k}: registered at HERE [autograd kernel]" for k in (
+        "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradHIP", "AutogradXLA", "AutogradMPS",
+        "AutogradIPU", "AutogradXPU", "AutogradHPU", "AutogradVE", "AutogradLazy", "AutogradMTIA",
+        "AutogradMAIA", "AutogradPrivateUse1", "AutogradPrivateUse2", "AutogradPrivateUse3",
+        "AutogradMeta", "AutogradNestedTensor")]
+    fallback = "registered at BUILTIN [backend fallback]"
+    fallthrough = "fallthrough registered at BUILTIN [backend fallback]"
+    expected = [
+        "CPU: registered at HERE [kernel]",
+        f"Meta: {fallback}",
+        f"BackendSelect: {fallthrough}",
+        *(f"{k}: {fallback}" for k in ("Python", "FuncTorchDynamicLayerBackMode", "Functionalize",
+                                         "Conjugate", "Negative", "ZeroTensor")),
+        f"ADInplaceOrView: {fallthrough}",
+        *autograd,
+        f"Tracer: {fallback}",
+        *(f"{k}: {fallthrough}" for k in ("AutocastCPU", "AutocastMTIA", "AutocastMAIA", "AutocastXPU",
+                                            "AutocastMPS", "AutocastCUDA")),
+        f"FuncTorchBatched: {fallback}",
+        f"BatchedNestedTensor: {fallback}",
+        f"FuncTorchVmapMode: {fallthrough}",
+        f"Batched: {fallback}",
+        f"VmapMode: {fallthrough}",
+        *(f"{k}: {fallback}" for k in ("FuncTorchGradWrapper", "PythonTLSSnapshot",
+                                         "FuncTorchDynamicLayerFrontMode", "PreDispatch",
+                                         "PythonDispatcher")),
+    ]
+    table = _normalize(dc.find_op(f"{lib.ns}::mysin").dump_table())
+    assert table.splitlines() == expected
+    assert table.endswith("\n")
+
+
+def test_dump_table_fallthrough_via_alias(lib):
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", dc.fallthrough_kernel, "Autograd")
+    lines = _normalize(dc.dump_table(f"{lib.ns}::f")).splitlines()
+    assert "AutogradCPU: fallthrough registered at HERE [autograd kernel]" in lines
+
+
+def test_registrations_snapshot_newest_first(lib, quiet_override):
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: 1, "CPU")
+    lib.impl("f", lambda x: 2, "CPU")
+    op = dc.find_op(f"{lib.ns}::f")
+    regs = op.registrations
+    assert [r.kernel(None) for r in regs[D.CPU]] == [2, 1]
+    assert isinstance(regs[D.CPU], tuple) and all(isinstance(r, KernelRegistration) for r in regs[D.CPU])
+    regs[D.CPU] = ()
+    assert len(op.registrations[D.CPU]) == 2  # a snapshot
+    assert op.has_kernel_for_dispatch_key("CPU") and not op.has_kernel_for_dispatch_key(D.Meta)
+
+
+def test_handle_names(lib):
+    lib.define("f.ov(Tensor x) -> Tensor")
+    lib.define("g(Tensor x) -> Tensor")
+    f = dc.find_op(f"{lib.ns}::f.ov")
+    g = dc.find_op(f"{lib.ns}::g.default")
+    assert (f.name, f.overload_name, f.qualname) == (f"{lib.ns}::f", "ov", f"{lib.ns}::f.ov")
+    assert str(f) == f"{lib.ns}.f.ov" and str(g) == f"{lib.ns}.g.default"
+    assert repr(g) == f"<OperatorHandle {lib.ns}::g>"
+    assert f.is_defined
+
+
+def test_calling_an_undefined_handle_says_how_to_define_it(ns, carrier):
+    lib = dc.Library(ns, "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    op = dc.find_op(f"{ns}::f")
+    lib._destroy()
+    assert not op.is_defined
+    with pytest.raises(RuntimeError, match=rf"{ns}::f has no schema: it was never defined, or its "
+                                           r"Library was destroyed"):
+        op(carrier())
+
+
+def test_kernel_registration_debug():
+    reg = KernelRegistration(key=D.CPU, kernel=len)
+    assert reg.debug == "no debug info" and not reg.fallthrough
+    reg = KernelRegistration(key=D.CPU, kernel=dc.fallthrough_kernel, where=dc.SourceLocation("a.py", 3))
+    assert reg.debug == "registered at a.py:3" and reg.fallthrough
+    reg = KernelRegistration(key=D.CPU, kernel=len, debug_override="custom")
+    assert reg.debug == "custom"
+
+
+def test_fallthrough_kernel_raises_the_internal_assert_when_called():
+    with pytest.raises(RuntimeError, match=r"^0 INTERNAL ASSERT FAILED at \"aten/src/ATen/core/boxing/"
+                                           r"KernelFunction.cpp\":14, please report a bug to PyTorch\. "
+                                           r"fallthrough_kernel was executed"):
+        dc.fallthrough_kernel(1, a=2)
+
+
+def test_masks_cover_the_full_keyset():
+    assert FULL == 0x3FFFFFFFFFFFFFFF
+
+
+@pytest.fixture
+def quiet_override():
+    dispatcher = dc.get_dispatcher()
+    previous = dispatcher._warned_override
+    dispatcher._warned_override = True
+    yield
+    dispatcher._warned_override = previous
