@@ -342,7 +342,8 @@ def explain_missing(op: OperatorHandle, key: DispatchKey, bits: int, args: tuple
 def _keys_missing(bits: int, fewer: int) -> str:
     """The runtime keys of ``bits`` that ``fewer`` lacks, printed as a key set."""
     lacking = set(DispatchKeySet._from_bits(bits)) - set(DispatchKeySet._from_bits(fewer))
-    return "DispatchKeySet(" + ", ".join(k.name for k in DispatchKeySet._from_bits(bits) if k in lacking) + ")"
+    names = [k.name for k in DispatchKeySet._from_bits(bits) if k in lacking]
+    return "DispatchKeySet(" + ", ".join(names) + ")"
 
 
 def ambiguous_autogradother_error(op: OperatorHandle) -> RuntimeError:
@@ -409,9 +410,14 @@ def _bind_autograd_fallback(op: OperatorHandle) -> Callable[..., Any]:
         bits &= AFTER_AUTOGRAD
         f = (bits >> NUM_BACKENDS).bit_length()
         entry = op._dispatch[1][FUNCTIONALITY_BASE[f] + ((bits & BACKEND_MASK).bit_length() & BACKEND_SELECT[f])]
-        if entry is None or entry[1]:
+        if entry is None:
             return op.redispatch(bits, *args, **kwargs)
-        return entry[0](*args, **kwargs)
+        fn, convention = entry
+        if convention:
+            if convention == 2:
+                return fn(bits, *args, **kwargs)
+            return fn(DispatchKeySet._from_bits(bits), *args, **kwargs)
+        return fn(*args, **kwargs)
 
     return autograd_fallback
 

@@ -406,22 +406,33 @@ class OperatorHandle:
         """Recompute table entries (all, or just ``keys``) and swap in a new dispatch state."""
         fallbacks = self._dispatcher._fallbacks
         entries = dict(self._entries)
+        masks_stale = keys is None
         if keys is None:
             keys = set()
             for k in self._kernels:
                 keys |= affected_keys(k)
             entries = {k: (fallbacks[k], "backend fallback") for k in fallbacks}
+            table: list[Any] = [None] * TABLE_SIZE
+            for k, (reg, _) in entries.items():
+                table[k] = _bound_kernel(self, reg)
+        else:  # only ``keys`` can change: keep the other slots' bound kernels and, unless a
+            # fallthrough comes or goes, the masks (a fallback change touches every operator)
+            table = list(self._dispatch[1])
         for k in keys:
             entry = compute_table_entry(self._kernels, fallbacks, k)
+            old = entries.get(k)
             if entry[0] is None:
                 entries.pop(k, None)
+                table[k] = None
             else:
                 entries[k] = entry
+                if old is None or old[0] is not entry[0] or table[k] is None:
+                    table[k] = _bound_kernel(self, entry[0])
+            if getattr(old and old[0], "fallthrough", False) != getattr(entry[0], "fallthrough", False):
+                masks_stale = True
         self._entries = entries
-        table: list[Any] = [None] * TABLE_SIZE
-        for k, (reg, _) in entries.items():
-            table[k] = _bound_kernel(self, reg)
-        self._dispatch = (self._compute_masks(entries), table)
+        masks = self._compute_masks(entries) if masks_stale else self._dispatch[0]
+        self._dispatch = (masks, table)
 
     @staticmethod
     def _compute_masks(entries: dict[DispatchKey, tuple[Any, str]]) -> list[int]:

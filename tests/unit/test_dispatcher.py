@@ -8,6 +8,7 @@ import dispatchcore as dc
 from dispatchcore import dispatcher as dispatcher_module
 from dispatchcore.dispatcher import DUMP_ORDER
 from dispatchcore.keys import RUNTIME_KEYS, DispatchKey
+from dispatchcore.operator import OperatorHandle
 from dispatchcore.resolution import compute_table_entry
 
 D = DispatchKey
@@ -177,6 +178,14 @@ def test_registering_a_fallback_refreshes_every_op(lib, global_lib):
     lib.define("h(Tensor x) -> Tensor")
     ops = [dc.find_op(f"{lib.ns}::{n}") for n in "fgh"]
     handle = global_lib.fallback(lambda op, *args: "fb", "AutogradNestedTensor")
+    fallthrough = global_lib.fallback(dc.fallthrough_kernel, "Fake")
+    for op in ops:
+        masks, table = op._dispatch
+        assert masks == OperatorHandle._compute_masks(op._entries)
+        assert {k for k in RUNTIME_KEYS if table[k] is not None} == set(op._entries)
+    assert all(not op._dispatch[0][1] & dc.DispatchKeySet("Fake").raw_repr() for op in ops)
+    fallthrough.remove()
+    assert all(op._dispatch[0][1] & dc.DispatchKeySet("Fake").raw_repr() for op in ops)
     labels = [op.table_entry("AutogradNestedTensor")[1] for op in ops]
     assert labels == ["math kernel", "kernel", "backend fallback"]
     for op in ops:

@@ -343,6 +343,8 @@ def test_fallthrough_fallback_skips_the_key_for_every_op(lib, global_lib, carrie
                      foo.dump_table(), re.M)
     handle.remove()
     assert "Fake:" not in foo.dump_table()
+    with pytest.raises(NotImplementedError, match="'Fake' backend"):
+        foo(fake)
 
 
 # --- fallthrough semantics (§5.2) ---------------------------------------------------------------

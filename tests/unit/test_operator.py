@@ -69,6 +69,13 @@ def reference_key(fallthroughs: list[D], bits: int) -> D:
     return dc.DispatchKeySet.from_raw(bits).highest_priority_key()
 
 
+def assert_dispatch_state_consistent(op: OperatorHandle) -> None:
+    """The call path's (masks, slots) agree with the entries, however they were updated."""
+    masks, table = op._dispatch
+    assert masks == OperatorHandle._compute_masks(op._entries)
+    assert {k for k in RUNTIME_KEYS if table[k] is not None} == set(op._entries)
+
+
 def _probe_bits() -> list[int]:
     tensors = ["CPU", "Meta", "SparseCPU", "QuantizedCPU", "NestedTensorCPU", "MkldnnCPU", "CUDA",
                "XLA", "SparseCsrCPU", "MTIA"]
@@ -90,6 +97,7 @@ def test_table_equals_resolver_and_call_path_equals_highest_priority_key(lib, re
     fallbacks = dc.get_dispatcher()._fallbacks
     for key in RUNTIME_KEYS:
         assert op.table_entry(key) == compute_table_entry(op._kernels, fallbacks, key), key
+    assert_dispatch_state_consistent(op)
     fallthroughs = fallthrough_keys(op)
     for bits in PROBES:
         assert op.key_for(bits) == reference_key(fallthroughs, bits), dc.DispatchKeySet.from_raw(bits)
@@ -102,6 +110,7 @@ def test_table_returns_to_empty_after_removing_everything(lib):
     handles = [lib.impl("f", lambda x: x, k) for k in REG_KEYS[:12]]
     for handle in handles:
         handle.remove()
+        assert_dispatch_state_consistent(op)
     assert {k: op.table_entry(k) for k in RUNTIME_KEYS} == baseline
     assert op.registrations == {}
 

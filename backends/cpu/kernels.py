@@ -1,0 +1,1569 @@
+"""CPU kernels: numpy implementations of the aten operators, one plain function per overload.
+
+Semantics follow ``aten/src/ATen/native`` (BinaryOps, UnaryOps, ReduceOps, LinearAlgebra, SoftMax,
+Loss, TensorShape, TensorFactories, RangeFactories): type promotion, broadcasting, in-place cast
+rules and error texts are torch's, numpy does the arithmetic. Invariants: every kernel returns
+tensors made by ``wrap_cpu`` over an ``ndarray`` (never a numpy scalar), and view kernels return
+numpy views of their input's memory, never copies. Kernel names are ``<name>_<overload>_cpu``
+(``add.Tensor`` -> ``add_tensor_cpu``, ``add_.Tensor`` -> ``add__tensor_cpu``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from dispatchcore import dtypes
+from dispatchcore.tensor import wrap_cpu
+
+from . import random as _random
+
+# Note [Fast paths]: the hot kernels (add, mul, relu, sum, mm, views, ...) first try the common
+# case (operands of one dtype, no alpha) with one numpy call and a cheap 0-d guard. Every other
+# case (promotion, Python scalars, errors, floating-point warnings) falls to the general slow
+# path of its family (``_binary``, ``_unary``, ...), which is written for clarity, not speed.
+
+# Note [Quiet floating-point errors]: torch computes inf and nan silently (1/0, log(0)); numpy
+# reports them as RuntimeWarnings. ``register()`` turns RuntimeWarnings raised in this module into
+# errors (``QUIET_FILTER``), so the fast paths catch them for free when nothing goes wrong and
+# redo the op in the slow path under ``np.errstate(all="ignore")``. A kernel that writes into
+# existing memory with one ufunc call may ignore the exception: numpy raises it only after the
+# whole output has been written.
+QUIET_FILTER = {"action": "error", "category": RuntimeWarning, "module": __name__.replace(".", r"\.")}
+
+_nd = np.ndarray
+_asarray = np.asarray
+_empty = np.empty
+_add, _sub, _mul, _div, _pow = np.add, np.subtract, np.multiply, np.true_divide, np.power
+_maximum, _minimum = np.maximum, np.minimum
+_add_reduce = np.add.reduce
+_FP_ERRORS = (RuntimeWarning, FloatingPointError)
+_FAST_ERRORS = (ValueError, TypeError, OverflowError, RuntimeWarning, FloatingPointError)
+_ONE = 1  # `alpha is _ONE`: CPython caches small ints, so this is True for 1 and False for True/1.0
+
+_BOOL, _U8, _I8, _I16 = np.dtype(np.bool_), np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int16)
+_I32, _I64 = np.dtype(np.int32), np.dtype(np.int64)
+_F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+_C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
+_ALL = (_BOOL, _U8, _I8, _I16, _I32, _I64, _F16, _F32, _F64, _C64, _C128)
+
+# c10::toString(ScalarType), the caffe2::TypeMeta names, and the names checked_convert prints
+_TORCH_NAME = dict(zip(_ALL, ("Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double",
+                              "ComplexFloat", "ComplexDouble")))
+_CPP_NAME = dict(zip(_ALL, ("bool", "unsigned char", "signed char", "short int", "int", "long int",
+                            "c10::Half", "float", "double", "c10::complex<float>", "c10::complex<double>")))
+_CONVERT_NAME = dict(zip(_ALL, ("bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t", "c10::Half",
+                                "float", "double", "c10::complex<float>", "c10::complex<double>")))
+_ZERO = {dt: np.zeros((), dt) for dt in _ALL}  # np.maximum(x, zero-d array) beats a Python 0
+# torch's ScalarType enum values, for dtype arguments given as ints (schema defaults are ints)
+_SCALAR_TYPE_NUMBERS = {0: _U8, 1: _I8, 2: _I16, 3: _I32, 4: _I64, 5: _F16, 6: _F32, 7: _F64,
+                        9: _C64, 10: _C128, 11: _BOOL}
+_MEMORY_FORMATS = {0: "contiguous_format", 1: "preserve_format", 2: "channels_last", 3: "channels_last_3d"}
+_PY_SCALARS = (bool, int, float, complex)
+
+_VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one dimension "
+               "spans across two contiguous subspaces). Use .reshape(...) instead.")
+_RESIZE_WARNING = (
+    "An output with one or more elements was resized since it had shape {}, which does not match the "
+    "required output shape {}. This behavior is deprecated, and in a future PyTorch release outputs will "
+    "not be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing "
+    "it, inplace, to zero elements with t.resize_(0).")
+
+
+# --- small helpers --------------------------------------------------------------------------------
+def _arr(r: Any) -> np.ndarray:
+    """Numpy returns scalars for 0-d results; kernels must return arrays."""
+    return r if r.__class__ is _nd else _asarray(r)
+
+
+def _default_np() -> np.dtype:
+    return dtypes.get_default_dtype().np
+
+
+def _np_dtype(dtype: Any) -> np.dtype:
+    """The numpy dtype of a ``ScalarType?`` argument (None: the default dtype)."""
+    if dtype is None:
+        return dtypes.get_default_dtype().np
+    np_dtype = getattr(dtype, "np", None)
+    if np_dtype is not None:
+        return np_dtype
+    if type(dtype) is int:
+        return _SCALAR_TYPE_NUMBERS[dtype]
+    return np.dtype(dtype)
+
+
+def _shape_str(shape: Any) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _not_implemented(kernel: str, dt: np.dtype) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_NAME[dt]}\'')
+
+
+def _item(value: Any) -> Any:
+    """A Python number from a ``Scalar`` argument (0-d tensors and numpy scalars allowed)."""
+    if isinstance(value, _PY_SCALARS):
+        return value
+    data = getattr(value, "_data", None)
+    if data is not None:
+        return data.item()
+    item = getattr(value, "item", None)
+    return item() if item is not None else value
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """Mirror ``maybe_wrap_dim`` (a 0-d tensor accepts dims 0 and -1)."""
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim % ndim if ndim else 0
+
+
+def _reduce_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
+    """Wrapped reduction dims; None means all (``dim`` None or empty). Rejects duplicates as torch."""
+    if dim is None:
+        return None
+    if isinstance(dim, int):
+        dim = (dim,)
+    if len(dim) == 0:
+        return None
+    seen: list[int] = []
+    for d in dim:
+        w = _wrap_dim(d, ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.append(w)
+    return tuple(seen) if ndim else ()
+
+
+def _infer_size(a: tuple, b: tuple) -> tuple:
+    """Mirror ``infer_size``: the broadcast shape of two shapes, with torch's error text."""
+    na, nb = len(a), len(b)
+    ndim = max(na, nb)
+    out = [0] * ndim
+    for i in range(ndim - 1, -1, -1):
+        offset = ndim - 1 - i
+        da, db = na - 1 - offset, nb - 1 - offset
+        sa = a[da] if da >= 0 else 1
+        sb = b[db] if db >= 0 else 1
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
+                               f"at non-singleton dimension {i}")
+        out[i] = sb if sa == 1 else sa
+    return tuple(out)
+
+
+def _broadcast_shapes(*shapes: tuple) -> tuple:
+    result = shapes[0]
+    for s in shapes[1:]:
+        result = _infer_size(result, s)
+    return result
+
+
+def _can_cast(frm: np.dtype, to: np.dtype) -> bool:
+    """Mirror ``c10::canCast``: no complex->real, float->integral or non-bool->bool."""
+    fk, tk = frm.kind, to.kind
+    if fk == "c" and tk != "c":
+        return False
+    if fk == "f" and tk in "biu":
+        return False
+    return not (fk != "b" and tk == "b")
+
+
+def _check_can_cast(frm: np.dtype, to: np.dtype, names: dict = _TORCH_NAME) -> None:
+    if not _can_cast(frm, to):
+        raise RuntimeError(f"result type {_TORCH_NAME[frm]} can't be cast to the desired output type {names[to]}")
+
+
+def _resize_out(out: Any, shape: tuple) -> np.ndarray:
+    """Mirror ``at::native::resize_output``: give ``out`` the shape, warning if it had elements."""
+    data = out._data
+    if data.shape != shape:
+        if data.size:
+            warnings.warn(_RESIZE_WARNING.format(_shape_str(data.shape), _shape_str(shape)), UserWarning,
+                          stacklevel=4)
+        data = out._data = _empty(shape, data.dtype)
+    return data
+
+
+def _cast(a: Any, dt: np.dtype) -> Any:
+    """``a`` (an ndarray) in dtype ``dt``, copying only when the dtype changes (torch's casts)."""
+    if a.dtype is dt or a.dtype == dt:
+        return a
+    if dt is _U8 and a.dtype.kind == "f":  # c10::convert goes through int64 for uint8
+        return a.astype(_I64).astype(_U8)
+    return a.astype(dt)
+
+
+def _scalar_array(value: Any, dt: np.dtype) -> np.ndarray:
+    """A Python scalar as a 0-d array of ``dt``, converted as inside a torch kernel (ints wrap)."""
+    if dt.kind in "iu" and type(value) is int:
+        if not -(1 << 63) <= value < (1 << 64):
+            raise OverflowError("int too big to convert")
+        bits = dt.itemsize * 8
+        value &= (1 << bits) - 1
+        if dt.kind == "i" and value >= 1 << (bits - 1):
+            value -= 1 << bits
+        return np.array(value, dt)
+    if type(value) is int and not -(1 << 63) <= value < (1 << 64):
+        raise OverflowError("int too big to convert")
+    return np.array(value).astype(dt)
+
+
+def _checked_scalar(value: Any, dt: np.dtype) -> np.ndarray:
+    """Mirror ``checked_convert``: ``value`` as a 0-d array of ``dt``, or torch's overflow error."""
+    v = _item(value)
+    kind = dt.kind
+    if kind == "b":
+        return np.array(bool(v))
+    error = RuntimeError(f"value cannot be converted to type {_CONVERT_NAME[dt]} without overflow")
+    if isinstance(v, complex):
+        if kind != "c":
+            if v.imag != 0:
+                raise error
+            v = v.real
+    if kind in "iu":
+        info = np.iinfo(dt)
+        if isinstance(v, float):
+            if v != v or not info.min <= v <= info.max:
+                raise error
+            v = int(v)
+        v = int(v)
+        if kind == "u":  # negative values wrap, as two's complement arithmetic would (c10 overflows())
+            ok = v <= info.max and (v >= 0 or -v <= info.max)
+        else:
+            ok = info.min <= v <= info.max
+        if not ok:
+            raise error
+        return np.array(v).astype(dt)
+    if kind == "f":
+        f = float(v)
+        if not math.isinf(f) and f == f and abs(f) > np.finfo(dt).max:
+            raise error
+        return np.array(f, dt)
+    return np.array(v, dt)
+
+
+def _result_np(*operands: Any) -> np.dtype:
+    """``torch.result_type`` over Tensors and Python scalars, as a numpy dtype."""
+    return dtypes.result_type(*operands).np
+
+
+def _operand(x: Any) -> Any:
+    """The ndarray of a Tensor operand, or the Python number of a Scalar one."""
+    data = getattr(x, "_data", None)
+    return data if data is not None else _item(x)
+
+
+def _as_dtype(x: Any, dt: np.dtype) -> np.ndarray:
+    return _cast(x, dt) if isinstance(x, _nd) else _scalar_array(x, dt)
+
+
+def _dtype_of(x: Any) -> np.dtype:
+    """The dtype a torch kernel sees for an operand (Python scalars: bool, int64, double)."""
+    if isinstance(x, _nd):
+        return x.dtype
+    if isinstance(x, bool):
+        return _BOOL
+    if isinstance(x, int):
+        return _I64
+    return _F64 if isinstance(x, float) else _C128
+
+
+# --- elementwise binary ops -----------------------------------------------------------------------
+def _sub_check(xd: np.dtype, yd: np.dtype) -> None:
+    """Mirror ``sub_check`` in BinaryOps.h."""
+    if xd is _BOOL and yd is _BOOL:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if xd is _BOOL or yd is _BOOL:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                           "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _alpha_check(dt: np.dtype, alpha: Any) -> None:
+    """Mirror ``alpha_check`` in BinaryOps.h."""
+    if isinstance(alpha, bool) and dt is not _BOOL:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if dt.kind not in "fc" and not isinstance(alpha, int):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if dt.kind != "c" and isinstance(alpha, complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+
+
+def _int_pow(a: np.ndarray, b: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Integer pow as c10's ``powi``: a negative exponent gives 1, -1 or 0 instead of an error."""
+    if dt is _BOOL:  # only pow.Tensor_Scalar reaches here: x ** True == x, x ** False == True
+        return _pow(a.astype(_I8), b.astype(_I8)).astype(_BOOL)
+    negative = b < 0
+    if not negative.any():
+        return _pow(a, b)
+    positive = _pow(a, np.where(negative, 0, b).astype(dt))
+    odd = np.remainder(b, 2) == 1
+    at_negative = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+    return np.where(negative, at_negative, positive).astype(dt)
+
+
+def _store(r: Any, dt: np.dtype, shape: tuple, self: Any, out: Any, names: dict = _TORCH_NAME) -> Any:
+    """Return ``r`` as a new tensor (out None), write it into ``self`` (in-place) or into ``out``."""
+    if out is None:
+        return wrap_cpu(_arr(r))
+    if out is self:
+        dst = self._data
+        if shape != dst.shape:
+            raise RuntimeError(f"output with shape {_shape_str(dst.shape)} doesn't match the broadcast "
+                               f"shape {_shape_str(shape)}")
+        _check_can_cast(dt, dst.dtype, names)
+        np.copyto(dst, r, casting="unsafe")
+        return self
+    _check_can_cast(dt, out._data.dtype, names)
+    np.copyto(_resize_out(out, shape), r, casting="unsafe")
+    return out
+
+
+def _binary(name: str, ufunc: Any, self: Any, other: Any, alpha: Any = 1, out: Any = None) -> Any:
+    """The general elementwise binary op: ``self <op> alpha * other`` with all of torch's rules.
+
+    ``self``/``other`` are Tensors or Python scalars (``pow.Scalar`` has a scalar ``self``);
+    ``out`` is None (new tensor), ``self`` (in-place) or an out tensor.
+    """
+    with np.errstate(all="ignore"):
+        x, y = _operand(self), _operand(other)
+        dt = _result_np(self if isinstance(x, _nd) else x, other if isinstance(y, _nd) else y)
+        if name == "sub":
+            _sub_check(_dtype_of(x), _dtype_of(y))
+        elif name == "div" and dt.kind in "biu":
+            dt = _default_np()  # true division: integers divide in the default float dtype
+        elif name == "pow":
+            if dt is _BOOL and isinstance(x, _nd) and isinstance(y, _nd):
+                raise _not_implemented("pow", dt)
+            if dt.kind in "biu" and type(y) is int and y < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if alpha is not _ONE:
+            _alpha_check(dt, alpha)
+        a, b = _as_dtype(x, dt), _as_dtype(y, dt)
+        if alpha is not _ONE:
+            b = _mul(b, _scalar_array(alpha, dt))
+        shape = _broadcast_shapes(a.shape, b.shape)
+        r = _int_pow(a, b, dt) if name == "pow" and dt.kind in "biu" else ufunc(a, b)
+        return _store(r, dt, shape, self, out)
+
+
+def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> tuple:
+    """The five kernels of add/sub/mul/div: .Tensor, .Scalar, _.Tensor, _.Scalar and .out.
+
+    Each tries the fast path of Note [Fast paths]; div's fast path is for floating inputs only.
+    """
+    slow = _binary
+
+    def fast_scalar(a: np.ndarray, other: Any) -> bool:
+        # numpy's weak Python scalars (NEP 50) agree with torch here: float tensors with any real
+        # number, integer tensors with ints (out-of-range ints raise and take the slow path)
+        t, k = type(other), a.dtype.kind
+        return (k == "f" and (t is float or t is int)) or (t is int and k in "iu" and not float_only)
+
+    if has_alpha:
+        def tensor(self, other, *, alpha=1):
+            a, b = self._data, other._data
+            if a.dtype is b.dtype and alpha is _ONE:
+                try:
+                    r = ufunc(a, b)
+                except _FAST_ERRORS:
+                    return slow(name, ufunc, self, other, alpha)
+                return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+            return slow(name, ufunc, self, other, alpha)
+
+        def scalar(self, other, alpha=1):
+            a = self._data
+            if alpha is _ONE and fast_scalar(a, other):
+                try:
+                    r = ufunc(a, other)
+                except _FAST_ERRORS:
+                    return slow(name, ufunc, self, other, alpha)
+                return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+            return slow(name, ufunc, self, _item(other), alpha)
+
+        def inplace_tensor(self, other, *, alpha=1):
+            a, b = self._data, other._data
+            if a.dtype is b.dtype and alpha is _ONE:
+                try:
+                    ufunc(a, b, out=a)
+                except _FP_ERRORS:
+                    pass  # the output is complete: see Note [Quiet floating-point errors]
+                except (ValueError, TypeError):
+                    return slow(name, ufunc, self, other, alpha, self)
+                return self
+            return slow(name, ufunc, self, other, alpha, self)
+
+        def inplace_scalar(self, other, alpha=1):
+            return slow(name, ufunc, self, _item(other), alpha, self)
+
+        def out_(self, other, *, alpha=1, out):
+            a, b, o = self._data, other._data, out._data
+            if a.dtype is b.dtype is o.dtype and a.shape == b.shape == o.shape and alpha is _ONE:
+                try:
+                    ufunc(a, b, out=o)
+                except _FP_ERRORS:
+                    pass
+                except (ValueError, TypeError):
+                    return slow(name, ufunc, self, other, alpha, out)
+                return out
+            return slow(name, ufunc, self, other, alpha, out)
+    else:
+        def tensor(self, other):
+            a, b = self._data, other._data
+            if a.dtype is b.dtype and (not float_only or a.dtype.kind == "f"):
+                try:
+                    r = ufunc(a, b)
+                except _FAST_ERRORS:
+                    return slow(name, ufunc, self, other)
+                return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+            return slow(name, ufunc, self, other)
+
+        def scalar(self, other):
+            a = self._data
+            if fast_scalar(a, other):
+                try:
+                    r = ufunc(a, other)
+                except _FAST_ERRORS:
+                    return slow(name, ufunc, self, other)
+                return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+            return slow(name, ufunc, self, _item(other))
+
+        def inplace_tensor(self, other):
+            a, b = self._data, other._data
+            if a.dtype is b.dtype and (not float_only or a.dtype.kind == "f"):
+                try:
+                    ufunc(a, b, out=a)
+                except _FP_ERRORS:
+                    pass
+                except (ValueError, TypeError):
+                    return slow(name, ufunc, self, other, 1, self)
+                return self
+            return slow(name, ufunc, self, other, 1, self)
+
+        def inplace_scalar(self, other):
+            return slow(name, ufunc, self, _item(other), 1, self)
+
+        def out_(self, other, *, out):
+            a, b, o = self._data, other._data, out._data
+            if (a.dtype is b.dtype is o.dtype and a.shape == b.shape == o.shape
+                    and (not float_only or a.dtype.kind == "f")):
+                try:
+                    ufunc(a, b, out=o)
+                except _FP_ERRORS:
+                    pass
+                except (ValueError, TypeError):
+                    return slow(name, ufunc, self, other, 1, out)
+                return out
+            return slow(name, ufunc, self, other, 1, out)
+
+    kernels = (tensor, scalar, inplace_tensor, inplace_scalar, out_)
+    for fn, suffix in zip(kernels, ("_tensor", "_scalar", "__tensor", "__scalar", "_out")):
+        fn.__name__ = fn.__qualname__ = f"{name}{suffix}_cpu"
+    return kernels
+
+
+(add_tensor_cpu, add_scalar_cpu, add__tensor_cpu, add__scalar_cpu,
+ add_out_cpu) = _binary_family("add", _add, has_alpha=True, float_only=False)
+(sub_tensor_cpu, sub_scalar_cpu, sub__tensor_cpu, sub__scalar_cpu,
+ sub_out_cpu) = _binary_family("sub", _sub, has_alpha=True, float_only=False)
+(mul_tensor_cpu, mul_scalar_cpu, mul__tensor_cpu, mul__scalar_cpu,
+ mul_out_cpu) = _binary_family("mul", _mul, has_alpha=False, float_only=False)
+(div_tensor_cpu, div_scalar_cpu, div__tensor_cpu, div__scalar_cpu,
+ div_out_cpu) = _binary_family("div", _div, has_alpha=False, float_only=True)
+
+
+def pow_tensor_tensor_cpu(self, exponent):
+    a, b = self._data, exponent._data
+    if a.dtype is b.dtype and a.dtype.kind == "f":
+        try:
+            return wrap_cpu(_arr(_pow(a, b)))
+        except _FAST_ERRORS:
+            pass
+    return _binary("pow", _pow, self, exponent)
+
+
+def pow_tensor_scalar_cpu(self, exponent):
+    a = self._data
+    t = type(exponent)
+    if a.dtype.kind == "f" and (t is float or t is int):
+        try:
+            return wrap_cpu(_arr(_pow(a, exponent)))
+        except _FAST_ERRORS:
+            pass
+    return _binary("pow", _pow, self, _item(exponent))
+
+
+def pow_scalar_cpu(self, exponent):
+    return _binary("pow", _pow, _item(self), exponent)
+
+
+def pow__scalar_cpu(self, exponent):
+    return _binary("pow", _pow, self, _item(exponent), 1, self)
+
+
+def pow__tensor_cpu(self, exponent):
+    return _binary("pow", _pow, self, exponent, 1, self)
+
+
+# --- comparisons ----------------------------------------------------------------------------------
+def _compare(ufunc: Any, self: Any, other: Any) -> Any:
+    """Compare in the promoted dtype (so a uint8 tensor sees -1 as 255, as torch does)."""
+    with np.errstate(all="ignore"):
+        x, y = _operand(self), _operand(other)
+        dt = _result_np(self if isinstance(x, _nd) else x, other if isinstance(y, _nd) else y)
+        a, b = _as_dtype(x, dt), _as_dtype(y, dt)
+        _broadcast_shapes(a.shape, b.shape)
+        return wrap_cpu(_arr(ufunc(a, b)))
+
+
+def _comparison_pair(name: str, ufunc: Any) -> tuple:
+    def tensor(self, other):
+        a, b = self._data, other._data
+        if a.dtype is b.dtype:
+            try:
+                r = ufunc(a, b)
+            except _FAST_ERRORS:
+                return _compare(ufunc, self, other)
+            return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+        return _compare(ufunc, self, other)
+
+    def scalar(self, other):
+        a = self._data
+        t = type(other)
+        if a.dtype.kind == "f" and (t is float or t is int):
+            try:
+                r = ufunc(a, other)
+            except _FAST_ERRORS:
+                return _compare(ufunc, self, other)
+            return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+        return _compare(ufunc, self, _item(other))
+
+    tensor.__name__ = tensor.__qualname__ = f"{name}_tensor_cpu"
+    scalar.__name__ = scalar.__qualname__ = f"{name}_scalar_cpu"
+    return tensor, scalar
+
+
+eq_tensor_cpu, eq_scalar_cpu = _comparison_pair("eq", np.equal)
+ne_tensor_cpu, ne_scalar_cpu = _comparison_pair("ne", np.not_equal)
+lt_tensor_cpu, lt_scalar_cpu = _comparison_pair("lt", np.less)
+le_tensor_cpu, le_scalar_cpu = _comparison_pair("le", np.less_equal)
+gt_tensor_cpu, gt_scalar_cpu = _comparison_pair("gt", np.greater)
+ge_tensor_cpu, ge_scalar_cpu = _comparison_pair("ge", np.greater_equal)
+
+
+# --- elementwise unary ops ------------------------------------------------------------------------
+def _sigmoid(a: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)) in four in-place ufunc calls; half computes in float32 as torch's CPU does."""
+    if a.dtype is _F16:
+        return _sigmoid(a.astype(_F32)).astype(_F16)
+    r = _arr(np.negative(a))
+    np.exp(r, out=r)
+    _add(r, 1, out=r)
+    return np.reciprocal(r, out=r)
+
+
+def _relu(a: np.ndarray) -> np.ndarray:
+    return _maximum(a, _ZERO[a.dtype])  # a same-dtype 0-d zero: faster than np.maximum(a, 0)
+
+
+def _bool_check(name: str) -> None:
+    if name == "neg":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    if name == "abs":
+        raise _not_implemented("abs_cpu", _BOOL)
+    if name == "relu":
+        raise RuntimeError("Boolean inputs not supported for relu")
+
+
+def _unary(name: str, compute: Any, floating: bool, self: Any, out: Any = None) -> Any:
+    """The general unary op: integer inputs of floating ops compute in the default float dtype."""
+    a = self._data
+    dt = a.dtype
+    if dt is _BOOL:
+        _bool_check(name)
+    if floating:
+        rdt = dt if dt.kind in "fc" else _default_np()
+    else:
+        rdt = dt
+        if out is not None and out is not self and out._data.dtype != dt:
+            raise RuntimeError(f"Found dtype {_TORCH_NAME[out._data.dtype]} but expected {_TORCH_NAME[dt]}")
+    with np.errstate(all="ignore"):
+        return _store(compute(_cast(a, rdt)), rdt, a.shape, self, out)
+
+
+def _unary_family(name: str, compute: Any, floating: bool, inplace: Any) -> tuple:
+    """The functional, in-place and .out kernels of a unary op (Note [Fast paths])."""
+    def functional(self):
+        a = self._data
+        if a.dtype.kind == "f":
+            try:
+                r = compute(a)
+            except _FP_ERRORS:
+                return _unary(name, compute, floating, self)
+            return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+        return _unary(name, compute, floating, self)
+
+    def inplace_(self):
+        a = self._data
+        if inplace is not None and a.dtype.kind == "f":
+            try:
+                inplace(a)
+            except _FP_ERRORS:
+                pass  # one ufunc call: the output is complete (Note [Quiet floating-point errors])
+            return self
+        return _unary(name, compute, floating, self, self)
+
+    def out_(self, *, out):
+        return _unary(name, compute, floating, self, out)
+
+    functional.__name__ = functional.__qualname__ = f"{name}_cpu"
+    inplace_.__name__ = inplace_.__qualname__ = f"{name}__cpu"
+    out_.__name__ = out_.__qualname__ = f"{name}_out_cpu"
+    return functional, inplace_, out_
+
+
+def _ufunc_inplace(ufunc: Any) -> Any:
+    return lambda a: ufunc(a, out=a)
+
+
+neg_cpu, neg__cpu, neg_out_cpu = _unary_family("neg", np.negative, False, _ufunc_inplace(np.negative))
+abs_cpu, abs__cpu, abs_out_cpu = _unary_family("abs", np.absolute, False, _ufunc_inplace(np.absolute))
+exp_cpu, exp__cpu, exp_out_cpu = _unary_family("exp", np.exp, True, _ufunc_inplace(np.exp))
+log_cpu, log__cpu, log_out_cpu = _unary_family("log", np.log, True, _ufunc_inplace(np.log))
+sqrt_cpu, sqrt__cpu, sqrt_out_cpu = _unary_family("sqrt", np.sqrt, True, _ufunc_inplace(np.sqrt))
+sin_cpu, sin__cpu, sin_out_cpu = _unary_family("sin", np.sin, True, _ufunc_inplace(np.sin))
+cos_cpu, cos__cpu, cos_out_cpu = _unary_family("cos", np.cos, True, _ufunc_inplace(np.cos))
+tanh_cpu, tanh__cpu, tanh_out_cpu = _unary_family("tanh", np.tanh, True, _ufunc_inplace(np.tanh))
+sigmoid_cpu, sigmoid__cpu, sigmoid_out_cpu = _unary_family("sigmoid", _sigmoid, True, None)
+relu_cpu, relu__cpu, _ = _unary_family("relu", _relu, False, lambda a: _maximum(a, _ZERO[a.dtype], out=a))
+
+
+# --- clamp and where ------------------------------------------------------------------------------
+def _clamp(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
+    """Mirror ``clamp``/``clamp_min`` with Scalar bounds: promote, convert bounds checked, NaN-propagating."""
+    lo = None if lo is None else _item(lo)
+    hi = None if hi is None else _item(hi)
+    if lo is None and hi is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    a = self._data
+    dt = _result_np(self, lo, hi)
+    if dt is _BOOL:
+        which = "clamp" if lo is not None and hi is not None else ("clamp_min" if hi is None else "clamp_max")
+        raise _not_implemented(f"{which}_scalar_cpu", dt)
+    with np.errstate(all="ignore"):
+        r = _cast(a, dt)
+        if lo is not None:
+            r = _maximum(r, _checked_scalar(lo, dt))  # np.maximum propagates NaN, like torch's clamp
+        if hi is not None:
+            r = _minimum(r, _checked_scalar(hi, dt))
+        return _store(r, dt, a.shape, self, out, _CPP_NAME)
+
+
+def clamp_cpu(self, min=None, max=None):  # noqa: A002 - the schema's names
+    return _clamp(self, min, max)
+
+
+def clamp__cpu(self, min=None, max=None):  # noqa: A002
+    return _clamp(self, min, max, self)
+
+
+def clamp_min_cpu(self, min):  # noqa: A002
+    return _clamp(self, min, None)
+
+
+def clamp_min__cpu(self, min):  # noqa: A002
+    return _clamp(self, min, None, self)
+
+
+def where_self_cpu(condition, self, other):
+    c, a, b = condition._data, self._data, other._data
+    if c.dtype is not _BOOL:
+        if c.dtype is not _U8:
+            raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
+                               f"{_TORCH_NAME[c.dtype]}")
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed "
+                      "in a future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=3)
+        c = c.astype(_BOOL)
+    dt = a.dtype if a.dtype is b.dtype else _result_np(self, other)
+    try:
+        r = np.where(c, _cast(a, dt), _cast(b, dt))
+    except ValueError:
+        _broadcast_shapes(c.shape, a.shape, b.shape)  # raises torch's message
+        raise
+    return wrap_cpu(_arr(r))
+
+
+# --- reductions -----------------------------------------------------------------------------------
+def _sum_dtypes(a: np.ndarray, dtype: Any) -> tuple[np.dtype, np.dtype]:
+    """(accumulation dtype, result dtype) of sum: integers and bool sum to int64, half accumulates in float."""
+    if dtype is None:
+        dt = a.dtype
+        if dt.kind in "biu":
+            return _I64, _I64
+    else:
+        dt = _np_dtype(dtype)
+    return (_F32 if dt is _F16 else dt), dt
+
+
+def _sum(a: np.ndarray, dims: Any, keepdim: bool, acc: np.dtype, dt: np.dtype) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        r = _add_reduce(a, dims, acc, keepdims=keepdim)  # reduce casts each element to acc first
+        return _arr(r).astype(dt, copy=False)
+
+
+def sum_cpu(self, *, dtype=None):
+    a = self._data
+    dt = a.dtype
+    if dtype is None and dt.kind == "f" and dt is not _F16:
+        out = _empty((), dt)  # reducing into a 0-d out is the cheapest way to get an array back
+        try:
+            _add_reduce(a, None, None, out)
+            return wrap_cpu(out)
+        except _FP_ERRORS:
+            pass
+    acc, dt = _sum_dtypes(a, dtype)
+    return wrap_cpu(_sum(a, None, False, acc, dt))
+
+
+def sum_dim_intlist_cpu(self, dim, keepdim=False, *, dtype=None):
+    a = self._data
+    dims = _reduce_dims(dim, a.ndim)
+    acc, dt = _sum_dtypes(a, dtype)
+    return wrap_cpu(_sum(a, dims, keepdim, acc, dt))
+
+
+def _mean(a: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
+    dt = a.dtype if dtype is None else _np_dtype(dtype)
+    if dt.kind not in "fc":
+        which = "Input" if dtype is None else "Optional"
+        raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a floating point "
+                           f"or complex dtype. Got: {_TORCH_NAME[dt]}")
+    acc = _F32 if dt is _F16 else dt
+    if dims is None:
+        count = a.size
+    else:
+        count = 1
+        for d in dims:
+            count *= a.shape[d]
+    with np.errstate(all="ignore"):  # an empty mean is 0/0 = nan, silently, as in torch
+        s = _arr(_add_reduce(_cast(a, acc), dims, acc, keepdims=keepdim))
+        return _arr(_div(s, count)).astype(dt, copy=False)
+
+
+def mean_cpu(self, *, dtype=None):
+    return wrap_cpu(_mean(self._data, None, False, dtype))
+
+
+def mean_dim_cpu(self, dim, keepdim=False, *, dtype=None):
+    a = self._data
+    return wrap_cpu(_mean(a, _reduce_dims(dim, a.ndim), keepdim, dtype))
+
+
+def _check_reduction_size(a: np.ndarray, dims: Any, name: str, all_message: str) -> None:
+    if dims is None:
+        if a.size == 0:
+            raise RuntimeError(all_message) if name != "argmax" else IndexError(all_message)
+        return
+    for d in dims:
+        if a.ndim and a.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _all_message(name: str) -> str:
+    return (f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
+            "with the 'dim' argument.")
+
+
+def amax_cpu(self, dim=[], keepdim=False):  # noqa: B006 - the schema's default, never mutated
+    a = self._data
+    dims = _reduce_dims(dim, a.ndim)
+    _check_reduction_size(a, dims, "amax", _all_message("amax"))
+    return wrap_cpu(_arr(_maximum.reduce(a, dims, keepdims=keepdim)))  # NaN propagates, as in torch
+
+
+def max_cpu(self):
+    a = self._data
+    _check_reduction_size(a, None, "max", _all_message("max"))
+    out = _empty((), a.dtype)
+    _maximum.reduce(a, None, None, out)
+    return wrap_cpu(out)
+
+
+def max_dim_cpu(self, dim, keepdim=False):
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return wrap_cpu(a.copy()), wrap_cpu(np.zeros((), _I64))
+    _check_reduction_size(a, (d,), "max", "")
+    idx = np.argmax(a, axis=d, keepdims=True)  # the first maximum, or the first NaN, as torch's CPU kernel
+    values = np.take_along_axis(a, idx, d)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return wrap_cpu(values), wrap_cpu(idx.astype(_I64, copy=False))
+
+
+def argmax_cpu(self, dim=None, keepdim=False):
+    a = self._data
+    if a.dtype is _BOOL:
+        raise RuntimeError("argmax(): does not support bool input")
+    if dim is None:
+        if a.size == 0:
+            raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
+        r = np.array(np.argmax(a), _I64)
+        return wrap_cpu(r.reshape((1,) * a.ndim) if keepdim else r)
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return wrap_cpu(np.zeros((), _I64))
+    _check_reduction_size(a, (d,), "argmax", "")
+    return wrap_cpu(_arr(np.argmax(a, axis=d, keepdims=keepdim)).astype(_I64, copy=False))
+
+
+# --- matrix products ------------------------------------------------------------------------------
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype is _F16:  # torch's CPU half gemm accumulates in float
+        return np.matmul(a.astype(_F32), b.astype(_F32)).astype(_F16)
+    return np.matmul(a, b)
+
+
+def mm_cpu(self, mat2):
+    a, b = self._data, mat2._data
+    dt = a.dtype
+    if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0] and dt is b.dtype and (dt is _F32 or dt is _F64):
+        return wrap_cpu(np.matmul(a, b))
+    if a.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if b.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+                           f"{b.shape[0]}x{b.shape[1]})")
+    if dt != b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CPP_NAME[dt]} != "
+                           f"{_CPP_NAME[b.dtype]}")
+    if dt is _BOOL:
+        raise _not_implemented("addmm_impl_cpu_", dt)
+    return wrap_cpu(_matmul(a, b))
+
+
+def bmm_cpu(self, mat2):
+    a, b = self._data, mat2._data
+    if a.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if b.shape[:2] != (a.shape[0], a.shape[2]):
+        raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
+                           f"{_shape_str((a.shape[0], a.shape[2]))} but got: {_shape_str(b.shape[:2])}.")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_TORCH_NAME[a.dtype]} but found {_TORCH_NAME[b.dtype]}")
+    if a.dtype is _BOOL:
+        raise _not_implemented("bmm", a.dtype)
+    return wrap_cpu(_matmul(a, b))
+
+
+# --- softmax and losses ---------------------------------------------------------------------------
+def _softmax_common(self: Any, dim: int, half_to_float: bool, name: str) -> tuple:
+    if half_to_float:
+        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    if a.dtype.kind != "f":
+        last = a.ndim == 0 or d == a.ndim - 1
+        raise _not_implemented(f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl", a.dtype)
+    x = a.reshape(1) if a.ndim == 0 else a  # torch views a 0-d input as (1,)
+    if a.dtype is _F16:
+        x = x.astype(_F32)
+    return a, x, d
+
+
+def _softmax_cpu(self, dim, half_to_float):
+    a, x, d = _softmax_common(self, dim, half_to_float, "softmax")
+    if a.size == 0:
+        return wrap_cpu(_empty(a.shape, a.dtype))
+    with np.errstate(all="ignore"):  # an all -inf row gives nan, silently, as in torch
+        e = _sub(x, _maximum.reduce(x, d, keepdims=True))  # subtract the max: exp never overflows
+        np.exp(e, out=e)
+        _div(e, _add_reduce(e, d, keepdims=True), out=e)
+    return wrap_cpu(e.reshape(a.shape).astype(a.dtype, copy=False))
+
+
+def _log_softmax_cpu(self, dim, half_to_float):
+    a, x, d = _softmax_common(self, dim, half_to_float, "log_softmax")
+    if a.size == 0:
+        return wrap_cpu(_empty(a.shape, a.dtype))
+    with np.errstate(all="ignore"):
+        shifted = _sub(x, _maximum.reduce(x, d, keepdims=True))
+        r = _sub(shifted, np.log(_add_reduce(np.exp(shifted), d, keepdims=True)))
+    return wrap_cpu(r.reshape(a.shape).astype(a.dtype, copy=False))
+
+
+def _reduce_loss(loss: np.ndarray, reduction: int, dt: np.dtype) -> np.ndarray:
+    if reduction == 0:
+        return loss
+    if reduction == 1:
+        return _mean(loss, None, False, None)
+    if reduction == 2:
+        return _sum(loss, None, False, _F32 if dt is _F16 else dt, dt)
+    raise RuntimeError("reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT FAILED: "
+                       f"invalid reduction {reduction} (0 none, 1 mean, 2 sum)")
+
+
+def mse_loss_cpu(self, target, reduction=1):
+    dt = _result_np(self, target)
+    if dt.kind != "f":
+        raise _not_implemented("mse_cpu", dt)
+    a, b = _cast(self._data, dt), _cast(target._data, dt)
+    _broadcast_shapes(a.shape, b.shape)
+    with np.errstate(all="ignore"):
+        d = _arr(_sub(a, b))
+        loss = _mul(d, d, out=d)
+        return wrap_cpu(_reduce_loss(loss, reduction, dt))
+
+
+def nll_loss_forward_cpu(self, target, weight, reduction, ignore_index):
+    x, t = self._data, target._data
+    w = None if weight is None else weight._data
+    # the shape checks of TORCH_META_FUNC(nll_loss_forward), in its order
+    if not 0 < x.ndim <= 2:
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if t.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    no_batch_dim = x.ndim == 1 and t.ndim == 0
+    if not no_batch_dim and x.shape[0] != t.shape[0]:
+        raise RuntimeError(f"size mismatch (got input: {_shape_str(x.shape)}, target: {_shape_str(t.shape)})")
+    n_classes = x.shape[-1]
+    if w is not None and (w.ndim != 1 or w.size != n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
+                           f"got weight tensor of shape: {_shape_str(w.shape)}")
+    dt = x.dtype
+    if dt.kind != "f":
+        raise _not_implemented("nll_loss_out_frame", dt)
+    if t.dtype is not _I64 and t.dtype is not _U8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_TORCH_NAME[t.dtype]}")
+    if w is not None and w.dtype != dt:
+        raise RuntimeError(f"expected scalar type {_TORCH_NAME[dt]} but found {_TORCH_NAME[w.dtype]}")
+    acc = _F32 if dt is _F16 else dt
+    x2 = x.reshape(1, -1) if x.ndim == 1 else x
+    t1 = t.reshape(-1).astype(_I64)
+    valid = t1 != ignore_index
+    bad = valid & ((t1 < 0) | (t1 >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {t1[np.argmax(bad)]} is out of bounds.")
+    safe = np.where(valid, t1, 0)
+    weights = np.where(valid, 1 if w is None else w.astype(acc)[safe], 0).astype(acc)
+    with np.errstate(all="ignore"):
+        losses = -x2[np.arange(x2.shape[0]), safe].astype(acc) * weights
+        if reduction == 0 and x.ndim == 2:
+            return wrap_cpu(losses.astype(dt)), wrap_cpu(np.zeros((), dt))
+        if t1.size == 0:
+            value = np.nan if reduction == 1 else 0.0
+            return wrap_cpu(np.array(value, dt)), wrap_cpu(np.zeros((), dt))
+        total = weights.sum(dtype=acc)
+        out = losses.sum(dtype=acc)
+        if reduction == 1:
+            out = out / total
+        return wrap_cpu(np.array(out, dt)), wrap_cpu(np.array(total, dt))
+
+
+# --- joining, copies and fills --------------------------------------------------------------------
+def cat_cpu(tensors, dim=0):
+    if len(tensors) == 0:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    arrays = [t._data for t in tensors]
+    for i, a in enumerate(arrays):
+        if a.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    dt = _result_np(*tensors)
+    # legacy behaviour: 1-D empty tensors are skipped, whatever the other shapes
+    kept = [(i, a) for i, a in enumerate(arrays) if not (a.ndim == 1 and a.shape[0] == 0)]
+    if not kept:
+        return wrap_cpu(_empty((0,), dt))
+    ref = kept[0][1]
+    d = _wrap_dim(dim, ref.ndim)
+    for i, a in kept:
+        if a.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {a.ndim}")
+        for k in range(ref.ndim):
+            if k != d and a.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                                   f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
+    return wrap_cpu(np.concatenate([a for _, a in kept], axis=d, dtype=dt, casting="unsafe"))
+
+
+def stack_cpu(tensors, dim=0):
+    if len(tensors) == 0:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    arrays = [t._data for t in tensors]
+    d = _wrap_dim(dim, arrays[0].ndim + 1)
+    first = arrays[0].shape
+    for i, a in enumerate(arrays):
+        if a.shape != first:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {_shape_str(first)} at "
+                               f"entry 0 and {_shape_str(a.shape)} at entry {i}")
+    return wrap_cpu(np.stack(arrays, axis=d, dtype=_result_np(*tensors), casting="unsafe"))
+
+
+def _memory_format(memory_format: Any, default: str) -> str:
+    """The name of a ``MemoryFormat`` argument (an int as torch stores it, a string or an enum-like)."""
+    if memory_format is None:
+        return default
+    if isinstance(memory_format, int):
+        return _MEMORY_FORMATS[memory_format]
+    return str(getattr(memory_format, "name", memory_format)).rpartition(".")[2]
+
+
+def _dense_strides(shape: tuple, strides: tuple) -> bool:
+    """Mirror ``compute_non_overlapping_and_dense`` (strides in elements)."""
+    order = sorted(range(len(shape)), key=lambda i: (shape[i] < 2, strides[i]))
+    expected = 1
+    for i in order:
+        if shape[i] < 2:
+            return True
+        if strides[i] != expected:
+            return False
+        expected *= shape[i]
+    return True
+
+
+def _empty_strided(shape: tuple, strides: tuple, dt: np.dtype) -> np.ndarray:
+    """Fresh memory laid out with the given element strides (non-negative)."""
+    n = 0 if 0 in shape else 1 + sum((s - 1) * st for s, st in zip(shape, strides))
+    buffer = _empty(max(n, 1), dt)
+    return np.ndarray(shape, dt, buffer, 0, tuple(st * dt.itemsize for st in strides))
+
+
+def _empty_like_format(a: np.ndarray, fmt: str, op: str, dt: np.dtype | None = None) -> np.ndarray:
+    """Uninitialised memory shaped like ``a`` in a memory format (``empty_like``), of dtype ``dt``."""
+    dt = a.dtype if dt is None else dt
+    if fmt == "contiguous_format":
+        return _empty(a.shape, dt)
+    if fmt in ("channels_last", "channels_last_3d"):
+        rank = 4 if fmt == "channels_last" else 5
+        if a.ndim != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {fmt} format")
+        order = (0, *range(2, rank), 1)
+        back = (0, rank - 1, *range(1, rank - 1))
+        return _empty(tuple(a.shape[i] for i in order), dt).transpose(back)
+    if fmt != "preserve_format":
+        raise RuntimeError(f"{op}: unsupported memory format {fmt!r}")
+    # preserve: a dense input keeps its exact strides, others follow its stride order (empty_like)
+    itemsize = a.dtype.itemsize
+    strides = tuple(s // itemsize for s in a.strides)
+    if all(s >= 0 for s in strides) and _dense_strides(a.shape, strides):
+        return _empty_strided(a.shape, strides, dt)
+    return _empty(a.shape, dt) if a.flags.c_contiguous else np.empty_like(a, dt, order="K")
+
+
+def clone_cpu(self, *, memory_format=None):
+    a = self._data
+    if a.flags.c_contiguous and memory_format is None:
+        return wrap_cpu(a.copy())
+    out = _empty_like_format(a, _memory_format(memory_format, "preserve_format"), "clone")
+    np.copyto(out, a)
+    return wrap_cpu(out)
+
+
+def copy__cpu(self, src, non_blocking=False):
+    d, s = self._data, src._data
+    if d.dtype is s.dtype and d.shape == s.shape:
+        np.copyto(d, s)
+        return self
+    shape = _broadcast_shapes(d.shape, s.shape)
+    if shape != d.shape:
+        raise RuntimeError(f"output with shape {_shape_str(d.shape)} doesn't match the broadcast shape "
+                           f"{_shape_str(shape)}")
+    if s.dtype.kind == "c" and d.dtype.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+        s = s.real
+    with np.errstate(all="ignore"):
+        np.copyto(d, _cast(s, d.dtype), casting="unsafe")
+    return self
+
+
+def fill__scalar_cpu(self, value):
+    a = self._data
+    a.fill(_checked_scalar(value, a.dtype))
+    return self
+
+
+def zero__cpu(self):
+    self._data.fill(0)
+    return self
+
+
+# --- views: numpy views of the input's memory, never copies ---------------------------------------
+class _StridedMemory:
+    """An ``__array_interface__`` carrier, for the rare root that exports no buffer."""
+
+    __slots__ = ("__array_interface__", "base")
+
+    def __init__(self, interface: dict, base: np.ndarray) -> None:
+        self.__array_interface__ = interface
+        self.base = base
+
+
+def _storage_root(a: np.ndarray) -> np.ndarray:
+    """The ndarray owning ``a``'s memory: torch's storage (``Tensor.storage_offset`` counts from it)."""
+    root = a
+    while isinstance(root.base, _nd):
+        root = root.base
+    return root
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _restride(a: np.ndarray, shape: tuple, strides: tuple, storage_offset: int | None = None) -> np.ndarray:
+    """A view of ``a``'s storage with element ``strides``; ``storage_offset`` None keeps ``a``'s.
+
+    The view is built over the storage root so that its ``base`` chain still leads to the root
+    (``np.lib.stride_tricks.as_strided`` would end the chain at a non-ndarray).
+    """
+    itemsize = a.dtype.itemsize
+    byte_strides = tuple(s * itemsize for s in strides)
+    if storage_offset is None and a.flags.c_contiguous:
+        try:  # no address arithmetic needed: a's own buffer starts at its offset
+            return np.ndarray(shape, a.dtype, a, 0, byte_strides)
+        except (TypeError, ValueError, BufferError):
+            pass
+    root = _storage_root(a)
+    start = _address(root)
+    offset = _address(a) - start if storage_offset is None else storage_offset * itemsize
+    try:
+        return np.ndarray(shape, a.dtype, root, offset, byte_strides)
+    except (TypeError, ValueError, BufferError):
+        interface = {"shape": tuple(shape), "typestr": a.dtype.str, "strides": byte_strides, "version": 3,
+                     "data": (start + offset, not a.flags.writeable)}
+        return np.asarray(_StridedMemory(interface, a))
+
+
+def _strides(a: np.ndarray) -> tuple:
+    itemsize = a.dtype.itemsize
+    return tuple(s // itemsize for s in a.strides)
+
+
+def _infer_view_size(size: Any, numel: int) -> tuple:
+    """Mirror ``infer_size_dv``: resolve one -1, with torch's error texts."""
+    shape = [int(s) for s in size]
+    newsize, infer = 1, None
+    for i, s in enumerate(shape):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s >= 0:
+            newsize *= s
+        else:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {_shape_str(shape)}")
+    if numel == newsize or (infer is not None and newsize > 0 and numel % newsize == 0):
+        if infer is not None:
+            if newsize == 0:
+                raise RuntimeError(f"cannot reshape tensor of {numel} elements into shape {_shape_str(shape)} "
+                                   "because the unspecified dimension size -1 can be any value and is ambiguous")
+            shape[infer] = numel // newsize
+        return tuple(shape)
+    raise RuntimeError(f"shape '{_shape_str(shape)}' is invalid for input of size {numel}")
+
+
+def _compute_stride(oldshape: tuple, oldstride: tuple, newshape: tuple) -> tuple | None:
+    """Mirror ``at::detail::computeStride``: strides of a view with ``newshape``, or None if impossible."""
+    if not oldshape:
+        return (1,) * len(newshape)
+    numel = math.prod(oldshape)
+    if numel == 0 and tuple(oldshape) == tuple(newshape):
+        return tuple(oldstride)
+    newstride = [0] * len(newshape)
+    if numel == 0:
+        for view_d in range(len(newshape) - 1, -1, -1):
+            if view_d == len(newshape) - 1:
+                newstride[view_d] = 1
+            else:
+                newstride[view_d] = max(newshape[view_d + 1], 1) * newstride[view_d + 1]
+        return tuple(newstride)
+    view_d = len(newshape) - 1
+    chunk_base_stride = oldstride[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[tensor_d]
+        if tensor_d == 0 or (oldshape[tensor_d - 1] != 1
+                             and oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                newstride[view_d] = view_numel * chunk_base_stride
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = oldstride[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(newstride)
+
+
+def _view(a: np.ndarray, size: Any) -> np.ndarray:
+    shape = _infer_view_size(size, a.size)
+    strides = _compute_stride(a.shape, _strides(a), shape)
+    if strides is None:
+        raise RuntimeError(_VIEW_ERROR)
+    try:
+        r = a.reshape(shape, copy=False)
+        if _strides(r) == strides:
+            return r
+    except ValueError:
+        pass
+    return _restride(a, shape, strides)
+
+
+def view_cpu(self, size):
+    a = self._data
+    if a.flags.c_contiguous:
+        try:  # numpy reshapes a contiguous array as a view with torch's strides
+            return wrap_cpu(a.reshape(size))
+        except (ValueError, TypeError):
+            pass  # torch's error text, from the slow path
+    return wrap_cpu(_view(a, size))
+
+
+def _reshape_alias_cpu(self, size, stride):
+    return wrap_cpu(_restride(self._data, tuple(size), tuple(stride)))
+
+
+def alias_cpu(self):
+    return wrap_cpu(self._data.view())
+
+
+def t_cpu(self):
+    a = self._data
+    if a.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return wrap_cpu(a.T)
+
+
+def transpose_int_cpu(self, dim0, dim1):
+    a = self._data
+    n = a.ndim
+    d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+    return wrap_cpu(a.swapaxes(d0, d1) if n else a.view())
+
+
+def permute_cpu(self, dims):
+    a = self._data
+    n = a.ndim
+    if len(dims) != n:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           "length of the desired ordering of dimensions i.e. input.dim() = "
+                           f"{n} is not equal to len(dims) = {len(dims)}")
+    wrapped = [_wrap_dim(d, n) for d in dims]
+    if len(set(wrapped)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return wrap_cpu(a.transpose(wrapped) if n else a.view())
+
+
+def expand_cpu(self, size, *, implicit=False):
+    a = self._data
+    size = tuple(size)
+    ndim, tensor_dim = len(size), a.ndim
+    if ndim < tensor_dim:
+        raise RuntimeError(f"expand(torch.{_TORCH_NAME[a.dtype]}Tensor{{{_shape_str(a.shape)}}}, "
+                           f"size={_shape_str(size)}): the number of sizes provided ({ndim}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({tensor_dim})")
+    if size == a.shape:
+        return wrap_cpu(a.view())
+    old_strides = _strides(a)
+    sizes, strides = [0] * ndim, [0] * ndim
+    for i in range(ndim - 1, -1, -1):  # inferExpandGeometry
+        dim = tensor_dim - 1 - (ndim - 1 - i)
+        cur = a.shape[dim] if dim >= 0 else 1
+        stride = old_strides[dim] if dim >= 0 else (sizes[i + 1] * strides[i + 1] if i < ndim - 1 else 1)
+        target = size[i]
+        if target == -1:
+            if dim < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({target}) isn't allowed in a leading, "
+                                   f"non-existing dimension {i}")
+            target = cur
+        if cur != target:
+            if cur != 1:
+                raise RuntimeError(f"The expanded size of the tensor ({target}) must match the existing size "
+                                   f"({cur}) at non-singleton dimension {i}.  Target sizes: {_shape_str(size)}.  "
+                                   f"Tensor sizes: {_shape_str(a.shape)}")
+            if target < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {target}: {_shape_str(size)}")
+            cur, stride = target, 0
+        sizes[i], strides[i] = cur, stride
+    return wrap_cpu(_restride(a, tuple(sizes), tuple(strides)))
+
+
+def squeeze_cpu(self):
+    return wrap_cpu(self._data.squeeze())
+
+
+def squeeze_dim_cpu(self, dim):
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    return wrap_cpu(a.squeeze(d) if a.ndim and a.shape[d] == 1 else a.view())
+
+
+def unsqueeze_cpu(self, dim):
+    a = self._data
+    n = a.ndim
+    d = _wrap_dim(dim, n + 1)
+    shape, strides = list(a.shape), list(_strides(a))
+    strides.insert(d, 1 if d >= n else shape[d] * strides[d])  # torch's stride for the new dim
+    shape.insert(d, 1)
+    try:
+        r = a.reshape(shape, copy=False)
+        if _strides(r) == tuple(strides):
+            return wrap_cpu(r)
+    except ValueError:
+        pass
+    return wrap_cpu(_restride(a, tuple(shape), tuple(strides)))
+
+
+def select_int_cpu(self, dim, index):
+    a = self._data
+    n = a.ndim
+    if n == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, n)
+    size = a.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {_shape_str(a.shape)} at "
+                         f"dimension {d}")
+    if d == 0:
+        return wrap_cpu(a[index, ...])  # the Ellipsis keeps a 0-d result an array view, not a scalar
+    return wrap_cpu(a[(slice(None),) * d + (index, Ellipsis)])
+
+
+def slice_tensor_cpu(self, dim=0, start=None, end=None, step=1):
+    a = self._data
+    if a.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, a.ndim)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    # Python's slice clamping equals torch's for positive steps
+    return wrap_cpu(a[(slice(None),) * d + (slice(start, end, step),)])
+
+
+def as_strided_cpu(self, size, stride, storage_offset=None):
+    a = self._data
+    size, stride = tuple(size), tuple(stride)
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{_shape_str(stride)}")
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {_shape_str(size)}")
+    root = _storage_root(a)
+    itemsize = a.dtype.itemsize
+    if storage_offset is None:
+        storage_offset = (_address(a) - _address(root)) // itemsize
+    if 0 not in size:
+        needed = (storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))) * itemsize
+        if needed > root.nbytes:
+            raise RuntimeError(f"setStorage: sizes {_shape_str(size)}, strides {_shape_str(stride)}, storage offset "
+                               f"{storage_offset}, and itemsize {itemsize} requiring a storage size of {needed} are "
+                               f"out of bounds for storage of size {root.nbytes}")
+    return wrap_cpu(_restride(a, size, stride, storage_offset))
+
+
+# --- factories (reached through BackendSelect) ----------------------------------------------------
+def _check_layout(layout: Any, op: str) -> None:
+    """Accept ``None`` or the strided layout (torch's value 0, ``"strided"`` or an enum-like)."""
+    if layout is None or (type(layout) is int and layout == 0):
+        return
+    if str(getattr(layout, "name", layout)).rpartition(".")[2] != "strided":
+        raise RuntimeError(f"{op}(...): the CPU backend supports only the strided layout, got layout={layout!r}")
+
+
+def _check_size(size: Any, op: str = "") -> tuple:
+    shape = (int(size),) if isinstance(size, int) else tuple(int(s) for s in size)
+    for s in shape:
+        if s < 0:
+            if op == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {_shape_str(shape)}")
+    return shape
+
+
+def empty_memory_format_cpu(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    _check_layout(layout, "empty")
+    shape, dt = _check_size(size), _np_dtype(dtype)
+    fmt = _memory_format(memory_format, "contiguous_format")
+    if fmt in ("contiguous_format", "preserve_format"):
+        return wrap_cpu(_empty(shape, dt))
+    return wrap_cpu(_empty_like_format(_empty(shape, dt), fmt, "empty"))
+
+
+def empty_strided_cpu(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _check_layout(layout, "empty_strided")
+    shape, strides = _check_size(size), tuple(int(s) for s in stride)
+    if any(s < 0 for s in strides):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={_shape_str(shape)} and "
+                           f"strides={_shape_str(strides)}")
+    return wrap_cpu(_empty_strided(shape, strides, _np_dtype(dtype)))
+
+
+def zeros_cpu(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _check_layout(layout, "zeros")
+    return wrap_cpu(np.zeros(_check_size(size, "zeros"), _np_dtype(dtype)))
+
+
+def ones_cpu(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _check_layout(layout, "ones")
+    return wrap_cpu(np.ones(_check_size(size), _np_dtype(dtype)))
+
+
+def _infer_scalar_dtype(value: Any) -> np.dtype:
+    """The dtype torch gives a tensor made from a Python scalar: bool, int64, default float or complex."""
+    if isinstance(value, bool):
+        return _BOOL
+    if isinstance(value, int):
+        return _I64
+    if isinstance(value, complex):
+        return _C128 if _default_np() is _F64 else _C64
+    return _default_np()
+
+
+def full_cpu(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _check_layout(layout, "full")
+    value = _item(fill_value)
+    dt = _infer_scalar_dtype(value) if dtype is None else _np_dtype(dtype)
+    shape = _check_size(size)
+    return wrap_cpu(np.full(shape, _checked_scalar(value, dt), dt))
+
+
+def _fmt(x: float) -> str:
+    """A number as C++'s ostream prints it (6 significant digits)."""
+    return f"{x:g}"
+
+
+def arange_start_step_cpu(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _check_layout(layout, "arange")
+    start, end, step = _item(start), _item(end), _item(step)
+    if dtype is None:
+        integral = all(isinstance(v, int) for v in (start, end, step))
+        dt = _I64 if integral else _default_np()
+    else:
+        dt = _np_dtype(dtype)
+    if dt is _BOOL:
+        raise _not_implemented("arange_cpu", dt)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dt.kind in "iu":  # accscalar is int64: the bounds and step are truncated first
+        for v in (start, end):
+            if isinstance(v, float) and not math.isfinite(v):
+                raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
+        xs, xe, xst = int(start), int(end), int(step)
+        if xst == 0:
+            raise ValueError("step must be nonzero")
+    else:
+        xs, xe, xst = float(start), float(end), float(step)
+        if not (math.isfinite(xs) and math.isfinite(xe)):
+            raise RuntimeError(f"unsupported range: {_fmt(xs)} -> {_fmt(xe)}")
+    if not ((xst > 0 and xe >= xs) or (xst < 0 and xe <= xs)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dt is _I64:
+        sign = 1 if xst > 0 else -1
+        n = (xe - xs + xst - sign) // xst  # C++ int64 division; both operands share a sign here
+    else:  # the length in double precision, from the original scalars, as torch does
+        n = math.ceil((float(end) - float(start)) / float(step))
+    if n < 0:
+        raise RuntimeError("invalid size, possible overflow?")
+    if dt.kind in "iu":
+        values = xs + xst * np.arange(n, dtype=_I64)
+    elif dt is _F16:  # half accumulates in float
+        values = np.float32(xs) + np.float32(xst) * np.arange(n, dtype=_F32)
+    else:
+        values = xs + xst * np.arange(n, dtype=_F64)
+    return wrap_cpu(values.astype(dt))
+
+
+def linspace_cpu(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _check_layout(layout, "linspace")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = _np_dtype(dtype)
+    if dt is _BOOL:
+        raise _not_implemented("linspace_cpu", dt)
+    start, end = _item(start), _item(end)
+    if steps == 0:
+        return wrap_cpu(_empty((0,), dt))
+    if steps == 1:
+        return wrap_cpu(np.full((1,), start).astype(dt))
+    # torch's kernel: start + step*i for the first half, end - step*(steps-1-i) for the second,
+    # with step in double for integral dtypes and in the dtype itself otherwise
+    calc = _F64 if dt.kind in "iu" else (_F32 if dt is _F16 else dt)
+    with np.errstate(all="ignore"):
+        s = np.array(start).astype(dt).astype(calc)
+        e = np.array(end).astype(dt).astype(calc)
+        step = (e - s) / calc.type(steps - 1)
+        idx = np.arange(steps, dtype=calc)
+        halfway = steps // 2
+        values = np.where(np.arange(steps) < halfway, s + step * idx, e - step * (steps - 1 - idx))
+        return wrap_cpu(values.astype(calc).astype(dt))
+
+
+def _rng(generator: Any) -> np.random.Generator:
+    if generator is None:
+        return _random.default_generator.numpy_generator
+    rng = getattr(generator, "numpy_generator", None)
+    return rng if rng is not None else generator
+
+
+def rand_cpu(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    _check_layout(layout, "rand")
+    shape, dt = _check_size(size), _np_dtype(dtype)
+    if dt.kind != "f":
+        raise _not_implemented("check_uniform_bounds", dt)
+    rng = _rng(generator)
+    if dt is _F16:  # 11 random mantissa bits, as torch's uniform: never rounds up to 1.0
+        return wrap_cpu((rng.integers(0, 1 << 11, shape) * (1.0 / (1 << 11))).astype(_F16))
+    return wrap_cpu(_arr(rng.random(shape, dtype=dt)))
+
+
+def randn_cpu(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    _check_layout(layout, "randn")
+    shape, dt = _check_size(size), _np_dtype(dtype)
+    if dt.kind != "f":
+        raise _not_implemented("normal_kernel_cpu", dt)
+    rng = _rng(generator)
+    return wrap_cpu(_arr(rng.standard_normal(shape, dtype=_F32 if dt is _F16 else dt)).astype(dt, copy=False))
+
+
+def scalar_tensor_cpu(s, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _check_layout(layout, "scalar_tensor")
+    with np.errstate(all="ignore"):
+        return wrap_cpu(np.array(_item(s)).astype(_np_dtype(dtype)))
+
+
+def _to_copy_cpu(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+                 memory_format=None):
+    _check_layout(layout, "_to_copy")
+    a = self._data
+    dt = a.dtype if dtype is None else _np_dtype(dtype)
+    fmt = _memory_format(memory_format, "preserve_format")
+    device_type = None if device is None else getattr(device, "type", None) or str(device).partition(":")[0]
+    if device_type not in (None, "cpu"):
+        # another device: allocate there and let copy_ dispatch to that device's backend, as
+        # at::_to_copy does (empty(..., device).copy_(self))
+        from dispatchcore import ops
+
+        out = ops.aten.empty.memory_format(list(a.shape), dtype=dtype if dtype is not None else self.dtype,
+                                           device=device)
+        return ops.aten.copy_.default(out, self, non_blocking)
+    out = _empty_like_format(a, fmt, "_to_copy", dt)
+    if a.dtype.kind == "c" and dt.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+        a = a.real
+    with np.errstate(all="ignore"):
+        np.copyto(out, _cast(a, dt), casting="unsafe")
+    return wrap_cpu(out)
