@@ -6,10 +6,21 @@ the built-in backend fallbacks, the ``aten`` schemas and the backend-independent
 (``dispatchcore.load_backends``, or the first call that needs one).
 """
 
-from . import ops
+from . import (
+    _tensor_methods,  # noqa: F401 - attaches Tensor methods and operators
+    ops,
+)
 from . import aten as _aten_definitions  # noqa: F401 - defines the aten operators
 from ._core_kernels import register_core_kernels as _register_core_kernels
-from . import _tensor_methods  # noqa: F401 - attaches Tensor methods and operators
+from .dispatcher import (
+    Dispatcher,
+    dump_state,
+    dump_table,
+    find_op,
+    get_autograd_fallback_mode,
+    get_dispatcher,
+    set_autograd_fallback_mode,
+)
 from .dtypes import (
     bool_,
     complex64,
@@ -29,6 +40,7 @@ from .dtypes import (
     set_default_dtype,
     uint8,
 )
+from .errors import DispatchError, RegistrationError, SchemaError
 from .factories import (
     arange,
     empty,
@@ -48,23 +60,13 @@ from .factories import (
     zeros,
     zeros_like,
 )
-from .plugins import load_backends
-from .tensor import Size, Tensor, register_device, rename_privateuse1_backend, wrap
-from .dispatcher import (
-    Dispatcher,
-    dump_state,
-    dump_table,
-    find_op,
-    get_autograd_fallback_mode,
-    get_dispatcher,
-    set_autograd_fallback_mode,
-)
-from .errors import DispatchError, RegistrationError, SchemaError
 from .keys import BackendComponent, DispatchKey, alias_expansion, parse_dispatch_key
 from .keyset import DispatchKeySet, tensor_keyset
 from .library import Library, RegistrationHandle, fallthrough_kernel
 from .operator import KernelRegistration, OperatorHandle, SourceLocation
+from .plugins import load_backends
 from .schema import FunctionSchema, OperatorName, parse_schema
+from .tensor import Size, Tensor, register_device, rename_privateuse1_backend, wrap
 from .tls import (
     AutoDispatchBelowADInplaceOrView,
     AutoDispatchBelowAutograd,

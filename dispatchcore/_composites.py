@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from .library import Library
 from .ops import aten
 from .tensor import Tensor, _new
@@ -98,10 +99,10 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
             f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
     if d1 == 1 and d2 == 1:
         if self.shape[0] != other.shape[0]:
+            n1, n2 = self.shape[0], other.shape[0]
             raise RuntimeError(
-                "inconsistent tensor size, expected tensor [%d] and src [%d] to have the same "
-                "number of elements, but got %d and %d elements respectively"
-                % (self.shape[0], other.shape[0], self.shape[0], other.shape[0]))
+                f"inconsistent tensor size, expected tensor [{n1}] and src [{n2}] to have the same "
+                f"number of elements, but got {n1} and {n2} elements respectively")
         return aten.sum.default(aten.mul.Tensor(self, other))
     if d1 == 2 and d2 == 1:
         return aten.squeeze.dim(aten.mm.default(self, aten.unsqueeze.default(other, -1)), -1)

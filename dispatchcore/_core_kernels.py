@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from .dtypes import device as _device
 from .keys import DispatchKey
 from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import aten as _definitions  # noqa: F401 - the operators must exist before we look them up
 from .ops import aten
 from .tensor import Tensor
 

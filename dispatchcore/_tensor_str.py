@@ -25,7 +25,7 @@ def _float_formatter(values: np.ndarray):
     nonzero = np.abs(finite[finite != 0])
     if nonzero.size == 0:
         int_mode = bool(np.all(finite == np.ceil(finite))) if finite.size else True
-        return lambda v: _special(v) or ("{:.0f}.".format(v) if int_mode else "{:.4f}".format(v))
+        return lambda v: _special(v) or (f"{v:.0f}." if int_mode else f"{v:.4f}")
     lo, hi = float(nonzero.min()), float(nonzero.max())
     int_mode = bool(np.all(finite == np.ceil(finite)))
     if int_mode:

@@ -109,9 +109,9 @@ SCHEMAS: list[str] = [
     f"full(SymInt[] size, Scalar fill_value, {_TENSOR_FACTORY}) -> Tensor",
     f"arange.start_step(Scalar start, Scalar end, Scalar step=1, {_TENSOR_FACTORY}) -> Tensor",
     f"linspace(Scalar start, Scalar end, int steps, {_TENSOR_FACTORY}) -> Tensor",
-    f"rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, "
+    "rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, "
     "Device? device=None, bool? pin_memory=None) -> Tensor",
-    f"randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, "
+    "randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, "
     "Device? device=None, bool? pin_memory=None) -> Tensor",
     f"scalar_tensor(Scalar s, {_TENSOR_FACTORY}) -> Tensor",
 ]

@@ -293,7 +293,7 @@ def missing_kernel_error(op: OperatorHandle, bits: int, args: tuple, kwargs: dic
 
 
 def explain_missing(op: OperatorHandle, key: DispatchKey, bits: int, args: tuple, kwargs: dict) -> str:
-    """dispatchcore's addition to the error: where each key came from and what would fix it."""
+    """Dispatchcore's addition to the error: where each key came from and what would fix it."""
     from .tls import tls_get
 
     included, excluded, _ = tls_get()

@@ -108,13 +108,17 @@ def promote_types(a: dtype, b: dtype) -> dtype:
 
 
 def result_type(*operands: object) -> dtype:
-    """Mirror ``torch.result_type`` over tensors and Python scalars.
+    """Mirror ``torch.result_type`` over tensors and Python scalars (``ResultTypeState``).
+
+    Operands fall in three groups: tensors with dimensions, zero-dim tensors, and Python numbers
+    (which count as the default dtype of their kind). Each group is promoted on its own; a
+    lower group only matters when it is of a higher category (``combine_categories``).
 
     Example:
         >>> result_type(3, 2.5)
         dispatchcore.float32
     """
-    dims = zero = scalars = None
+    dims = zero = wrapped = None
     for x in operands:
         if x is None:
             continue
@@ -125,34 +129,41 @@ def result_type(*operands: object) -> dtype:
             else:
                 zero = d if zero is None else promote_types(zero, d)
         else:
-            if isinstance(x, bool):
-                d = bool_
-            elif isinstance(x, int):
-                d = int64
-            elif isinstance(x, float):
-                d = float64  # the category matters; the default dtype is applied below
-            else:
-                d = complex128
-            scalars = d if scalars is None else promote_types(scalars, d)
-    result = dims
-    for group, is_scalar in ((zero, False), (scalars, True)):
-        if group is None:
-            continue
-        if result is None:
-            result = _default_for_scalar(group) if is_scalar else group
-        elif group._category > result._category:
-            result = _default_for_scalar(group) if is_scalar else group
-            if is_scalar and result._category == 3 and dims is not None and dims.np == np.float64:
-                result = complex128
+            d = _wrapped_dtype(x)
+            wrapped = d if wrapped is None else promote_types(wrapped, d)
+    result = _combine_categories(dims, _combine_categories(zero, wrapped))
     return result if result is not None else _default_dtype
 
 
-def _default_for_scalar(d: dtype) -> dtype:
-    if d._category == 2:
+def _wrapped_dtype(value: object) -> dtype:
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
         return _default_dtype
-    if d._category == 3:
+    if isinstance(value, complex):
         return complex128 if _default_dtype is float64 else complex64
-    return d
+    raise TypeError(f"expected a Tensor or a Python number, got {type(value).__name__}")
+
+
+def _to_complex(d: dtype) -> dtype:
+    return {float16: complex64, float32: complex64, float64: complex128}.get(d, complex64)
+
+
+def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """c10's combine_categories: the higher-priority group wins unless ``lower`` is of a higher kind."""
+    if higher is None:
+        return lower
+    if lower is None or higher.is_complex:
+        return higher
+    if lower.is_complex:  # a floating higher keeps its precision: float64 + complex64 -> complex128
+        return _to_complex(higher) if higher.is_floating_point else lower
+    if higher.is_floating_point:
+        return higher
+    if higher is bool_ or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
 
 
 class device:  # noqa: N801 - torch.device's name

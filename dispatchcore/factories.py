@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from . import dtypes as _dt
 from .ops import aten
 from .tensor import Tensor, wrap_cpu

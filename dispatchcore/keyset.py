@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from .keys import (
+    _PB_START,
     END_OF_FUNCTIONALITY,
     NUM_BACKENDS,
     BackendComponent,
     DispatchKey,
-    _PB_START,
     is_alias_key,
     parse_dispatch_key,
     to_backend_component,
@@ -241,8 +241,11 @@ class DispatchKeySet:
         return self._bits != 0
 
     def __iter__(self) -> Iterator[DispatchKey]:
-        """Keys from lowest to highest priority; a per-backend functionality yields one runtime
-        key per backend bit, and yields nothing when no backend bit is set (as c10 does)."""
+        """Keys from lowest to highest priority, as c10 iterates them.
+
+        A per-backend functionality yields one runtime key per backend bit, and nothing when no
+        backend bit is set.
+        """
         backends = [b for b in range(1, NUM_BACKENDS + 1) if self._bits >> (b - 1) & 1]
         for f in range(1, END_OF_FUNCTIONALITY):
             if not self._bits >> (NUM_BACKENDS + f - 1) & 1:

@@ -305,7 +305,8 @@ class Library:
         self._destroy()
 
     def __repr__(self) -> str:
-        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key.name if self.dispatch_key else ''})"
+        key = self.dispatch_key.name if self.dispatch_key else ""
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={key})"
 
 
 def _registrable_key(key: DispatchKey | str, what: str) -> DispatchKey:
@@ -323,7 +324,8 @@ def _registrable_key(key: DispatchKey | str, what: str) -> DispatchKey:
     return key
 
 
-def _check_kernel(op: OperatorHandle, fn: Callable[..., Any], key: DispatchKey, with_keyset: bool) -> None:
+def _check_kernel(op: OperatorHandle, fn: Callable[..., Any], key: DispatchKey,
+                  with_keyset: bool) -> None:
     """Check at registration that every call the schema allows binds to ``fn``'s parameters."""
     where = f"impl({op.qualname.partition('::')[2]!r}, ..., {key.name!r})"
     if not callable(fn):

@@ -13,11 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .keys import (
-    BackendComponent,
+    RUNTIME_KEYS,
     DispatchKey,
     alias_expansion,
     is_alias_key,
-    RUNTIME_KEYS,
     runtime_key,
     to_backend_component,
     to_functionality_key,

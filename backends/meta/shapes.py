@@ -440,7 +440,10 @@ Operand = tuple[Sequence[int], Sequence[int], int]  # (shape, element strides, i
 def tensor_iterator_strides(shape: Sequence[int], operands: Sequence[Operand], same_shape: bool) -> Shape:
     """Strides TensorIterator gives a freshly allocated output (element strides).
 
-    ``operands`` are the inputs as ``(shape, strides, itemsize)``, in the op's input order.
+    ``operands`` are the inputs as ``(shape, strides, itemsize)``, in the op's input order, as
+    TensorIterator sees them *after* type promotion: on CPU an input of another dtype than the
+    common one is first replaced by ``input.to(common)``, i.e. ``(shape,
+    dense_strides_like(shape, strides), common_itemsize)``. A Python scalar is ``((), (), n)``.
     Mirrors ``fast_set_up`` (all inputs contiguous / channels-last / identically dense → that
     layout) and otherwise ``compute_strides`` + ``reorder_dimensions`` + ``allocate_or_resize_outputs``:
     the output follows the inputs' layout permutation, judged on byte strides with broadcast
