@@ -8,10 +8,21 @@ the built-in backend fallbacks, the ``aten`` schemas and the backend-independent
 
 from . import (
     _tensor_methods,  # noqa: F401 - attaches Tensor methods and operators
+    autograd,
     ops,
 )
 from . import aten as _aten_definitions  # noqa: F401 - defines the aten operators
 from ._core_kernels import register_core_kernels as _register_core_kernels
+from .autograd import derivatives as _derivatives
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .library import Library as _Library
 from .dispatcher import (
     Dispatcher,
     dump_state,
@@ -85,6 +96,8 @@ from .tls import (
 )
 
 _register_core_kernels()
+_autograd_library = _Library("aten", "IMPL")
+_derivatives.register(_autograd_library)
 bool = bool_  # noqa: A001 - torch.bool
 float = float32  # noqa: A001 - torch.float
 double = float64
@@ -106,6 +119,13 @@ def dispatch_keys(t: Tensor) -> DispatchKeySet:
 __version__ = "0.1.0"
 
 __all__ = [
+    "autograd",
+    "enable_grad",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
     "Size",
     "Tensor",
     "arange",

@@ -193,6 +193,8 @@ def detach(self: Tensor) -> Tensor:
     out._requires_grad = False
     out._grad_fn = None
     out._grad = None
+    out._output_nr = 0
+    out._meta = None
     return out
 
 

@@ -65,11 +65,17 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     setattr(Tensor, f"__{_name}__", getattr(Tensor, _name))
 Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
 
+def _unary(op: Any):
+    def method(self):
+        return op(self)
+    return method
+
+
 for _name in ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu",
               "clone", "detach", "t", "zero_"):
-    setattr(Tensor, _name, getattr(A, _name).default)
+    setattr(Tensor, _name, _unary(getattr(A, _name).default))
 for _name in ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu"):
-    setattr(Tensor, _name + "_", getattr(A, _name + "_").default)
+    setattr(Tensor, _name + "_", _unary(getattr(A, _name + "_").default))
 
 
 def _dims(args: tuple) -> list[int]:

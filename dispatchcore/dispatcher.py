@@ -406,7 +406,13 @@ def _bind_autograd_fallback(op: OperatorHandle) -> Callable[..., Any]:
 
     def autograd_fallback(bits: int, *args: Any, **kwargs: Any) -> Any:
         if autograd_fallback_hook and _AUTOGRAD_FALLBACK_MODE == "warn":
-            return autograd_fallback_hook[0](DispatchKeySet._from_bits(bits), op, args, kwargs)
+            for a in args:  # only an argument that requires grad can need the warning node
+                if getattr(a, "_requires_grad", False) or (type(a) in (list, tuple) and any(
+                        getattr(x, "_requires_grad", False) for x in a)):
+                    return autograd_fallback_hook[0](DispatchKeySet._from_bits(bits), op, args, kwargs)
+            for a in kwargs.values():
+                if getattr(a, "_requires_grad", False):
+                    return autograd_fallback_hook[0](DispatchKeySet._from_bits(bits), op, args, kwargs)
         bits &= AFTER_AUTOGRAD
         f = (bits >> NUM_BACKENDS).bit_length()
         entry = op._dispatch[1][FUNCTIONALITY_BASE[f] + ((bits & BACKEND_MASK).bit_length() & BACKEND_SELECT[f])]

@@ -8,6 +8,8 @@ Every ``dtype`` wraps a numpy dtype; instances are unique, so compare them with 
 
 from __future__ import annotations
 
+from typing import Protocol, cast
+
 import numpy as np
 
 __all__ = [
@@ -107,6 +109,12 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return _by_np[np.promote_types(a.np, b.np)]
 
 
+class _TensorLike(Protocol):
+    """A ``result_type`` operand with a ``dtype`` attribute: a tensor, so it also has ``dim()``."""
+
+    def dim(self) -> int: ...
+
+
 def result_type(*operands: object) -> dtype:
     """Mirror ``torch.result_type`` over tensors and Python scalars (``ResultTypeState``).
 
@@ -124,7 +132,7 @@ def result_type(*operands: object) -> dtype:
             continue
         d = getattr(x, "dtype", None)
         if isinstance(d, dtype):
-            if x.dim():
+            if cast(_TensorLike, x).dim():
                 dims = d if dims is None else promote_types(dims, d)
             else:
                 zero = d if zero is None else promote_types(zero, d)
@@ -177,8 +185,10 @@ class device:  # noqa: N801 - torch.device's name
     """
 
     __slots__ = ("type", "index")
+    type: str  # set once in __new__; instances are immutable and interned
+    index: int | None
 
-    def __new__(cls, type: str | device, index: int | None = None):  # noqa: A002 - torch's name
+    def __new__(cls, type: str | device, index: int | None = None) -> device:  # noqa: A002 - torch's name
         if isinstance(type, device):
             return type
         if ":" in type:

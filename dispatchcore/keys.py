@@ -50,79 +50,17 @@ class BackendComponent(enum.IntEnum):
 
 
 NUM_BACKENDS = 16
-_BACKEND_NAMES = [c.name[:-3] for c in BackendComponent if c != BackendComponent.InvalidBit]
 
-# (functionality value, runtime-key prefix) for the per-backend ("building block") functionalities,
-# in the order their runtime blocks appear in the enum.
+# (functionality value, functionality name) of the per-backend ("building block") functionalities,
+# in the order their runtime blocks appear in DispatchKey.
 _PB_BLOCKS = [
-    (1, "Dense", ""),
-    (5, "Quantized", "Quantized"),
-    (8, "Sparse", "Sparse"),
-    (9, "SparseCsr", "SparseCsr"),
-    (10, "NestedTensor", "NestedTensor"),
-    (21, "AutogradFunctionality", "Autograd"),
+    (1, "Dense"),
+    (5, "Quantized"),
+    (8, "Sparse"),
+    (9, "SparseCsr"),
+    (10, "NestedTensor"),
+    (21, "AutogradFunctionality"),
 ]
-
-_FUNCTIONALITY_NAMES = [
-    "Undefined", "Dense", "FPGA", "Vulkan", "Metal", "Quantized", "CustomRNGKeyId", "MkldnnCPU",
-    "Sparse", "SparseCsr", "NestedTensor", "BackendSelect", "Fake", "Python",
-    "FuncTorchDynamicLayerBackMode", "Functionalize", "Conjugate", "Negative", "ZeroTensor",
-    "ADInplaceOrView", "AutogradOther", "AutogradFunctionality", "AutogradNestedTensor", "Tracer",
-    "AutocastCPU", "AutocastMTIA", "AutocastMAIA", "AutocastXPU", "AutocastIPU", "AutocastHPU",
-    "AutocastXLA", "AutocastMPS", "AutocastCUDA", "AutocastPrivateUse1", "FuncTorchBatched",
-    "BatchedNestedTensor", "FuncTorchVmapMode", "Batched", "VmapMode", "FuncTorchGradWrapper",
-    "DeferredInit", "PythonTLSSnapshot", "FuncTorchDynamicLayerFrontMode",
-    "TESTING_ONLY_GenericWrapper", "TESTING_ONLY_GenericMode", "PreDispatch", "PythonDispatcher",
-    "EndOfFunctionalityKeys",
-]
-
-_ALIAS_NAMES = [
-    "Autograd", "CompositeImplicitAutograd", "FuncTorchBatchedDecomposition",
-    "CompositeImplicitAutogradNestedTensor", "CompositeExplicitAutograd",
-    "CompositeExplicitAutogradNonFunctional",
-]
-
-
-def _enum_members() -> list[tuple[str, int]]:
-    """Build the member list in c10's order; later duplicates of a value become enum aliases."""
-    members = [(name, value) for value, name in enumerate(_FUNCTIONALITY_NAMES)]
-    value = len(_FUNCTIONALITY_NAMES)
-    for _, fname, prefix in _PB_BLOCKS:
-        members.append((f"StartOf{fname}Backends", value))
-        for i, backend in enumerate(_BACKEND_NAMES, start=1):
-            members.append((prefix + backend, value + i))
-        members.append((f"EndOf{fname}Backends", value + NUM_BACKENDS))
-        value += NUM_BACKENDS + 1
-    members.append(("EndOfRuntimeBackendKeys", value - 1))
-    for i, name in enumerate(_ALIAS_NAMES):
-        members.append((name, value + i))
-    members += [
-        ("StartOfAliasKeys", value),
-        ("EndOfAliasKeys", value + len(_ALIAS_NAMES) - 1),
-        ("CatchAll", 0),
-        ("DefaultBackend", value + _ALIAS_NAMES.index("CompositeExplicitAutograd")),
-    ]
-    return members
-
-
-DispatchKey = enum.IntEnum("DispatchKey", _enum_members(), module=__name__)
-DispatchKey.__doc__ = """A dispatch key (``c10::DispatchKey``), numbered exactly as in PyTorch 2.13.
-
-Values 0..47 are functionality keys (higher value = higher priority); 48..149 are the runtime
-per-backend keys (``CPU`` = 49, ``AutogradCPU`` = 134); 150..155 are alias keys, which can be
-registered to but never appear in a key set.
-
-Example:
-    >>> DispatchKey.AutogradCPU.value
-    134
-    >>> DispatchKey.parse("CompositeImplicitAutograd")
-    <DispatchKey.CompositeImplicitAutograd: 151>
-"""
-
-END_OF_FUNCTIONALITY = 47
-END_OF_RUNTIME = int(DispatchKey.EndOfRuntimeBackendKeys)  # 149
-PER_BACKEND_FUNCTIONALITIES = frozenset(DispatchKey(v) for v, _, _ in _PB_BLOCKS)
-_PB_START = {v: int(DispatchKey[f"StartOf{name}Backends"]) for v, name, _ in _PB_BLOCKS}
 
 
 class UnknownDispatchKeyError(RuntimeError, ValueError):
@@ -145,7 +83,214 @@ def parse_dispatch_key(name: str | DispatchKey) -> DispatchKey:
         raise UnknownDispatchKeyError(f"could not parse dispatch key: {name}") from None
 
 
-DispatchKey.parse = staticmethod(parse_dispatch_key)
+class DispatchKey(enum.IntEnum):
+    """A dispatch key (``c10::DispatchKey``), numbered exactly as in PyTorch 2.13.
+
+    Values 0..47 are functionality keys (higher value = higher priority); 48..149 are the runtime
+    per-backend keys (``CPU`` = 49, ``AutogradCPU`` = 134); 150..155 are alias keys, which can be
+    registered to but never appear in a key set.
+
+    Example:
+        >>> DispatchKey.AutogradCPU.value
+        134
+        >>> DispatchKey.parse("CompositeImplicitAutograd")
+        <DispatchKey.CompositeImplicitAutograd: 151>
+    """
+
+    # Members are listed in c10's order: a later name with an earlier value is an enum alias
+    # (``DispatchKey.EndOfDenseBackends is DispatchKey.Meta``). tests/unit/test_keys.py checks
+    # this list against the layout rules.
+
+    # --- functionality keys, lowest priority first (c10: 0..EndOfFunctionalityKeys) ---
+    Undefined = 0
+    Dense = 1
+    FPGA = 2
+    Vulkan = 3
+    Metal = 4
+    Quantized = 5
+    CustomRNGKeyId = 6
+    MkldnnCPU = 7
+    Sparse = 8
+    SparseCsr = 9
+    NestedTensor = 10
+    BackendSelect = 11
+    Fake = 12
+    Python = 13
+    FuncTorchDynamicLayerBackMode = 14
+    Functionalize = 15
+    Conjugate = 16
+    Negative = 17
+    ZeroTensor = 18
+    ADInplaceOrView = 19
+    AutogradOther = 20
+    AutogradFunctionality = 21
+    AutogradNestedTensor = 22
+    Tracer = 23
+    AutocastCPU = 24
+    AutocastMTIA = 25
+    AutocastMAIA = 26
+    AutocastXPU = 27
+    AutocastIPU = 28
+    AutocastHPU = 29
+    AutocastXLA = 30
+    AutocastMPS = 31
+    AutocastCUDA = 32
+    AutocastPrivateUse1 = 33
+    FuncTorchBatched = 34
+    BatchedNestedTensor = 35
+    FuncTorchVmapMode = 36
+    Batched = 37
+    VmapMode = 38
+    FuncTorchGradWrapper = 39
+    DeferredInit = 40
+    PythonTLSSnapshot = 41
+    FuncTorchDynamicLayerFrontMode = 42
+    TESTING_ONLY_GenericWrapper = 43
+    TESTING_ONLY_GenericMode = 44
+    PreDispatch = 45
+    PythonDispatcher = 46
+    EndOfFunctionalityKeys = 47
+
+    # --- runtime per-backend keys: one block of NUM_BACKENDS keys per per-backend functionality,
+    # each after its StartOf<F>Backends marker, in BackendComponent order ---
+    StartOfDenseBackends = 48
+    CPU = 49
+    CUDA = 50
+    HIP = 51
+    XLA = 52
+    MPS = 53
+    IPU = 54
+    XPU = 55
+    HPU = 56
+    VE = 57
+    Lazy = 58
+    MTIA = 59
+    MAIA = 60
+    PrivateUse1 = 61
+    PrivateUse2 = 62
+    PrivateUse3 = 63
+    Meta = 64
+    EndOfDenseBackends = 64  # alias of Meta
+
+    StartOfQuantizedBackends = 65
+    QuantizedCPU = 66
+    QuantizedCUDA = 67
+    QuantizedHIP = 68
+    QuantizedXLA = 69
+    QuantizedMPS = 70
+    QuantizedIPU = 71
+    QuantizedXPU = 72
+    QuantizedHPU = 73
+    QuantizedVE = 74
+    QuantizedLazy = 75
+    QuantizedMTIA = 76
+    QuantizedMAIA = 77
+    QuantizedPrivateUse1 = 78
+    QuantizedPrivateUse2 = 79
+    QuantizedPrivateUse3 = 80
+    QuantizedMeta = 81
+    EndOfQuantizedBackends = 81  # alias of QuantizedMeta
+
+    StartOfSparseBackends = 82
+    SparseCPU = 83
+    SparseCUDA = 84
+    SparseHIP = 85
+    SparseXLA = 86
+    SparseMPS = 87
+    SparseIPU = 88
+    SparseXPU = 89
+    SparseHPU = 90
+    SparseVE = 91
+    SparseLazy = 92
+    SparseMTIA = 93
+    SparseMAIA = 94
+    SparsePrivateUse1 = 95
+    SparsePrivateUse2 = 96
+    SparsePrivateUse3 = 97
+    SparseMeta = 98
+    EndOfSparseBackends = 98  # alias of SparseMeta
+
+    StartOfSparseCsrBackends = 99
+    SparseCsrCPU = 100
+    SparseCsrCUDA = 101
+    SparseCsrHIP = 102
+    SparseCsrXLA = 103
+    SparseCsrMPS = 104
+    SparseCsrIPU = 105
+    SparseCsrXPU = 106
+    SparseCsrHPU = 107
+    SparseCsrVE = 108
+    SparseCsrLazy = 109
+    SparseCsrMTIA = 110
+    SparseCsrMAIA = 111
+    SparseCsrPrivateUse1 = 112
+    SparseCsrPrivateUse2 = 113
+    SparseCsrPrivateUse3 = 114
+    SparseCsrMeta = 115
+    EndOfSparseCsrBackends = 115  # alias of SparseCsrMeta
+
+    StartOfNestedTensorBackends = 116
+    NestedTensorCPU = 117
+    NestedTensorCUDA = 118
+    NestedTensorHIP = 119
+    NestedTensorXLA = 120
+    NestedTensorMPS = 121
+    NestedTensorIPU = 122
+    NestedTensorXPU = 123
+    NestedTensorHPU = 124
+    NestedTensorVE = 125
+    NestedTensorLazy = 126
+    NestedTensorMTIA = 127
+    NestedTensorMAIA = 128
+    NestedTensorPrivateUse1 = 129
+    NestedTensorPrivateUse2 = 130
+    NestedTensorPrivateUse3 = 131
+    NestedTensorMeta = 132
+    EndOfNestedTensorBackends = 132  # alias of NestedTensorMeta
+
+    StartOfAutogradFunctionalityBackends = 133
+    AutogradCPU = 134
+    AutogradCUDA = 135
+    AutogradHIP = 136
+    AutogradXLA = 137
+    AutogradMPS = 138
+    AutogradIPU = 139
+    AutogradXPU = 140
+    AutogradHPU = 141
+    AutogradVE = 142
+    AutogradLazy = 143
+    AutogradMTIA = 144
+    AutogradMAIA = 145
+    AutogradPrivateUse1 = 146
+    AutogradPrivateUse2 = 147
+    AutogradPrivateUse3 = 148
+    AutogradMeta = 149
+    EndOfAutogradFunctionalityBackends = 149  # alias of AutogradMeta
+    EndOfRuntimeBackendKeys = 149  # alias of AutogradMeta
+
+    # --- alias keys: registration only, never in a key set ---
+    Autograd = 150
+    CompositeImplicitAutograd = 151
+    FuncTorchBatchedDecomposition = 152
+    CompositeImplicitAutogradNestedTensor = 153
+    CompositeExplicitAutograd = 154
+    CompositeExplicitAutogradNonFunctional = 155
+
+    # --- enum aliases (same value as a member above) ---
+    StartOfAliasKeys = 150  # alias of Autograd
+    EndOfAliasKeys = 155  # alias of CompositeExplicitAutogradNonFunctional
+    CatchAll = 0  # alias of Undefined
+    DefaultBackend = 154  # alias of CompositeExplicitAutograd
+
+    # ``DispatchKey.parse("CPU")``; ``nonmember`` says explicitly (for readers and type checkers)
+    # that this is a class attribute, not a key.
+    parse = enum.nonmember(staticmethod(parse_dispatch_key))
+
+
+END_OF_FUNCTIONALITY = 47
+END_OF_RUNTIME = int(DispatchKey.EndOfRuntimeBackendKeys)  # 149
+PER_BACKEND_FUNCTIONALITIES = frozenset(DispatchKey(v) for v, _ in _PB_BLOCKS)
+_PB_START = {v: int(DispatchKey[f"StartOf{name}Backends"]) for v, name in _PB_BLOCKS}
 
 
 def is_per_backend_functionality(key: DispatchKey | int) -> bool:

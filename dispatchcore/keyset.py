@@ -312,13 +312,13 @@ DEFAULT_EXCLUDED = AUTOCAST_KEYSET
 BACKEND_FUNCTIONALITY_KEYS = _bits_of(_D.Dense, _D.Quantized, _D.Sparse, _D.SparseCsr) | BACKEND_MASK
 
 _AUTOGRAD_FOR_BACKEND = {
-    b: _D[f"Autograd{b.name[:-3]}"]
+    b: DispatchKey[f"Autograd{b.name[:-3]}"]
     for b in BackendComponent
     if b.name[:-3] in {"CPU", "CUDA", "XLA", "Lazy", "Meta", "MPS", "HPU", "IPU", "XPU", "MTIA",
                        "MAIA", "PrivateUse1", "PrivateUse2", "PrivateUse3"}
 }
 _AUTOCAST_FOR_BACKEND = {
-    b: _D[f"Autocast{b.name[:-3]}"]
+    b: DispatchKey[f"Autocast{b.name[:-3]}"]
     for b in BackendComponent
     if b.name[:-3] in {"CPU", "MTIA", "MAIA", "XPU", "IPU", "HPU", "CUDA", "XLA", "PrivateUse1", "MPS"}
 }

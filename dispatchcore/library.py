@@ -25,7 +25,7 @@ from .keys import (
     parse_dispatch_key,
 )
 from .operator import KernelRegistration, OperatorHandle, SourceLocation, fallthrough_kernel
-from .schema import FunctionSchema, parse_schema, python_default
+from .schema import parse_schema, python_default
 
 __all__ = ["Library", "RegistrationHandle", "fallthrough_kernel"]
 
@@ -203,6 +203,9 @@ class Library:
         op, key = self._resolve_impl(op_name, dispatch_key)
         if fn is not fallthrough_kernel:
             _check_kernel(op, fn, key, with_keyset)
+        as_kernel = getattr(fn, "__dispatchcore_as_kernel__", None)
+        if as_kernel is not None:  # an autograd.Function subclass: its apply is the kernel
+            fn = as_kernel(op)
         python_key = (op.qualname, key)
         if not allow_override and python_key in self._dispatcher._python_impls:
             raise RegistrationError(
@@ -344,7 +347,8 @@ def _check_kernel(op: OperatorHandle, fn: Callable[..., Any], key: DispatchKey,
             raise RegistrationError(f"{where}: with_keyset=True kernels take the DispatchKeySet first.")
         if params[0].kind != P.VAR_POSITIONAL:
             params = params[1:]
-    schema: FunctionSchema = op.schema
+    schema = op.schema
+    assert schema is not None  # _resolve_impl only returns defined operators
     var_pos = any(p.kind == P.VAR_POSITIONAL for p in params)
     var_kw = any(p.kind == P.VAR_KEYWORD for p in params)
     positional = [p for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
@@ -359,32 +363,32 @@ def _check_kernel(op: OperatorHandle, fn: Callable[..., Any], key: DispatchKey,
         )
     for i, p in enumerate(positional):
         if p.default is P.empty and (i >= len(schema_pos) or schema_pos[i].has_default):
-            arg = schema_pos[i].name if i < len(schema_pos) else None
+            arg_name = schema_pos[i].name if i < len(schema_pos) else None
             raise RegistrationError(
                 f"{where}: kernel {name_of} requires parameter {p.name!r}, but the schema {schema} "
-                + (f"lets callers omit {arg!r}. Give {p.name!r} the schema's default."
-                   if arg else "has no argument for it.")
+                + (f"lets callers omit {arg_name!r}. Give {p.name!r} the schema's default."
+                   if arg_name else "has no argument for it.")
             )
         if i < len(schema_pos) and p.default is not P.empty and schema_pos[i].has_default:
             _check_default(where, name_of, p, schema_pos[i])
     for arg in schema.arguments:
         if not arg.kwarg_only:
             continue
-        p = by_name.get(arg.name)
-        if p is None:
+        kw_param = by_name.get(arg.name)
+        if kw_param is None:
             if not var_kw:
                 raise RegistrationError(
                     f"{where}: kernel {name_of} has no parameter {arg.name!r} for the keyword-only "
                     f"argument of {schema}. Add it (after *) or accept **kwargs."
                 )
             continue
-        if p.default is P.empty and arg.has_default:
+        if kw_param.default is P.empty and arg.has_default:
             raise RegistrationError(
                 f"{where}: kernel {name_of} requires {arg.name!r}, but the schema {schema} lets "
                 f"callers omit it. Give it the schema's default."
             )
-        if p.default is not P.empty and arg.has_default:
-            _check_default(where, name_of, p, arg)
+        if kw_param.default is not P.empty and arg.has_default:
+            _check_default(where, name_of, kw_param, arg)
     for p in params:
         if p.kind == P.KEYWORD_ONLY and p.default is P.empty and p.name not in {a.name for a in schema.arguments}:
             raise RegistrationError(

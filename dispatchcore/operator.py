@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 import attrs
 
@@ -117,7 +117,13 @@ def fallthrough_kernel(*args: Any, **kwargs: Any) -> Any:
     )
 
 
-def is_dispatch_arg(value: object) -> bool:
+class DispatchArg(Protocol):
+    """Note [Dispatch argument protocol]: an object carrying raw ``DispatchKeySet`` bits."""
+
+    _key_bits: int
+
+
+def is_dispatch_arg(value: object) -> TypeGuard[DispatchArg]:
     """True for objects following Note [Dispatch argument protocol] (a ``_key_bits`` int)."""
     return isinstance(getattr(value, "_key_bits", None), int)
 
@@ -125,8 +131,11 @@ def is_dispatch_arg(value: object) -> bool:
 # How a table slot calls its kernel: fn(*args), fn(DispatchKeySet, *args) or fn(raw_bits, *args).
 PLAIN, WITH_KEYSET, WITH_RAW_KEYSET = 0, 1, 2
 
+# One dispatch-table slot: (kernel, calling convention), or None where no kernel applies.
+_Slot = tuple[Callable[..., Any], int] | None
 
-def _bound_kernel(op: OperatorHandle, reg: Any) -> tuple[Callable[..., Any], int] | None:
+
+def _bound_kernel(op: OperatorHandle, reg: Any) -> _Slot:
     """The (callable, calling convention) pair a table slot stores for one registration."""
     if reg is None:
         return None
@@ -167,6 +176,14 @@ class OperatorHandle:
         "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_lo", "_hi",
         "_kw_names", "_bounds", "__weakref__",
     )
+    # Derived from the schema by _set_schema_info (see there).
+    _tensor_pos: tuple[int, ...]
+    _bounds: tuple[int, int]
+    _kw_names: frozenset[str]
+    _lo: int
+    _hi: int
+    # (fallthrough masks per highest-backend index, table indexed by runtime-key value); see _rebuild.
+    _dispatch: tuple[list[int], list[_Slot]]
 
     def __init__(self, dispatcher: Any, qualname: str) -> None:
         self.qualname = qualname
@@ -215,7 +232,7 @@ class OperatorHandle:
         Mirrors ``Dispatcher::redispatch``. Callers mask themselves off first, e.g.
         ``op.redispatch(ks & DispatchKeySet.full_after(DispatchKey.AutogradCPU), x)``.
         """
-        bits = keyset if type(keyset) is int else keyset._bits
+        bits = keyset if type(keyset) is int else keyset._bits  # type: ignore[union-attr]  # fast exact-int test
         f = (bits >> NUM_BACKENDS).bit_length()
         entry = self._dispatch[1][FUNCTIONALITY_BASE[f] + ((bits & BACKEND_MASK).bit_length() & BACKEND_SELECT[f])]
         if entry is None:
@@ -269,6 +286,7 @@ class OperatorHandle:
         if not lo <= len(args) <= hi or not self._kw_names.issuperset(kwargs):
             return False
         schema = self.schema
+        assert schema is not None  # callers check the operator is defined
         for index, name, kind, kwarg_only in schema.dispatch_arguments:
             if not kwarg_only and index < len(args):
                 if name in kwargs:
@@ -412,7 +430,7 @@ class OperatorHandle:
             for k in self._kernels:
                 keys |= affected_keys(k)
             entries = {k: (fallbacks[k], "backend fallback") for k in fallbacks}
-            table: list[Any] = [None] * TABLE_SIZE
+            table: list[_Slot] = [None] * TABLE_SIZE
             for k, (reg, _) in entries.items():
                 table[k] = _bound_kernel(self, reg)
         else:  # only ``keys`` can change: keep the other slots' bound kernels and, unless a

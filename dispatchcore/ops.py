@@ -68,6 +68,7 @@ class OpOverloadPacket:
         if len(candidates) == 1:
             return candidates[0](*args, **kwargs)
         for op in candidates:
+            assert op.schema is not None  # overloads() returns defined operators only
             try:
                 op.schema.bind(args, kwargs, is_tensor=is_dispatch_arg)
             except RuntimeError:

@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable
 from fractions import Fraction
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 
@@ -332,7 +332,7 @@ def _dispatch_kind(t: SchemaType) -> str | None:
 def _format_argument(t: SchemaType, alias: AliasInfo | None, name: str, default: Any) -> str:
     """``Type(alias)? name=default``, exactly as c10's ``operator<<(Argument)`` prints it."""
     is_optional = isinstance(t, OptionalType)
-    inner = t.elem if is_optional else t
+    inner = t.elem if isinstance(t, OptionalType) else t
     if isinstance(inner, ListType):
         # A list prints its element type, the elements' alias annotation, then its size.
         text = str(inner.elem)
@@ -902,7 +902,9 @@ def _strtod(text: str) -> tuple[float, int, bool] | None:
     if match["hex"] is None:
         exact = Fraction(num)
     else:
-        sign, digits, exponent = re.fullmatch(r"([+-]?)0[xX]([^pP]*)[pP]?(.*)", num).groups()
+        hex_parts = re.fullmatch(r"([+-]?)0[xX]([^pP]*)[pP]?(.*)", num)
+        assert hex_parts is not None  # num matched _HEX_FLOAT, so this always matches
+        sign, digits, exponent = hex_parts.groups()
         whole, _, frac = digits.partition(".")
         exact = Fraction(int(whole + frac or "0", 16), 16 ** len(frac))
         exact *= Fraction(2) ** int(exponent or "0") * (-1 if sign == "-" else 1)
@@ -984,7 +986,7 @@ class _Lexer:
             self.expected(kind, self.cur())
         return self.next()
 
-    def expected(self, what: str, token: _Token) -> None:
+    def expected(self, what: str, token: _Token) -> NoReturn:
         raise SchemaError(
             f"expected {what} but found '{token.kind}' here:\n"
             + _highlight(self.source, token.start, token.end)
@@ -1043,10 +1045,11 @@ class _Lexer:
         elif pos >= n:
             token = _Token("eof", pos, pos)
         else:
-            token = self._match(pos)
-            if token is None:
+            matched = self._match(pos)
+            if matched is None:
                 # torch names the character where this token's scan began, not the bad one
                 self.expected("a valid token", _Token(source[current], pos, pos + 1))
+            token = matched
         self.pos = token.end
         return token
 

@@ -9,10 +9,12 @@ backend's: a numpy ``ndarray`` for CPU; any object with numpy's ``shape``, ``str
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
 
+from .autograd.grad_mode import autograd_state_get as _autograd_state_get
 from .dtypes import _by_np, device
 from .keys import DispatchKey
 from .keyset import tensor_keyset
@@ -108,20 +110,25 @@ def wrap(data: Any, dev: device | str = "cpu", *, _inference: bool = False) -> T
         tensor([0., 1., 2.], dtype=dispatchcore.float64)
     """
     dev, bits, inference_bits = _device_info(dev)
+    inference = _inference or _autograd_state_get()[1]
     t = _new(Tensor)
     t._data = data
     t._device = dev
-    t._key_bits = inference_bits if _inference else bits
-    t._vc = None if _inference else [0]
+    t._key_bits = inference_bits if inference else bits
+    t._vc = None if inference else [0]
     t._base = None
     t._requires_grad = False
     t._grad_fn = None
     t._grad = None
+    t._output_nr = 0
+    t._meta = None
     return t
 
 
 def wrap_cpu(data: np.ndarray) -> Tensor:
-    """The CPU fast path of ``wrap``: a new normal tensor over ``data`` (no checks)."""
+    """The CPU fast path of ``wrap``: a new tensor over ``data`` (no checks)."""
+    if _autograd_state_get()[1]:  # inside inference_mode: an inference tensor (TensorImpl's rule)
+        return wrap(data, _CPU, _inference=True)
     t = _new(Tensor)
     t._data = data
     t._device = _CPU
@@ -131,6 +138,8 @@ def wrap_cpu(data: np.ndarray) -> Tensor:
     t._requires_grad = False
     t._grad_fn = None
     t._grad = None
+    t._output_nr = 0
+    t._meta = None
     return t
 
 
@@ -142,7 +151,17 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_device", "_key_bits", "_vc", "_base", "_requires_grad", "_grad_fn",
-                 "_grad", "__weakref__")
+                 "_grad", "_output_nr", "_meta", "__weakref__")
+    _data: Any  # backend data: see Note [Backend data protocol]
+    _device: device
+    _key_bits: int  # raw DispatchKeySet bits, fixed at creation (TensorImpl's key_set_)
+    _vc: list[int] | None  # version counter shared with views; None for inference tensors
+    _base: Tensor | None
+    _requires_grad: bool
+    _grad_fn: Any
+    _grad: Tensor | None
+    _output_nr: int  # which output of _grad_fn this tensor is
+    _meta: Any  # AutogradMeta (hooks, grad accumulator, retains_grad), made on first need
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("Tensors are made by factories such as dispatchcore.tensor(data) or "
@@ -267,6 +286,10 @@ class Tensor:
     def requires_grad(self) -> bool:
         return self._requires_grad
 
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
     @property
     def grad_fn(self) -> Any:
         return self._grad_fn
@@ -285,6 +308,9 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` on a leaf (``torch.Tensor.requires_grad_``)."""
+        if requires_grad and self._vc is None and not _autograd_state_get()[1]:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         if not requires_grad and self._grad_fn is not None:
@@ -293,6 +319,66 @@ class Tensor:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
         self._requires_grad = requires_grad
+        return self
+
+    # --- the autograd API (the engine is dispatchcore.autograd.graph) -------------------------
+    def _autograd_meta(self) -> AutogradMeta:
+        meta = self._meta
+        if meta is None:
+            meta = self._meta = AutogradMeta()
+        return meta
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Accumulate this tensor's gradient into the graph's leaves (``torch.Tensor.backward``)."""
+        from .autograd.graph import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            return self._grad_fn._register_output_pre_hook(self._output_nr, hook)
+        from .autograd.graph import _HookHandle, grad_accumulator
+
+        acc = grad_accumulator(self)
+        acc._tensor_hooks.append(hook)
+        return _HookHandle(acc._tensor_hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor too (``torch.Tensor.retain_grad``)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self._autograd_meta().retains_grad:
+            return
+        self._autograd_meta().retains_grad = True
+        ref = weakref.ref(self)
+
+        def retain(grad: Tensor) -> None:
+            t = ref()
+            if t is not None:
+                t._grad = grad.detach().clone() if t._grad is None else t._grad + grad.detach()
+
+        self._grad_fn._register_output_pre_hook(self._output_nr, retain)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._meta is not None and self._meta.retains_grad
+
+    def detach_(self) -> Tensor:
+        """Detach this tensor from the graph in place (``torch.Tensor.detach_``)."""
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                "function in torch/optim/optimizer.py as the solution.")
+        self._grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
         return self
 
     def __repr__(self) -> str:
@@ -323,6 +409,16 @@ class Tensor:
         return int(self.item())
 
     __hash__ = object.__hash__
+
+
+class AutogradMeta:
+    """Per-tensor autograd extras, allocated on first use (c10's ``AutogradMeta``)."""
+
+    __slots__ = ("grad_accumulator", "retains_grad")
+
+    def __init__(self) -> None:
+        self.grad_accumulator: Any = None
+        self.retains_grad = False
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

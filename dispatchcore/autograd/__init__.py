@@ -1,0 +1,33 @@
+"""dispatchcore.autograd: the engine, custom Functions, grad and inference modes, gradcheck.
+
+Autograd lives at the Autograd dispatch keys: built-in derivatives and user ``Function``
+subclasses are Autograd-key kernels, and guards mask keys in the thread-local sets.
+"""
+
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .graph import AccumulateGrad, Node, backward, grad
+from .function import BackwardCFunction, Function, FunctionCtx, once_differentiable
+
+__all__ = [
+    "AccumulateGrad",
+    "BackwardCFunction",
+    "Function",
+    "FunctionCtx",
+    "Node",
+    "backward",
+    "enable_grad",
+    "grad",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "once_differentiable",
+    "set_grad_enabled",
+]
