@@ -203,9 +203,10 @@ class Library:
         op, key = self._resolve_impl(op_name, dispatch_key)
         if fn is not fallthrough_kernel:
             _check_kernel(op, fn, key, with_keyset)
+        kernel: Callable[..., Any] = fn
         as_kernel = getattr(fn, "__dispatchcore_as_kernel__", None)
         if as_kernel is not None:  # an autograd.Function subclass: its apply is the kernel
-            fn = as_kernel(op)
+            kernel = as_kernel(op)
         python_key = (op.qualname, key)
         if not allow_override and python_key in self._dispatcher._python_impls:
             raise RegistrationError(
@@ -214,8 +215,8 @@ class Library:
                 f"{self.ns} namespace."
             )
         # _raw_keyset (internal): the kernel takes the raw key-set int, skipping the wrapper object
-        reg = KernelRegistration(key=key, kernel=fn, with_keyset=with_keyset, library=self.ns,
-                                 where=where, bind=(lambda op: fn) if _raw_keyset else None)
+        reg = KernelRegistration(key=key, kernel=kernel, with_keyset=with_keyset, library=self.ns,
+                                 where=where, bind=(lambda op: kernel) if _raw_keyset else None)
         self._dispatcher.register_kernel(op, reg)
         self._dispatcher._python_impls.add(python_key)
 

@@ -9,7 +9,7 @@ stale (an undefined operator's handle raises when called).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .dispatcher import get_dispatcher
 from .operator import OperatorHandle, is_dispatch_arg
@@ -85,6 +85,12 @@ class OpOverloadPacket:
 
 
 _namespaces: dict[str, OpNamespace] = {}
+
+if TYPE_CHECKING:
+    # For type checkers only; at runtime ``aten`` comes from __getattr__ like any namespace.
+    # dispatchcore's own modules import it inside an import cycle, where mypy would take
+    # __getattr__'s return type unanalyzed ("OpNamespace?"; python/mypy#5345).
+    aten: OpNamespace
 
 
 def __getattr__(ns: str) -> OpNamespace:

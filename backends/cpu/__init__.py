@@ -11,12 +11,12 @@ from __future__ import annotations
 import warnings
 
 from dispatchcore import Library, RegistrationHandle
-from dispatchcore.aten import define_aten
 
 from . import kernels
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
 
-__all__ = ["KERNELS", "Generator", "default_generator", "initial_seed", "manual_seed", "register", "seed"]
+__all__ = ["KERNELS", "Generator", "default_generator", "initial_seed", "manual_seed", "register", "registered",
+           "seed"]
 
 # aten operators served elsewhere: CompositeImplicitAutograd decompositions and core kernels
 COMPOSITE = ("matmul", "reshape", "softmax.int", "log_softmax.int", "contiguous", "to.dtype", "to.device",
@@ -86,6 +86,13 @@ _library: Library | None = None
 _handles: list[RegistrationHandle] = []
 
 
+def registered() -> Library | None:
+    """The backend's own live Library (from an earlier ``register()``), or None."""
+    if _library is not None and _handles and all(h.active for h in _handles):
+        return _library
+    return None
+
+
 def register(lib: Library | None = None) -> Library:
     """Register every CPU kernel; returns the owning Library (destroy it to unregister).
 
@@ -106,13 +113,13 @@ def register(lib: Library | None = None) -> Library:
     """
     global _library
     if lib is None:
-        if _library is not None and _handles and all(h.active for h in _handles):
-            return _library
+        live = registered()
+        if live is not None:
+            return live
         lib = Library("aten", "IMPL", dispatch_key="CPU")
         own = True
     else:
         own = False
-    define_aten()
     # See Note [Quiet floating-point errors] in kernels.py
     warnings.filterwarnings(**kernels.QUIET_FILTER)
     handles = [lib.impl(name, kernel) for name, kernel in KERNELS]

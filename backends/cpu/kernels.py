@@ -79,6 +79,21 @@ def _arr(r: Any) -> np.ndarray:
     return r if r.__class__ is _nd else _asarray(r)
 
 
+def _result(r: Any) -> np.ndarray:
+    """A new result in torch's contiguous layout (reductions, matmul, softmax allocate contiguous).
+
+    numpy may order a result like its input, and gives empty arrays zero strides; both are fixed
+    with a copy, and only then.
+    """
+    r = _arr(r)
+    if r.size and (r.ndim < 2 or r.flags.c_contiguous and (1 not in r.shape
+                                                            or _strides(r) == _contiguous_strides(r.shape))):
+        return r
+    out = _new(r.shape, r.dtype)
+    np.copyto(out, r)
+    return out
+
+
 def _default_np() -> np.dtype:
     return dtypes.get_default_dtype().np
 
@@ -178,14 +193,17 @@ def _check_can_cast(frm: np.dtype, to: np.dtype, names: dict = _TORCH_NAME) -> N
         raise RuntimeError(f"result type {_TORCH_NAME[frm]} can't be cast to the desired output type {names[to]}")
 
 
-def _resize_out(out: Any, shape: tuple) -> np.ndarray:
-    """Mirror ``at::native::resize_output``: give ``out`` the shape, warning if it had elements."""
+def _resize_out(out: Any, shape: tuple, arrays: Any = ()) -> np.ndarray:
+    """Mirror ``at::native::resize_output``: give ``out`` the shape, warning if it had elements.
+
+    The new memory is laid out as TensorIterator lays out results of ``arrays``.
+    """
     data = out._data
     if data.shape != shape:
         if data.size:
             warnings.warn(_RESIZE_WARNING.format(_shape_str(data.shape), _shape_str(shape)), UserWarning,
                           stacklevel=4)
-        data = out._data = _empty(shape, data.dtype)
+        data = out._data = _iter_empty(shape, data.dtype, arrays)
     return data
 
 
@@ -241,7 +259,7 @@ def _checked_scalar(value: Any, dt: np.dtype) -> np.ndarray:
         return np.array(v).astype(dt)
     if kind == "f":
         f = float(v)
-        if not math.isinf(f) and f == f and abs(f) > np.finfo(dt).max:
+        if not math.isinf(f) and f == f and abs(f) > float(np.finfo(dt).max):
             raise error
         return np.array(f, dt)
     return np.array(v, dt)
@@ -307,10 +325,80 @@ def _int_pow(a: np.ndarray, b: np.ndarray, dt: np.dtype) -> np.ndarray:
     return np.where(negative, at_negative, positive).astype(dt)
 
 
-def _store(r: Any, dt: np.dtype, shape: tuple, self: Any, out: Any, names: dict = _TORCH_NAME) -> Any:
-    """Return ``r`` as a new tensor (out None), write it into ``self`` (in-place) or into ``out``."""
+# Note [Output layout]: torch's TensorIterator gives an elementwise result the memory layout of its
+# inputs (reorder_dimensions: the first operand with a strict stride preference decides each pair
+# of dims); numpy's order="K" agrees except when inputs disagree, so kernels use numpy's own
+# result when every input is C-contiguous and ``_iter_empty`` otherwise.
+def _iter_perm(shape: tuple, arrays: Any) -> list[int]:
+    """Mirror ``TensorIteratorBase::reorder_dimensions``: the dims, fastest first."""
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))
+    if ndim < 2:
+        return perm
+    operand_strides = []
+    for x in arrays:
+        offset = ndim - x.ndim
+        strides = [0] * ndim
+        for i, (n, st) in enumerate(zip(x.shape, x.strides)):
+            strides[offset + i] = 0 if n == 1 and shape[offset + i] != 1 else st
+        operand_strides.append(strides)
+
+    def should_swap(d0: int, d1: int) -> int:
+        for strides in operand_strides:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:  # broadcast in one of them: ask the next operand
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    for i in range(1, ndim):  # insertion sort that tolerates ambiguous comparisons
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            c = should_swap(perm[dim0], perm[dim1])
+            if c > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif c < 0:
+                break
+    return perm
+
+
+def _iter_empty(shape: tuple, dt: np.dtype, arrays: Any) -> np.ndarray:
+    """The output TensorIterator allocates for inputs ``arrays`` (See Note [Output layout])."""
+    perm = _iter_perm(shape, arrays)
+    if perm == list(range(len(shape) - 1, -1, -1)):
+        return _new(shape, dt)
+    strides = [0] * len(shape)
+    step = 1
+    for d in perm:  # TensorIteratorBase::compatible_stride, in the permuted order
+        strides[d] = step
+        step *= shape[d]
+    return _empty_strided(shape, tuple(strides), dt)
+
+
+def _laid_out(r: Any, arrays: Any) -> np.ndarray:
+    """``r`` in the layout torch would give an elementwise result of ``arrays``."""
+    r = _arr(r)
+    if r.size and all(x.flags.c_contiguous for x in arrays):
+        return r
+    out = _iter_empty(r.shape, r.dtype, arrays)
+    if r.size and out.strides == r.strides:
+        return r
+    np.copyto(out, r)
+    return out
+
+
+def _store(r: Any, dt: np.dtype, shape: tuple, self: Any, out: Any, names: dict = _TORCH_NAME,
+           arrays: Any = ()) -> Any:
+    """Return ``r`` as a new tensor (out None), write it into ``self`` (in-place) or into ``out``.
+
+    ``arrays`` are the tensor inputs' data, which decide the layout of new results.
+    """
     if out is None:
-        return wrap_cpu(_arr(r))
+        return wrap_cpu(_laid_out(r, arrays))
     if out is self:
         dst = self._data
         if shape != dst.shape:
@@ -320,7 +408,7 @@ def _store(r: Any, dt: np.dtype, shape: tuple, self: Any, out: Any, names: dict 
         np.copyto(dst, r, casting="unsafe")
         return self
     _check_can_cast(dt, out._data.dtype, names)
-    np.copyto(_resize_out(out, shape), r, casting="unsafe")
+    np.copyto(_resize_out(out, shape, arrays), r, casting="unsafe")
     return out
 
 
@@ -349,7 +437,7 @@ def _binary(name: str, ufunc: Any, self: Any, other: Any, alpha: Any = 1, out: A
             b = _mul(b, _scalar_array(alpha, dt))
         shape = _broadcast_shapes(a.shape, b.shape)
         r = _int_pow(a, b, dt) if name == "pow" and dt.kind in "biu" else ufunc(a, b)
-        return _store(r, dt, shape, self, out)
+        return _store(r, dt, shape, self, out, arrays=[v for v in (x, y) if isinstance(v, _nd)])
 
 
 def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> tuple:
@@ -373,7 +461,12 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                     r = ufunc(a, b)
                 except _FAST_ERRORS:
                     return slow(name, ufunc, self, other, alpha)
-                return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+                if r.ndim == 1:  # the common case first: one attribute read, no layout question
+                    if r.size:
+                        return wrap_cpu(r)
+                elif r.__class__ is _nd and r.size and a.flags.c_contiguous and b.flags.c_contiguous:
+                    return wrap_cpu(r)
+                return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
             return slow(name, ufunc, self, other, alpha)
 
         def scalar(self, other, alpha=1):
@@ -383,7 +476,7 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                     r = ufunc(a, other)
                 except _FAST_ERRORS:
                     return slow(name, ufunc, self, other, alpha)
-                return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+                return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
             return slow(name, ufunc, self, _item(other), alpha)
 
         def inplace_tensor(self, other, *, alpha=1):
@@ -420,7 +513,12 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                     r = ufunc(a, b)
                 except _FAST_ERRORS:
                     return slow(name, ufunc, self, other)
-                return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+                if r.ndim == 1:  # the common case first: one attribute read, no layout question
+                    if r.size:
+                        return wrap_cpu(r)
+                elif r.__class__ is _nd and r.size and a.flags.c_contiguous and b.flags.c_contiguous:
+                    return wrap_cpu(r)
+                return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
             return slow(name, ufunc, self, other)
 
         def scalar(self, other):
@@ -430,7 +528,7 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                     r = ufunc(a, other)
                 except _FAST_ERRORS:
                     return slow(name, ufunc, self, other)
-                return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+                return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
             return slow(name, ufunc, self, _item(other))
 
         def inplace_tensor(self, other):
@@ -481,7 +579,7 @@ def pow_tensor_tensor_cpu(self, exponent):
     a, b = self._data, exponent._data
     if a.dtype is b.dtype and a.dtype.kind == "f":
         try:
-            return wrap_cpu(_arr(_pow(a, b)))
+            return wrap_cpu(_laid_out(_pow(a, b), (a, b)))
         except _FAST_ERRORS:
             pass
     return _binary("pow", _pow, self, exponent)
@@ -492,7 +590,7 @@ def pow_tensor_scalar_cpu(self, exponent):
     t = type(exponent)
     if a.dtype.kind == "f" and (t is float or t is int):
         try:
-            return wrap_cpu(_arr(_pow(a, exponent)))
+            return wrap_cpu(_laid_out(_pow(a, exponent), (a,)))
         except _FAST_ERRORS:
             pass
     return _binary("pow", _pow, self, _item(exponent))
@@ -518,7 +616,7 @@ def _compare(ufunc: Any, self: Any, other: Any) -> Any:
         dt = _result_np(self if isinstance(x, _nd) else x, other if isinstance(y, _nd) else y)
         a, b = _as_dtype(x, dt), _as_dtype(y, dt)
         _broadcast_shapes(a.shape, b.shape)
-        return wrap_cpu(_arr(ufunc(a, b)))
+        return wrap_cpu(_laid_out(ufunc(a, b), [v for v in (x, y) if isinstance(v, _nd)]))
 
 
 def _comparison_pair(name: str, ufunc: Any) -> tuple:
@@ -529,7 +627,12 @@ def _comparison_pair(name: str, ufunc: Any) -> tuple:
                 r = ufunc(a, b)
             except _FAST_ERRORS:
                 return _compare(ufunc, self, other)
-            return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+            if r.ndim == 1:
+                if r.size:
+                    return wrap_cpu(r)
+            elif r.__class__ is _nd and r.size and a.flags.c_contiguous and b.flags.c_contiguous:
+                return wrap_cpu(r)
+            return wrap_cpu(_laid_out(r, (a, b)))
         return _compare(ufunc, self, other)
 
     def scalar(self, other):
@@ -540,7 +643,7 @@ def _comparison_pair(name: str, ufunc: Any) -> tuple:
                 r = ufunc(a, other)
             except _FAST_ERRORS:
                 return _compare(ufunc, self, other)
-            return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+            return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
         return _compare(ufunc, self, _item(other))
 
     tensor.__name__ = tensor.__qualname__ = f"{name}_tensor_cpu"
@@ -590,11 +693,11 @@ def _unary(name: str, compute: Any, floating: bool, self: Any, out: Any = None) 
     if floating:
         rdt = dt if dt.kind in "fc" else _default_np()
     else:
-        rdt = dt
-        if out is not None and out is not self and out._data.dtype != dt:
-            raise RuntimeError(f"Found dtype {_TORCH_NAME[out._data.dtype]} but expected {_TORCH_NAME[dt]}")
+        rdt = np.dtype(dt.char.lower()) if name == "abs" and dt.kind == "c" else dt  # |complex| is real
+        if out is not None and out is not self and out._data.dtype != rdt:
+            raise RuntimeError(f"Found dtype {_TORCH_NAME[out._data.dtype]} but expected {_TORCH_NAME[rdt]}")
     with np.errstate(all="ignore"):
-        return _store(compute(_cast(a, rdt)), rdt, a.shape, self, out)
+        return _store(compute(_cast(a, rdt) if floating else a), rdt, a.shape, self, out, arrays=(a,))
 
 
 def _unary_family(name: str, compute: Any, floating: bool, inplace: Any) -> tuple:
@@ -606,7 +709,7 @@ def _unary_family(name: str, compute: Any, floating: bool, inplace: Any) -> tupl
                 r = compute(a)
             except _FP_ERRORS:
                 return _unary(name, compute, floating, self)
-            return wrap_cpu(r if r.__class__ is _nd else _asarray(r))
+            return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
         return _unary(name, compute, floating, self)
 
     def inplace_(self):
@@ -696,7 +799,9 @@ def where_self_cpu(condition, self, other):
     except ValueError:
         _broadcast_shapes(c.shape, a.shape, b.shape)  # raises torch's message
         raise
-    return wrap_cpu(_arr(r))
+    if r.ndim < 2 and r.size:
+        return wrap_cpu(r)
+    return wrap_cpu(_laid_out(r, (c, a, b)))
 
 
 # --- reductions -----------------------------------------------------------------------------------
@@ -714,7 +819,7 @@ def _sum_dtypes(a: np.ndarray, dtype: Any) -> tuple[np.dtype, np.dtype]:
 def _sum(a: np.ndarray, dims: Any, keepdim: bool, acc: np.dtype, dt: np.dtype) -> np.ndarray:
     with np.errstate(all="ignore"):
         r = _add_reduce(a, dims, acc, keepdims=keepdim)  # reduce casts each element to acc first
-        return _arr(r).astype(dt, copy=False)
+        return _result(r).astype(dt, copy=False)
 
 
 def sum_cpu(self, *, dtype=None):
@@ -753,7 +858,7 @@ def _mean(a: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
             count *= a.shape[d]
     with np.errstate(all="ignore"):  # an empty mean is 0/0 = nan, silently, as in torch
         s = _arr(_add_reduce(_cast(a, acc), dims, acc, keepdims=keepdim))
-        return _arr(_div(s, count)).astype(dt, copy=False)
+        return _result(_div(s, count)).astype(dt, copy=False)
 
 
 def mean_cpu(self, *, dtype=None):
@@ -784,7 +889,7 @@ def amax_cpu(self, dim=[], keepdim=False):  # noqa: B006 - the schema's default,
     a = self._data
     dims = _reduce_dims(dim, a.ndim)
     _check_reduction_size(a, dims, "amax", _all_message("amax"))
-    return wrap_cpu(_arr(_maximum.reduce(a, dims, keepdims=keepdim)))  # NaN propagates, as in torch
+    return wrap_cpu(_result(_maximum.reduce(a, dims, keepdims=keepdim)))  # NaN propagates, as in torch
 
 
 def max_cpu(self):
@@ -805,7 +910,7 @@ def max_dim_cpu(self, dim, keepdim=False):
     values = np.take_along_axis(a, idx, d)
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
-    return wrap_cpu(values), wrap_cpu(idx.astype(_I64, copy=False))
+    return wrap_cpu(_result(values)), wrap_cpu(_result(idx).astype(_I64, copy=False))
 
 
 def argmax_cpu(self, dim=None, keepdim=False):
@@ -821,7 +926,7 @@ def argmax_cpu(self, dim=None, keepdim=False):
     if a.ndim == 0:
         return wrap_cpu(np.zeros((), _I64))
     _check_reduction_size(a, (d,), "argmax", "")
-    return wrap_cpu(_arr(np.argmax(a, axis=d, keepdims=keepdim)).astype(_I64, copy=False))
+    return wrap_cpu(_result(np.argmax(a, axis=d, keepdims=keepdim)).astype(_I64, copy=False))
 
 
 # --- matrix products ------------------------------------------------------------------------------
@@ -835,7 +940,8 @@ def mm_cpu(self, mat2):
     a, b = self._data, mat2._data
     dt = a.dtype
     if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0] and dt is b.dtype and (dt is _F32 or dt is _F64):
-        return wrap_cpu(np.matmul(a, b))
+        r = np.matmul(a, b)
+        return wrap_cpu(r if r.size else _result(r))
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b.ndim != 2:
@@ -848,7 +954,7 @@ def mm_cpu(self, mat2):
                            f"{_CPP_NAME[b.dtype]}")
     if dt is _BOOL:
         raise _not_implemented("addmm_impl_cpu_", dt)
-    return wrap_cpu(_matmul(a, b))
+    return wrap_cpu(_result(_matmul(a, b)))
 
 
 def bmm_cpu(self, mat2):
@@ -864,7 +970,7 @@ def bmm_cpu(self, mat2):
         raise RuntimeError(f"expected scalar type {_TORCH_NAME[a.dtype]} but found {_TORCH_NAME[b.dtype]}")
     if a.dtype is _BOOL:
         raise _not_implemented("bmm", a.dtype)
-    return wrap_cpu(_matmul(a, b))
+    return wrap_cpu(_result(_matmul(a, b)))
 
 
 # --- softmax and losses ---------------------------------------------------------------------------
@@ -885,22 +991,22 @@ def _softmax_common(self: Any, dim: int, half_to_float: bool, name: str) -> tupl
 def _softmax_cpu(self, dim, half_to_float):
     a, x, d = _softmax_common(self, dim, half_to_float, "softmax")
     if a.size == 0:
-        return wrap_cpu(_empty(a.shape, a.dtype))
+        return wrap_cpu(_new(a.shape, a.dtype))
     with np.errstate(all="ignore"):  # an all -inf row gives nan, silently, as in torch
         e = _sub(x, _maximum.reduce(x, d, keepdims=True))  # subtract the max: exp never overflows
         np.exp(e, out=e)
         _div(e, _add_reduce(e, d, keepdims=True), out=e)
-    return wrap_cpu(e.reshape(a.shape).astype(a.dtype, copy=False))
+    return wrap_cpu(_result(e.reshape(a.shape).astype(a.dtype, copy=False)))
 
 
 def _log_softmax_cpu(self, dim, half_to_float):
     a, x, d = _softmax_common(self, dim, half_to_float, "log_softmax")
     if a.size == 0:
-        return wrap_cpu(_empty(a.shape, a.dtype))
+        return wrap_cpu(_new(a.shape, a.dtype))
     with np.errstate(all="ignore"):
         shifted = _sub(x, _maximum.reduce(x, d, keepdims=True))
         r = _sub(shifted, np.log(_add_reduce(np.exp(shifted), d, keepdims=True)))
-    return wrap_cpu(r.reshape(a.shape).astype(a.dtype, copy=False))
+    return wrap_cpu(_result(r.reshape(a.shape).astype(a.dtype, copy=False)))
 
 
 def _reduce_loss(loss: np.ndarray, reduction: int, dt: np.dtype) -> np.ndarray:
@@ -934,8 +1040,12 @@ def nll_loss_forward_cpu(self, target, weight, reduction, ignore_index):
         raise RuntimeError("input tensor should be 1D or 2D")
     if t.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    no_batch_dim = x.ndim == 1 and t.ndim == 0
-    if not no_batch_dim and x.shape[0] != t.shape[0]:
+    if x.ndim == 1 and t.ndim == 1:
+        if t.shape[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {t.shape[0]}")
+    elif x.ndim == 2 and t.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    elif not (x.ndim == 1 and t.ndim == 0) and x.shape[0] != t.shape[0]:
         raise RuntimeError(f"size mismatch (got input: {_shape_str(x.shape)}, target: {_shape_str(t.shape)})")
     n_classes = x.shape[-1]
     if w is not None and (w.ndim != 1 or w.size != n_classes):
@@ -983,9 +1093,14 @@ def cat_cpu(tensors, dim=0):
     # legacy behaviour: 1-D empty tensors are skipped, whatever the other shapes
     kept = [(i, a) for i, a in enumerate(arrays) if not (a.ndim == 1 and a.shape[0] == 0)]
     if not kept:
-        return wrap_cpu(_empty((0,), dt))
+        return wrap_cpu(_new((0,), dt))
     ref = kept[0][1]
     d = _wrap_dim(dim, ref.ndim)
+    return wrap_cpu(_cat(arrays, kept, d, dt))
+
+
+def _cat(arrays: list, kept: list, d: int, dt: np.dtype) -> np.ndarray:
+    ref = kept[0][1]
     for i, a in kept:
         if a.ndim != ref.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {a.ndim}")
@@ -993,20 +1108,32 @@ def cat_cpu(tensors, dim=0):
             if k != d and a.shape[k] != ref.shape[k]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
-    return wrap_cpu(np.concatenate([a for _, a in kept], axis=d, dtype=dt, casting="unsafe"))
+    shape = list(ref.shape)
+    shape[d] = sum(a.shape[d] for _, a in kept)
+    # compute_output_memory_format: channels-last only when every input suggests it
+    formats = {_suggest_memory_format(a) for a in arrays}
+    out = _alloc(tuple(shape), dt, formats.pop() if len(formats) == 1 else "contiguous_format")
+    return np.concatenate([a for _, a in kept], axis=d, out=out, casting="unsafe")
 
 
 def stack_cpu(tensors, dim=0):
     if len(tensors) == 0:
         raise RuntimeError("stack expects a non-empty TensorList")
     arrays = [t._data for t in tensors]
-    d = _wrap_dim(dim, arrays[0].ndim + 1)
+    ndim = arrays[0].ndim
+    d = _wrap_dim(dim, ndim + 1)
     first = arrays[0].shape
     for i, a in enumerate(arrays):
         if a.shape != first:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {_shape_str(first)} at "
                                f"entry 0 and {_shape_str(a.shape)} at entry {i}")
-    return wrap_cpu(np.stack(arrays, axis=d, dtype=_result_np(*tensors), casting="unsafe"))
+    dt = _result_np(*tensors)
+    shape = (*first[:d], len(arrays), *first[d:])
+    if d < ndim:  # torch: cat along d, then view (splitting a dim is always a view)
+        joined = _cat(arrays, list(enumerate(arrays)), d, dt)
+        return wrap_cpu(_view(joined, shape))
+    unsqueezed = [_unsqueeze(a, d) for a in arrays]
+    return wrap_cpu(_cat(unsqueezed, list(enumerate(unsqueezed)), d, dt))
 
 
 def _memory_format(memory_format: Any, default: str) -> str:
@@ -1019,7 +1146,9 @@ def _memory_format(memory_format: Any, default: str) -> str:
 
 
 def _dense_strides(shape: tuple, strides: tuple) -> bool:
-    """Mirror ``compute_non_overlapping_and_dense`` (strides in elements)."""
+    """Mirror ``compute_non_overlapping_and_dense`` (strides in elements); empty tensors are dense."""
+    if 0 in shape:
+        return True
     order = sorted(range(len(shape)), key=lambda i: (shape[i] < 2, strides[i]))
     expected = 1
     for i in order:
@@ -1038,32 +1167,76 @@ def _empty_strided(shape: tuple, strides: tuple, dt: np.dtype) -> np.ndarray:
     return np.ndarray(shape, dt, buffer, 0, tuple(st * dt.itemsize for st in strides))
 
 
-def _empty_like_format(a: np.ndarray, fmt: str, op: str, dt: np.dtype | None = None) -> np.ndarray:
-    """Uninitialised memory shaped like ``a`` in a memory format (``empty_like``), of dtype ``dt``."""
-    dt = a.dtype if dt is None else dt
-    if fmt == "contiguous_format":
-        return _empty(a.shape, dt)
+def _contiguous_strides(shape: tuple) -> tuple:
+    """Contiguous strides as torch computes them (elements): size-0 dims count as 1."""
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _new(shape: tuple, dt: np.dtype, fill: Any = None) -> np.ndarray:
+    """A fresh contiguous array (filled when ``fill`` is given); numpy gives empty arrays zero strides."""
+    if 0 in shape:
+        return _empty_strided(shape, _contiguous_strides(shape), dt)
+    if fill is None:
+        return _empty(shape, dt)
+    r = _empty(shape, dt)
+    r.fill(fill)
+    return r
+
+
+def _suggest_memory_format(a: np.ndarray) -> str:
+    """Mirror ``suggest_memory_format``: channels-last when the strides say so (4-d and 5-d only)."""
+    if a.ndim == 4:
+        order, fmt = (1, 3, 2, 0), "channels_last"
+    elif a.ndim == 5:
+        order, fmt = (1, 4, 3, 2, 0), "channels_last_3d"
+    else:
+        return "contiguous_format"
+    shape, strides = a.shape, _strides(a)
+    if strides[1] == 0:
+        return "contiguous_format"
+    lowest = 0
+    for d in order:  # is_channels_last_strides_{2,3}d
+        if shape[d] == 0 or strides[d] < lowest or (d == 0 and lowest == strides[1]):
+            return "contiguous_format"
+        lowest = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return fmt
+
+
+def _alloc(shape: tuple, dt: np.dtype, fmt: str, op: str = "empty") -> np.ndarray:
+    """Uninitialised memory in a contiguous or channels-last memory format."""
+    if fmt in ("contiguous_format", "preserve_format"):
+        return _new(shape, dt)
     if fmt in ("channels_last", "channels_last_3d"):
         rank = 4 if fmt == "channels_last" else 5
-        if a.ndim != rank:
+        if len(shape) != rank:
             raise RuntimeError(f"required rank {rank} tensor to use {fmt} format")
         order = (0, *range(2, rank), 1)
         back = (0, rank - 1, *range(1, rank - 1))
-        return _empty(tuple(a.shape[i] for i in order), dt).transpose(back)
+        return _empty(tuple(shape[i] for i in order), dt).transpose(back)
+    raise RuntimeError(f"{op}: unsupported memory format {fmt!r}")
+
+
+def _empty_like_format(a: np.ndarray, fmt: str, op: str, dt: np.dtype | None = None) -> np.ndarray:
+    """Uninitialised memory shaped like ``a`` in a memory format (``empty_like``), of dtype ``dt``."""
+    dt = a.dtype if dt is None else dt
     if fmt != "preserve_format":
-        raise RuntimeError(f"{op}: unsupported memory format {fmt!r}")
+        return _alloc(a.shape, dt, fmt, op)
     # preserve: a dense input keeps its exact strides, others follow its stride order (empty_like)
     itemsize = a.dtype.itemsize
     strides = tuple(s // itemsize for s in a.strides)
     if all(s >= 0 for s in strides) and _dense_strides(a.shape, strides):
         return _empty_strided(a.shape, strides, dt)
-    return _empty(a.shape, dt) if a.flags.c_contiguous else np.empty_like(a, dt, order="K")
+    return _new(a.shape, dt) if a.flags.c_contiguous else np.empty_like(a, dt, order="K")
 
 
 def clone_cpu(self, *, memory_format=None):
     a = self._data
-    if a.flags.c_contiguous and memory_format is None:
-        return wrap_cpu(a.copy())
+    if memory_format is None and a.flags.c_contiguous and 1 not in a.shape and a.size:
+        return wrap_cpu(a.copy())  # numpy's C order ignores size-1 dims' strides; torch keeps them
     out = _empty_like_format(a, _memory_format(memory_format, "preserve_format"), "clone")
     np.copyto(out, a)
     return wrap_cpu(out)
@@ -1224,7 +1397,7 @@ def _view(a: np.ndarray, size: Any) -> np.ndarray:
 
 def view_cpu(self, size):
     a = self._data
-    if a.flags.c_contiguous:
+    if a.flags.c_contiguous and (not size or min(size) >= -1):  # numpy would infer any negative
         try:  # numpy reshapes a contiguous array as a view with torch's strides
             return wrap_cpu(a.reshape(size))
         except (ValueError, TypeError):
@@ -1282,7 +1455,8 @@ def expand_cpu(self, size, *, implicit=False):
     for i in range(ndim - 1, -1, -1):  # inferExpandGeometry
         dim = tensor_dim - 1 - (ndim - 1 - i)
         cur = a.shape[dim] if dim >= 0 else 1
-        stride = old_strides[dim] if dim >= 0 else (sizes[i + 1] * strides[i + 1] if i < ndim - 1 else 1)
+        # a new dim's stride spans the dims after it (0 past the last one, as torch's geometry gives)
+        stride = old_strides[dim] if dim >= 0 else (sizes[i + 1] * strides[i + 1] if i < ndim - 1 else 0)
         target = size[i]
         if target == -1:
             if dim < 0:
@@ -1313,18 +1487,21 @@ def squeeze_dim_cpu(self, dim):
 
 def unsqueeze_cpu(self, dim):
     a = self._data
+    return wrap_cpu(_unsqueeze(a, _wrap_dim(dim, a.ndim + 1)))
+
+
+def _unsqueeze(a: np.ndarray, d: int) -> np.ndarray:
     n = a.ndim
-    d = _wrap_dim(dim, n + 1)
     shape, strides = list(a.shape), list(_strides(a))
     strides.insert(d, 1 if d >= n else shape[d] * strides[d])  # torch's stride for the new dim
     shape.insert(d, 1)
     try:
         r = a.reshape(shape, copy=False)
         if _strides(r) == tuple(strides):
-            return wrap_cpu(r)
+            return r
     except ValueError:
         pass
-    return wrap_cpu(_restride(a, tuple(shape), tuple(strides)))
+    return _restride(a, tuple(shape), tuple(strides))
 
 
 def select_int_cpu(self, dim, index):
@@ -1350,7 +1527,16 @@ def slice_tensor_cpu(self, dim=0, start=None, end=None, step=1):
     if step <= 0:
         raise RuntimeError("slice step must be positive")
     # Python's slice clamping equals torch's for positive steps
-    return wrap_cpu(a[(slice(None),) * d + (slice(start, end, step),)])
+    r = a[(slice(None),) * d + (slice(start, end, step),)]
+    if r.shape[d] == 0 and a.shape[d]:  # numpy drops the offset of an empty slice; torch keeps start
+        size = a.shape[d]
+        first = 0 if start is None else (start + size if start < 0 else start)
+        first = min(max(first, 0), size)
+        root = _storage_root(a)
+        itemsize = a.dtype.itemsize
+        offset = (_address(a) - _address(root)) // itemsize + first * _strides(a)[d]
+        r = _restride(a, r.shape, _strides(a)[:d] + (_strides(a)[d] * step,) + _strides(a)[d + 1:], offset)
+    return wrap_cpu(r)
 
 
 def as_strided_cpu(self, size, stride, storage_offset=None):
@@ -1399,8 +1585,8 @@ def empty_memory_format_cpu(size, *, dtype=None, layout=None, device=None, pin_m
     shape, dt = _check_size(size), _np_dtype(dtype)
     fmt = _memory_format(memory_format, "contiguous_format")
     if fmt in ("contiguous_format", "preserve_format"):
-        return wrap_cpu(_empty(shape, dt))
-    return wrap_cpu(_empty_like_format(_empty(shape, dt), fmt, "empty"))
+        return wrap_cpu(_new(shape, dt))
+    return wrap_cpu(_alloc(shape, dt, fmt))
 
 
 def empty_strided_cpu(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -1414,12 +1600,12 @@ def empty_strided_cpu(size, stride, *, dtype=None, layout=None, device=None, pin
 
 def zeros_cpu(size, *, dtype=None, layout=None, device=None, pin_memory=None):
     _check_layout(layout, "zeros")
-    return wrap_cpu(np.zeros(_check_size(size, "zeros"), _np_dtype(dtype)))
+    return wrap_cpu(_new(_check_size(size, "zeros"), _np_dtype(dtype), 0))
 
 
 def ones_cpu(size, *, dtype=None, layout=None, device=None, pin_memory=None):
     _check_layout(layout, "ones")
-    return wrap_cpu(np.ones(_check_size(size), _np_dtype(dtype)))
+    return wrap_cpu(_new(_check_size(size), _np_dtype(dtype), 1))
 
 
 def _infer_scalar_dtype(value: Any) -> np.dtype:
@@ -1438,7 +1624,7 @@ def full_cpu(size, fill_value, *, dtype=None, layout=None, device=None, pin_memo
     value = _item(fill_value)
     dt = _infer_scalar_dtype(value) if dtype is None else _np_dtype(dtype)
     shape = _check_size(size)
-    return wrap_cpu(np.full(shape, _checked_scalar(value, dt), dt))
+    return wrap_cpu(_new(shape, dt, _checked_scalar(value, dt)))
 
 
 def _fmt(x: float) -> str:
@@ -1484,7 +1670,7 @@ def arange_start_step_cpu(start, end, step=1, *, dtype=None, layout=None, device
         values = np.float32(xs) + np.float32(xst) * np.arange(n, dtype=_F32)
     else:
         values = xs + xst * np.arange(n, dtype=_F64)
-    return wrap_cpu(values.astype(dt))
+    return wrap_cpu(_result(values.astype(dt)))
 
 
 def linspace_cpu(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -1496,7 +1682,7 @@ def linspace_cpu(start, end, steps, *, dtype=None, layout=None, device=None, pin
         raise _not_implemented("linspace_cpu", dt)
     start, end = _item(start), _item(end)
     if steps == 0:
-        return wrap_cpu(_empty((0,), dt))
+        return wrap_cpu(_new((0,), dt))
     if steps == 1:
         return wrap_cpu(np.full((1,), start).astype(dt))
     # torch's kernel: start + step*i for the first half, end - step*(steps-1-i) for the second,
@@ -1527,7 +1713,7 @@ def rand_cpu(size, *, generator=None, dtype=None, layout=None, device=None, pin_
     rng = _rng(generator)
     if dt is _F16:  # 11 random mantissa bits, as torch's uniform: never rounds up to 1.0
         return wrap_cpu((rng.integers(0, 1 << 11, shape) * (1.0 / (1 << 11))).astype(_F16))
-    return wrap_cpu(_arr(rng.random(shape, dtype=dt)))
+    return wrap_cpu(_result(rng.random(shape, dtype=dt)))
 
 
 def randn_cpu(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
@@ -1536,7 +1722,7 @@ def randn_cpu(size, *, generator=None, dtype=None, layout=None, device=None, pin
     if dt.kind != "f":
         raise _not_implemented("normal_kernel_cpu", dt)
     rng = _rng(generator)
-    return wrap_cpu(_arr(rng.standard_normal(shape, dtype=_F32 if dt is _F16 else dt)).astype(dt, copy=False))
+    return wrap_cpu(_result(rng.standard_normal(shape, dtype=_F32 if dt is _F16 else dt)).astype(dt, copy=False))
 
 
 def scalar_tensor_cpu(s, *, dtype=None, layout=None, device=None, pin_memory=None):

@@ -132,6 +132,55 @@ def test_enum_iterates_canonical_members_in_value_order():
     assert values == sorted(values) == list(range(156))
 
 
+def _c10_layout() -> list[tuple[str, int]]:
+    """The (name, value) list c10's layout rules produce, in declaration order (the oracle).
+
+    Functionality keys 0..47; then per per-backend functionality a StartOf<F>Backends marker, its
+    NUM_BACKENDS runtime keys in BackendComponent order and an EndOf<F>Backends enum alias;
+    EndOfRuntimeBackendKeys; the alias keys; and finally the remaining enum aliases.
+    """
+    members = [(name, value) for value, name in enumerate(FUNCTIONALITY_ORDER)]
+    value = len(FUNCTIONALITY_ORDER)
+    for functionality, _, prefix in PB_BLOCKS:
+        members.append((f"StartOf{functionality}Backends", value))
+        for i, backend in enumerate(BACKENDS, start=1):
+            members.append((prefix + backend, value + i))
+        members.append((f"EndOf{functionality}Backends", value + NUM_BACKENDS))
+        value += NUM_BACKENDS + 1
+    members.append(("EndOfRuntimeBackendKeys", value - 1))
+    alias_names = [name for name, _ in ALIASES]
+    for i, name in enumerate(alias_names):
+        members.append((name, value + i))
+    members += [
+        ("StartOfAliasKeys", value),
+        ("EndOfAliasKeys", value + len(alias_names) - 1),
+        ("CatchAll", 0),
+        ("DefaultBackend", value + alias_names.index("CompositeExplicitAutograd")),
+    ]
+    return members
+
+
+def test_explicit_enum_matches_c10_layout_rules():
+    """DispatchKey is written out by hand; every name, value and the declaration order must follow c10."""
+    declared = [(name, int(key)) for name, key in DispatchKey.__members__.items()]
+    assert declared == _c10_layout()
+
+
+def test_explicit_enum_aliases_are_exactly_the_repeated_values():
+    """A name is an enum alias iff its value was already declared; the first name declared is canonical."""
+    first: dict[int, str] = {}
+    for name, value in _c10_layout():
+        first.setdefault(value, name)
+        assert DispatchKey[name].name == first[value]
+    assert [k.name for k in DispatchKey] == [first[v] for v in sorted(first)]
+
+
+def test_parse_is_a_static_method_of_the_enum_not_a_member():
+    assert "parse" not in DispatchKey.__members__
+    assert DispatchKey.parse is parse_dispatch_key
+    assert DispatchKey.CPU.parse("Meta") is D.Meta
+
+
 # --- parsing -----------------------------------------------------------------------------------
 
 
