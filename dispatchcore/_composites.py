@@ -88,7 +88,8 @@ def reshape(self: Tensor, shape: list[int]) -> Tensor:
     stride = compute_stride(tuple(self.shape), self.stride(), size)
     if stride is not None:
         return aten.view.default(self, list(size))
-    return aten.view.default(aten.clone.default(self), list(size))
+    # torch: _unsafe_view(self.clone(at::MemoryFormat::Contiguous), shape); 0 is contiguous_format
+    return aten._unsafe_view.default(aten.clone.default(self, memory_format=0), list(size))
 
 
 def matmul(self: Tensor, other: Tensor) -> Tensor:
@@ -158,7 +159,7 @@ def log_softmax_int(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 def contiguous(self: Tensor, *, memory_format: Any = 0) -> Tensor:
-    return self if self.is_contiguous() else aten.clone.default(self)
+    return self if self.is_contiguous() else aten.clone.default(self, memory_format=0)
 
 
 def to_dtype(self: Tensor, dtype: Any, non_blocking: bool = False, copy: bool = False,

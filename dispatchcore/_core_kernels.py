@@ -17,6 +17,7 @@ from typing import Any
 
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from .dtypes import device as _device
+from .autograd.grad_mode import autograd_state_get
 from .keys import DispatchKey
 from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
 from .library import Library
@@ -46,9 +47,15 @@ def _make_view_kernel(op: Any) -> Any:
 
 def _make_inplace_kernel(op: Any, mutated: str) -> Any:
     def ad_inplace_or_view_inplace(bits: int, *args: Any, **kwargs: Any) -> Any:
+        target = kwargs[mutated] if mutated in kwargs else args[0]
+        if target._vc is None and not autograd_state_get()[1]:
+            # ADInplaceOrView stays TLS-included outside inference mode precisely to catch this
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+                "make a clone to get a normal tensor before doing inplace update.See "
+                "https://github.com/pytorch/rfcs/pull/17 for more details.")
         with AutoDispatchBelowADInplaceOrView():
             result = op.redispatch(bits & AFTER_ADINPLACEORVIEW, *args, **kwargs)
-        target = kwargs[mutated] if mutated in kwargs else args[0]
         if target._vc is not None:
             target._vc[0] += 1  # increment_version
         return result

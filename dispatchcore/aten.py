@@ -90,6 +90,7 @@ SCHEMAS: list[str] = [
     "view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
     "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
     "_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)",
+    "_unsafe_view(Tensor self, SymInt[] size) -> Tensor",  # not a view: no alias annotation
     "t(Tensor(a) self) -> Tensor(a)",
     "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
     "permute(Tensor(a) self, int[] dims) -> Tensor(a)",

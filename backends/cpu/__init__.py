@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 
-from dispatchcore import Library, RegistrationHandle
+from dispatchcore import Library, RegistrationHandle, register_seed_hook
 
 from . import kernels
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
@@ -69,7 +69,7 @@ KERNELS: tuple[tuple[str, object], ...] = (
     ("fill_.Scalar", _k.fill__scalar_cpu), ("zero_", _k.zero__cpu),
     ("_to_copy", _k._to_copy_cpu),
     # views
-    ("view", _k.view_cpu), ("_reshape_alias", _k._reshape_alias_cpu), ("t", _k.t_cpu),
+    ("view", _k.view_cpu), ("_unsafe_view", _k._unsafe_view_cpu), ("_reshape_alias", _k._reshape_alias_cpu), ("t", _k.t_cpu),
     ("transpose.int", _k.transpose_int_cpu), ("permute", _k.permute_cpu), ("expand", _k.expand_cpu),
     ("squeeze", _k.squeeze_cpu), ("squeeze.dim", _k.squeeze_dim_cpu), ("unsqueeze", _k.unsqueeze_cpu),
     ("select.int", _k.select_int_cpu), ("slice.Tensor", _k.slice_tensor_cpu),
@@ -84,6 +84,9 @@ del _k
 
 _library: Library | None = None
 _handles: list[RegistrationHandle] = []
+
+
+_seed_hooks_registered: list[object] = []
 
 
 def registered() -> Library | None:
@@ -122,6 +125,9 @@ def register(lib: Library | None = None) -> Library:
         own = False
     # See Note [Quiet floating-point errors] in kernels.py
     warnings.filterwarnings(**kernels.QUIET_FILTER)
+    if manual_seed not in _seed_hooks_registered:  # dispatchcore.manual_seed reaches our generator
+        register_seed_hook(manual_seed)
+        _seed_hooks_registered.append(manual_seed)
     handles = [lib.impl(name, kernel) for name, kernel in KERNELS]
     if own:
         _library = lib

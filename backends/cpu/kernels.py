@@ -1405,6 +1405,11 @@ def view_cpu(self, size):
     return wrap_cpu(_view(a, size))
 
 
+def _unsafe_view_cpu(self, size):
+    """``_unsafe_view``: a view's data without view tracking (reshape's copy path uses it)."""
+    return view_cpu(self, size)
+
+
 def _reshape_alias_cpu(self, size, stride):
     return wrap_cpu(_restride(self._data, tuple(size), tuple(stride)))
 

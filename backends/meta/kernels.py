@@ -1247,7 +1247,7 @@ def kernel_table() -> dict[str, Any]:
         "cat": cat_meta, "stack": stack_meta,
         "clone": clone_meta, "copy_": copy__meta, "_to_copy": _to_copy_meta,
         "fill_.Scalar": fill__scalar_meta, "zero_": zero__meta,
-        "view": view_meta, "_reshape_alias": _reshape_alias_meta, "t": t_meta,
+        "view": view_meta, "_unsafe_view": view_meta, "_reshape_alias": _reshape_alias_meta, "t": t_meta,
         "transpose.int": transpose_int_meta, "permute": permute_meta, "expand": expand_meta,
         "squeeze": squeeze_meta, "squeeze.dim": squeeze_dim_meta, "unsqueeze": unsqueeze_meta,
         "select.int": select_int_meta, "slice.Tensor": slice_tensor_meta,

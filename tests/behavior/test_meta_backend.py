@@ -341,6 +341,7 @@ case("view-column-major", "view", lambda T: ((T.t((3, 4), strides=F), [3, 2, 2])
 case("view-offset", "view", lambda T: ((T.t((2, 2, 4), strides=(12, 4, 1), offset=4), [2, 8]), {}))
 case("view-scalar", "view", lambda T: ((T.t((1,)), []), {}))
 case("view-empty", "view", lambda T: ((T.t((0, 3)), [-1, 3]), {}))
+case("_unsafe_view", "_unsafe_view", lambda T: ((T.t((3, 4)), [2, -1]), {}))
 case("_reshape_alias", "_reshape_alias",
      lambda T: ((T.t((2, 2, 4), strides=(12, 4, 1), offset=4), [2, 8], [12, 1]), {}))
 case("t", "t", lambda T: ((T.t((3, 4)),), {}))
@@ -579,6 +580,7 @@ EXPECTED: dict[str, Any] = {'add.Tensor': ((3, 4), 'float32', (4, 1), 0),
  'view-offset': ((2, 8), 'float32', (12, 1), 4),
  'view-scalar': ((), 'float32', (), 0),
  'view-empty': ((0, 3), 'float32', (3, 1), 0),
+ '_unsafe_view': ((2, 6), 'float32', (6, 1), 0),
  '_reshape_alias': ((2, 8), 'float32', (12, 1), 4),
  't': ((4, 3), 'float32', (1, 4), 0),
  't-1d': ((3,), 'float32', (1,), 0),
