@@ -40,6 +40,14 @@ def _make_view_kernel(op: Any) -> Any:
         # as_view: the view shares its base's version counter and remembers the root base
         out._base = self if self._base is None else self._base
         out._vc = self._vc
+        if out._key_bits != self._key_bits:
+            # made inside inference_mode (wrap made an inference tensor): a view of a normal
+            # tensor is a normal tensor, remembered as created in inference mode (spec §3.4)
+            out._key_bits = self._key_bits
+            if self._vc is not None:
+                from .autograd.kernels import mark_inference_view
+
+                mark_inference_view(out)
         return out
 
     return ad_inplace_or_view_view

@@ -64,7 +64,8 @@ class SourceLocation:
         """The first frame outside dispatchcore's registration modules, ``depth`` frames up or more."""
         frame = sys._getframe(depth)
         while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
-            ("dispatchcore.library", "dispatchcore.operator", "dispatchcore.dispatcher")
+            ("dispatchcore.library", "dispatchcore.operator", "dispatchcore.dispatcher",
+             "dispatchcore.autograd.kernels")
         ):
             frame = frame.f_back
         return cls(frame.f_code.co_filename, frame.f_lineno)

@@ -292,6 +292,10 @@ class Tensor:
 
     @property
     def grad_fn(self) -> Any:
+        if self._base is not None:  # a view's grad_fn is regenerated after in-place changes
+            from .autograd.graph import current_grad_fn
+
+            return current_grad_fn(self)
         return self._grad_fn
 
     @property
@@ -304,7 +308,7 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` on a leaf (``torch.Tensor.requires_grad_``)."""

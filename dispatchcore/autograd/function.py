@@ -50,12 +50,11 @@ class FunctionCtx:
     """
 
     def save_for_backward(self, *tensors: Any) -> None:
-        """Save tensors (or None) for ``backward``; they are checked for in-place changes."""
-        for i, t in enumerate(tensors):
-            if t is not None and not _is_tensor(t):
-                raise TypeError(
-                    f"save_for_backward can only save variables, but argument {i} is of type "
-                    f"{type(t).__name__}")
+        """Save tensors (or None) for ``backward``; they are checked for in-place changes.
+
+        As in torch, the arguments are checked when ``apply`` records the node (a non-tensor
+        raises ``TypeError`` then), and nothing is saved when no node is recorded.
+        """
         self._to_save = tensors
 
     def mark_dirty(self, *tensors: Any) -> None:
@@ -94,42 +93,64 @@ class BackwardCFunction(Node, FunctionCtx):
         self._dirty: tuple[Any, ...] = ()
         self._non_differentiable: tuple[Any, ...] = ()
         self._saved_variables: tuple[SavedTensor, ...] = ()
-        self._input_shapes: tuple[Any, ...] = ()
+        self._is_tensor_input: tuple[bool, ...] = ()
+        self._input_meta: tuple[Any, ...] = ()  # (shape, dtype) per tensor input
         self._output_meta: tuple[Any, ...] = ()
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
-        fn = self._function
+        """``PyNode::apply``: call the user's backward, then check and fit its gradients."""
+        user_fn = _get_user_fn(self._function)
         if self.materialize_grads:
             grads = tuple(_zeros_like_meta(m) if g is None and m is not None else g
                           for g, m in zip(grads, self._output_meta))
-        result = fn.backward(self, *grads)
+        result = user_fn(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
-        expected = len(self._input_shapes)
+        is_tensor_input = self._is_tensor_input
+        expected = len(is_tensor_input)
         if len(result) > expected and all(r is None for r in result[expected:]):
-            result = result[:expected]  # surplus trailing Nones are dropped, as in CppNode
+            result = result[:expected]  # surplus trailing Nones are dropped, as in PyNode::apply
         if len(result) != expected:
             raise RuntimeError(
                 f"function {type(self).__name__} returned an incorrect number of gradients "
                 f"(expected {expected}, got {len(result)})")
         out = []
-        for i, (g, shape) in enumerate(zip(result, self._input_shapes)):
-            if g is None:
-                out.append(None)
+        for i, (g, is_tensor) in enumerate(zip(result, is_tensor_input)):
+            if not is_tensor:
+                if g is not None:
+                    raise RuntimeError(
+                        f"function {type(self).__name__} returned a gradient different than None at "
+                        f"position {i + 1}, but the corresponding forward input was not a Variable")
                 continue
-            if shape is None:
-                raise RuntimeError(
-                    f"function {type(self).__name__} returned a gradient different than None at "
-                    f"position {i + 1}, but the corresponding forward input was not a Variable")
-            if tuple(g.shape) != shape:
-                g = _sum_to_or_raise(g, shape, type(self).__name__, i)
+            if g is not None and not _is_tensor(g):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
             out.append(g)
+        # validate_outputs (engine.cpp): only edges that lead somewhere; shape, then dtype
+        for i, ((nxt, _), g) in enumerate(zip(self.next_functions, out)):
+            if g is None or nxt is None:
+                continue
+            shape, dtype = self._input_meta[i]
+            if tuple(g.shape) != shape:
+                g = out[i] = _sum_to_or_raise(g, shape, type(self).__name__, i)
+            if g.dtype != dtype:
+                out[i] = g.to(dtype)
         return tuple(out)
 
     def _release_variables(self) -> None:
         super()._release_variables()
         for saved in self._saved_variables:
             saved.free()
+
+
+def _get_user_fn(cls: type[Function]) -> Any:
+    """``BackwardCFunction._get_user_fn``: ``backward`` or ``vjp``, never both."""
+    backward_fn = cls.backward
+    vjp_fn = cls.vjp
+    if backward_fn is not Function.backward and vjp_fn is not Function.vjp:
+        raise RuntimeError(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+            "should only implement one of them.")
+    return vjp_fn if vjp_fn is not Function.vjp else backward_fn
 
 
 def _zeros_like_meta(meta: tuple[Any, ...]) -> Any:
@@ -160,14 +181,9 @@ class _FunctionMeta(type):
 
     def __init__(cls, name: str, bases: tuple[type, ...], attrs: dict[str, Any]) -> None:
         super().__init__(name, bases, attrs)
-        user_class = any(isinstance(b, _FunctionMeta) for b in bases)
-        if user_class and "backward" in attrs and "vjp" in attrs:
-            raise RuntimeError(
-                "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
-                "should only implement one of them.")
-        if user_class and "vjp" in attrs:
-            cls.backward = attrs["vjp"]  # type: ignore[method-assign]
-        cls._backward_cls = type(f"{name}Backward", (BackwardCFunction,), {"_function": cls})
+        # defining both backward and vjp is an error when the node runs (_get_user_fn), as in torch
+        cls._backward_cls = type(f"{name}Backward", (BackwardCFunction,),
+                                 {"_function": cls, "_forward_cls": cls})
 
 
 _ACTIVE_FORWARDS: ContextVar[frozenset[Any]] = ContextVar("dispatchcore_active_forwards", default=frozenset())
@@ -214,15 +230,21 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` and, when any tensor input requires grad, record a ``<Name>Backward`` node."""
-        if kwargs:
-            args = tuple(_bind_forward(cls, args, kwargs))
-        ctx = cls._backward_cls()
-        is_tensor = [_is_tensor(a) for a in args]
-        grad_mode = _AUTOGRAD_STATE.get()[0]
-        executable = grad_mode and any(t and a._requires_grad for t, a in zip(is_tensor, args))
-        ctx.needs_input_grad = tuple(t and a._requires_grad for t, a in zip(is_tensor, args))
         custom_setup = cls.setup_context is not Function.setup_context
+        if kwargs or custom_setup:
+            args = _bind_forward(cls, args, kwargs, custom_setup)
+        ctx = cls._backward_cls()
+        is_tensor = tuple(_is_tensor(a) for a in args)
+        needs = tuple(t and a._requires_grad for t, a in zip(is_tensor, args))
         state = _AUTOGRAD_STATE.get()
+        executable = state[0] and any(needs)
+        ctx.needs_input_grad = needs
+        ctx._is_tensor_input = is_tensor
+        tensor_inputs = [a for a, t in zip(args, is_tensor) if t]
+        if executable:
+            # edges are collected before forward runs: forward may rebase a dirty input's history
+            ctx.next_functions = tuple(gradient_edge(a) for a in tensor_inputs)
+            ctx._input_meta = tuple((tuple(a.shape), a.dtype) for a in tensor_inputs)
         _autograd_state_set((False, state[1]))  # forward runs with grad mode off (dispatch TLS untouched)
         try:
             if custom_setup:
@@ -232,7 +254,7 @@ class Function(metaclass=_FunctionMeta):
                 output = cls.forward(ctx, *args)
         finally:
             _autograd_state_set(state)
-        return _wrap_outputs(ctx, args, is_tensor, output, executable)
+        return _wrap_outputs(ctx, tensor_inputs, output, executable, custom_setup)
 
     @classmethod
     def __dispatchcore_kernel_check__(cls, op: Any, key: Any, with_keyset: bool) -> None:
@@ -264,80 +286,156 @@ class Function(metaclass=_FunctionMeta):
 
 
 @functools.lru_cache(maxsize=256)
-def _forward_signature(cls: type) -> inspect.Signature:
+def _forward_signature(cls: type, custom_setup: bool) -> tuple[inspect.Signature, tuple[str, ...], bool]:
+    """The signature of forward without ctx, its positional parameter names, whether any has a default."""
     sig = inspect.signature(cls.forward)
     params = list(sig.parameters.values())
-    if cls.setup_context is Function.setup_context:
+    if not custom_setup:
         params = params[1:]  # drop ctx
-    return sig.replace(parameters=params)
+    P = inspect.Parameter
+    names = tuple(p.name for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD))
+    defaults = any(p.default is not P.empty for p in params)
+    return sig.replace(parameters=params), names, defaults
 
 
-def _bind_forward(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-    bound = _forward_signature(cls).bind(*args, **kwargs)
-    bound.apply_defaults()
-    return list(bound.args) + list(bound.kwargs.values())
+def _bind_forward(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], custom_setup: bool) -> tuple[Any, ...]:
+    """The inputs ``apply`` sees, as torch builds them (``Function.apply`` / ``THPFunction_apply``).
+
+    With ``setup_context``, torch binds the call to forward's signature and fills in defaults.
+    Without it, the C++ binding appends keyword arguments at their parameter positions, fills
+    no defaults, and refuses gaps, duplicates and unknown names.
+    """
+    sig, names, has_defaults = _forward_signature(cls, custom_setup)
+    if custom_setup:
+        if not kwargs and (not has_defaults or len(args) >= len(names)):
+            return args
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.args) + tuple(bound.kwargs.values())
+    positions = {}
+    for name in kwargs:
+        if name not in names:
+            raise TypeError(f"forward() got an unexpected keyword argument '{name}'")
+        i = names.index(name)
+        if i < len(args):
+            raise TypeError(f"forward() got multiple values for argument '{name}'")
+        positions[i] = kwargs[name]
+    out = list(args)
+    for i in range(len(args), max(positions) + 1):
+        if i not in positions:
+            raise TypeError(f"forward() missing required argument: '{names[i]}' (position {i})")
+        out.append(positions[i])
+    return tuple(out)
 
 
-def _wrap_outputs(ctx: BackwardCFunction, inputs: tuple[Any, ...], is_tensor: list[bool],
-                  output: Any, executable: bool) -> Any:
+_AS_IS_SAVED = (
+    "An input that has been returned as-is as output is being saved for backward. This is not "
+    "supported if you override setup_context. You should return and save a view of the input "
+    "instead, e.g. with x.view_as(x) or setup ctx inside the forward function itself.")
+
+
+def _wrap_outputs(ctx: BackwardCFunction, tensor_inputs: list[Any], output: Any, executable: bool,
+                  custom_setup: bool) -> Any:
     """``_wrap_outputs`` (spec §9.3): attach the node, handle dirty, non-differentiable and aliases."""
     single = not isinstance(output, tuple)
-    outputs = (output,) if single else output
+    raw = (output,) if single else output
     dirty = ctx._dirty
     non_diff = ctx._non_differentiable
-    input_ids = {id(a) for a, t in zip(inputs, is_tensor) if t}
+    input_ids = {id(a) for a in tensor_inputs}
     for d in dirty:
         if id(d) not in input_ids:
             warnings.warn(
                 "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
                 "have been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=3)
-    if dirty and not all(any(d is o for o in outputs) for d in dirty):
-        raise RuntimeError(
-            "Some elements marked as dirty during the forward method were not returned as output. "
-            "The inputs that are modified inplace must all be outputs of the Function.")
+    for d in dirty:  # get_and_bump_dirty: forward's own in-place op bumped once, this bumps again
+        if _is_tensor(d) and d._vc is not None:
+            d._vc[0] += 1
+    to_save = ctx._to_save
+    saved_ids = {id(t) for t in to_save if t is not None} if custom_setup else ()
     results = []
-    for i, out in enumerate(outputs):
+    for i, out in enumerate(raw):
         if not _is_tensor(out):
             results.append(out)
             continue
-        is_dirty = any(out is d for d in dirty)
-        if is_dirty:
-            if out._grad_fn is None and out._requires_grad and executable:
-                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
-            if out._vc is not None:
-                out._vc[0] += 1  # get_and_bump_dirty
+        is_input = id(out) in input_ids
+        is_modified = any(out is d for d in dirty)
         differentiable = executable and not any(out is n for n in non_diff) and (
             out.dtype.is_floating_point or out.dtype.is_complex)
         if not differentiable:
-            if out._requires_grad and not is_dirty:
-                out = out.detach()
-            results.append(out)
-            continue
-        if id(out) in input_ids and not is_dirty:
-            out = _view_as(out)  # an input returned as is: a new alias gets the edge
-        out._grad_fn = ctx
-        out._requires_grad = True
-        out._output_nr = i
+            if not out._requires_grad:
+                if is_input and not is_modified:
+                    if id(out) in saved_ids:
+                        raise RuntimeError(_AS_IS_SAVED)
+                    out = _view_as_self(out)
+            elif is_input:
+                out = _detach(out)  # a detached alias; the input keeps requiring grad
+            elif out._base is None:
+                out.detach_()
+            # a view of an input keeps requiring grad, like a view made under no_grad
+        elif is_modified:
+            if out._grad_fn is None and out._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            if out._base is not None and len(raw) > 1:
+                raise RuntimeError(_DIRTY_VIEW_MULTI_OUTPUT)
+            out._grad = None  # rebase_history: the tensor's old gradient state goes
+            if out._meta is not None:
+                out._meta.grad_accumulator = None
+            out._grad_fn = ctx
+            out._requires_grad = True
+            out._output_nr = i
+        else:
+            if is_input:
+                if id(out) in saved_ids:
+                    raise RuntimeError(_AS_IS_SAVED)
+                out = _view_as_self(out)  # an input returned as is: a new alias gets the edge
+            out._grad_fn = ctx
+            out._requires_grad = True
+            out._output_nr = i
         results.append(out)
+    if dirty and not all(any(d is o for o in raw) for d in dirty):
+        raise RuntimeError(
+            "Some elements marked as dirty during the forward method were not returned as output. "
+            "The inputs that are modified inplace must all be outputs of the Function.")
     if executable:
-        ctx.next_functions = tuple(gradient_edge(a) if t else (None, 0) for a, t in zip(inputs, is_tensor))
-        ctx._input_shapes = tuple(tuple(a.shape) if t else None for a, t in zip(inputs, is_tensor))
         ctx._output_meta = tuple((tuple(o.shape), o.dtype, o.device) if _is_tensor(o) else None
                                  for o in results)
         ctx._num_outputs = len(results)  # type: ignore[attr-defined]
-        ctx._saved_variables = tuple(
-            SavedTensor(t, is_output=any(t is r for r in results), node=ctx) if t is not None
-            else SavedTensor(None)
-            for t in ctx._to_save)
+        saved = []
+        for i, t in enumerate(to_save):
+            if t is None:
+                saved.append(SavedTensor(None))
+            elif not _is_tensor(t):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{type(t).__name__}")
+            else:
+                saved.append(SavedTensor(t, is_output=t._grad_fn is ctx, node=ctx))
+        ctx._saved_variables = tuple(saved)
     return results[0] if single else tuple(results)
 
 
-def _view_as(t: Any) -> Any:
+_DIRTY_VIEW_MULTI_OUTPUT = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function "
+    "cannot return more than one Tensor. This is not supported by the current autograd engine. You "
+    "should either make sure the input is not a view (using .clone() for example) or make your "
+    "Function only return one Tensor (potentially splitting it into two Functions: one doing the "
+    "inplace that returns a single Tensor and a second one that does the other operations). You "
+    "can ask on the forum https://discuss.pytorch.org/ if you need help to do this change.")
+
+
+def _view_as_self(t: Any) -> Any:
+    """``_view_as_self_with_no_grad``: a new alias of ``t`` (``t.view_as(t)`` under no_grad)."""
     from ..ops import aten
 
     with no_grad():
-        out = aten.alias.default(t)
-    return out
+        return aten.alias.default(t)
+
+
+def _detach(t: Any) -> Any:
+    from ..ops import aten
+
+    with no_grad():
+        return aten.detach.default(t)
 
 
 def once_differentiable(fn: Any) -> Any:
@@ -358,9 +456,9 @@ def once_differentiable(fn: Any) -> Any:
             return outputs
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
-        err = _DelayedError("trying to differentiate twice a function that was marked with "
-                            "@once_differentiable", tuple(gradient_edge(a) if _is_tensor(a) else (None, 0)
-                                                          for a in args))
+        err = DelayedError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable", tuple(gradient_edge(a) if _is_tensor(a) else (None, 0)
+                                                         for a in args))
         wrapped = []
         for o in outs:
             if _is_tensor(o):
@@ -373,8 +471,11 @@ def once_differentiable(fn: Any) -> Any:
     return wrapper
 
 
-class _DelayedError(Node):
-    """A node that raises when backward reaches it (``torch::autograd::DelayedError``)."""
+class DelayedError(Node):
+    """A node that raises when backward reaches it (``torch::autograd::DelayedError``).
+
+    Its grad_fn prints as ``Error``, the name of the node torch's DelayedError attaches.
+    """
 
     __slots__ = ("_message",)
 
@@ -384,3 +485,6 @@ class _DelayedError(Node):
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         raise RuntimeError(self._message)
+
+
+DelayedError.__name__ = DelayedError.__qualname__ = "Error"

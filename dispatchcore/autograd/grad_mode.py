@@ -10,12 +10,14 @@ new tensors inference tensors (spec §3.4). Both state and guards are per thread
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from ..keyset import AUTOGRAD_KEYSET, key_bits
 from ..keys import DispatchKey
+from ..keyset import AUTOGRAD_KEYSET, key_bits
 from ..tls import _TLS, _state
 
 __all__ = [
@@ -33,6 +35,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 _AUTOGRAD_STATE: ContextVar[tuple[bool, bool]] = ContextVar("dispatchcore_autograd", default=(True, False))
 autograd_state_get = _AUTOGRAD_STATE.get  # bound once: autograd kernels read it per call
 _autograd_state_set = _AUTOGRAD_STATE.set
+_autograd_state_reset = _AUTOGRAD_STATE.reset
+_tls_get = _TLS.get
+_tls_set = _TLS.set
+_tls_reset = _TLS.reset
+_new = object.__new__
+# (grad_mode, inference_mode) tuples, indexed [grad_mode][inference_mode], so guards allocate none
+_STATES = (((False, False), (False, True)), ((True, False), (True, True)))
 _ADINPLACEORVIEW = key_bits(DispatchKey.ADInplaceOrView)
 
 
@@ -47,11 +56,18 @@ def is_inference_mode_enabled() -> bool:
 
 
 class _DecoratorContextManager:
-    """A context manager that is also a decorator (a fresh instance per decorated call)."""
+    """A context manager that is also a decorator (a fresh instance per decorated call).
+
+    Mirrors ``torch.utils._contextlib``: a decorated generator function runs every step of the
+    generator inside the context, not just the call that creates the generator.
+    """
 
     __slots__ = ()
 
     def __call__(self, fn: F) -> F:
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(self._clone, fn)  # type: ignore[return-value]
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self._clone():
@@ -63,16 +79,69 @@ class _DecoratorContextManager:
         return type(self)()
 
 
-class _GradModeGuard(_DecoratorContextManager):
-    __slots__ = ("_saved",)
+def _wrap_generator(ctx_factory: Callable[[], Any], fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Enter a fresh context around each step of the generator (``_wrap_generator`` in torch)."""
+
+    @functools.wraps(fn)
+    def generator_context(*args: Any, **kwargs: Any) -> Any:
+        gen = fn(*args, **kwargs)
+        try:
+            with ctx_factory():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with ctx_factory():
+                        gen.close()
+                    raise
+                except BaseException:
+                    with ctx_factory():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with ctx_factory():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+
+    return generator_context
+
+
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable as a bare decorator: ``@no_grad`` as well as ``@no_grad()``."""
+
+    __slots__ = ()
+
+    def __new__(cls, orig_func: Callable[..., Any] | None = None) -> Any:
+        if orig_func is None:
+            return _new(cls)
+        return cls()(orig_func)
+
+
+def _restore_grad_mode(token: Any) -> None:
+    """Exit of a grad-mode guard: back to the state before it was entered.
+
+    The ContextVar token is the fast path. Where it cannot be used (the instance is re-entered
+    while active, or entered and exited in different contexts), fall back to what torch does:
+    set the saved grad mode and keep the current inference-mode flag.
+    """
+    try:
+        _autograd_state_reset(token)
+    except (RuntimeError, ValueError):
+        old = token.old_value
+        prev = True if old is token.MISSING else old[0]
+        _autograd_state_set(_STATES[prev][autograd_state_get()[1]])
+
+
+class _GradModeGuard(_NoParamDecoratorContextManager):
+    __slots__ = ("_token",)
     _mode = True
 
     def __enter__(self) -> None:
-        state = self._saved = _AUTOGRAD_STATE.get()
-        _autograd_state_set((self._mode, state[1]))
+        self._token = _autograd_state_set(_STATES[self._mode][autograd_state_get()[1]])
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        _autograd_state_set((self._saved[0], _AUTOGRAD_STATE.get()[1]))
+        _restore_grad_mode(self._token)
 
 
 class no_grad(_GradModeGuard):  # noqa: N801 - torch's name
@@ -103,16 +172,21 @@ class set_grad_enabled(_DecoratorContextManager):  # noqa: N801 - torch's name
     __slots__ = ("_prev", "_mode")
 
     def __init__(self, mode: bool) -> None:
-        state = _AUTOGRAD_STATE.get()
+        state = autograd_state_get()
         self._prev = state[0]
         self._mode = bool(mode)
-        _autograd_state_set((self._mode, state[1]))
+        _autograd_state_set(_STATES[self._mode][state[1]])
+
+    def __call__(self, fn: F) -> F:
+        # used as a decorator, the constructor's mode change is undone (torch does the same)
+        _autograd_state_set(_STATES[self._prev][autograd_state_get()[1]])
+        return super().__call__(fn)
 
     def __enter__(self) -> None:
-        pass
+        _autograd_state_set(_STATES[self._mode][autograd_state_get()[1]])
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        _autograd_state_set((self._prev, _AUTOGRAD_STATE.get()[1]))
+        _autograd_state_set(_STATES[self._prev][autograd_state_get()[1]])
 
     def _clone(self) -> Any:
         return set_grad_enabled(self._mode)
@@ -132,24 +206,45 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
         DispatchKeySet(BackendSelect)
     """
 
-    __slots__ = ("_mode", "_saved")
+    __slots__ = ("_mode", "_tls_token", "_state_token")
 
-    def __init__(self, mode: bool = True) -> None:
-        self._mode = bool(mode)
+    def __new__(cls, mode: Any = True) -> Any:
+        if mode is True or mode is False:
+            self = _new(cls)
+            self._mode = mode
+            return self
+        return cls()(mode)  # bare decorator: @inference_mode
 
     def __enter__(self) -> None:
-        included, excluded, _ = state = _TLS.get()
-        self._saved = (state, _AUTOGRAD_STATE.get())
-        if self._mode:
-            _TLS.set(_state(included & ~_ADINPLACEORVIEW, excluded | AUTOGRAD_KEYSET))
-        else:
-            _TLS.set(_state(included | _ADINPLACEORVIEW, excluded & ~AUTOGRAD_KEYSET))
-        _autograd_state_set((not self._mode, self._mode))
+        mode = self._mode
+        dispatch_state = _tls_get()
+        last = _inference_last[mode]  # (state entered from, state inside): the usual case
+        if last[0] is not dispatch_state:
+            last = _inference_last[mode] = (dispatch_state, _inference_tls_state(dispatch_state, mode))
+        self._tls_token = _tls_set(last[1])
+        self._state_token = _autograd_state_set(_INFERENCE_STATES[mode])
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        dispatch_state, autograd_state = self._saved
-        _TLS.set(dispatch_state)
-        _autograd_state_set(autograd_state)
+        # InferenceMode's destructor restores the saved key sets and autograd state, whole
+        try:
+            _autograd_state_reset(self._state_token)
+            _tls_reset(self._tls_token)
+        except (RuntimeError, ValueError):  # re-entered instance or another context: set, not reset
+            _autograd_state_set(self._state_token.old_value)
+            _tls_set(self._tls_token.old_value)
 
     def _clone(self) -> Any:
         return inference_mode(self._mode)
+
+
+# AutogradState inside InferenceMode(mode): grad mode is the opposite of the mode
+_INFERENCE_STATES = ((True, False), (False, True))
+_inference_last: list[tuple[Any, Any]] = [(None, None), (None, None)]  # per mode, see __enter__
+
+
+def _inference_tls_state(state: Any, mode: bool) -> Any:
+    """The dispatch TLS inside ``InferenceMode(mode)`` entered in ``state``."""
+    included, excluded, _ = state
+    if mode:
+        return _state(included & ~_ADINPLACEORVIEW, excluded | AUTOGRAD_KEYSET)
+    return _state(included | _ADINPLACEORVIEW, excluded & ~AUTOGRAD_KEYSET)

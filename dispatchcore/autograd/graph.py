@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,6 +21,9 @@ from .grad_mode import _AUTOGRAD_STATE, _autograd_state_set
 __all__ = ["AccumulateGrad", "Node", "SavedTensor", "backward", "grad", "run_backward"]
 
 _sequence = itertools.count()
+# torch gives every AccumulateGrad the sequence number UINT64_MAX, so a leaf's gradient is
+# accumulated as soon as it is ready, before any other ready node runs
+_ACCUMULATE_GRAD_SEQ = sys.maxsize
 
 
 class Node:
@@ -29,14 +33,17 @@ class Node:
     there is none). Its class name is what ``grad_fn`` prints: ``MulBackward0``, ``MyReLUBackward``.
     """
 
-    __slots__ = ("next_functions", "_seq", "_saved", "_pre_hooks", "_hooks", "_released",
-                 "_hop", "__weakref__")
+    __slots__ = ("next_functions", "_seq", "_saved", "_pre_hooks", "_retains_grad_hooks",
+                 "_node_pre_hooks", "_hooks", "_released", "_hop", "__weakref__")
 
     def __init__(self, next_functions: tuple[tuple[Node | None, int], ...] = ()) -> None:
         self.next_functions = next_functions
         self._seq = next(_sequence)
         self._saved: tuple[SavedTensor, ...] = ()
+        # tensor hooks of this node's outputs, by output_nr (torch's tensor_pre_hooks)
         self._pre_hooks: dict[int, list[Callable[..., Any]]] | None = None
+        self._retains_grad_hooks: dict[int, Callable[..., Any]] | None = None
+        self._node_pre_hooks: list[Callable[..., Any]] | None = None  # Node.register_prehook
         self._hooks: list[Callable[..., Any]] | None = None
         self._released = False
         self._hop: Any = None  # the dispatch-trace hop that created this node, when tracing
@@ -55,6 +62,13 @@ class Node:
         self._hooks.append(hook)
         return _HookHandle(self._hooks, hook)
 
+    def register_prehook(self, hook: Callable[..., Any]) -> Any:
+        """``hook(grad_outputs)`` runs before this node (after tensor hooks); it may return new ones."""
+        if self._node_pre_hooks is None:
+            self._node_pre_hooks = []
+        self._node_pre_hooks.append(hook)
+        return _HookHandle(self._node_pre_hooks, hook)
+
     def _register_output_pre_hook(self, output_nr: int, hook: Callable[..., Any]) -> Any:
         """A hook on the gradient of one output, before this node runs (tensor hooks use this)."""
         if self._pre_hooks is None:
@@ -62,6 +76,12 @@ class Node:
         hooks = self._pre_hooks.setdefault(output_nr, [])
         hooks.append(hook)
         return _HookHandle(hooks, hook)
+
+    def _register_retains_grad_hook(self, output_nr: int, hook: Callable[..., Any]) -> None:
+        """``retain_grad``'s hook: it runs after every tensor hook of that output, as in torch."""
+        if self._retains_grad_hooks is None:
+            self._retains_grad_hooks = {}
+        self._retains_grad_hooks[output_nr] = hook
 
     def _release_variables(self) -> None:
         """Free saved tensors after a backward pass without retain_graph."""
@@ -88,29 +108,42 @@ class _HookHandle:
 
 
 class AccumulateGrad(Node):
-    """The sink of a leaf that requires grad: adds incoming gradients into ``leaf.grad``."""
+    """The sink of a leaf that requires grad: adds incoming gradients into ``leaf.grad``.
+
+    The leaf's tensor hooks are this node's pre-hooks (``_tensor_hooks`` is ``_pre_hooks[0]``),
+    so the engine runs them before it captures or accumulates, as torch does.
+    """
 
     __slots__ = ("variable", "_tensor_hooks")
 
     def __init__(self, variable: Any) -> None:
         super().__init__(())
+        self._seq = _ACCUMULATE_GRAD_SEQ
         self.variable = variable
         self._tensor_hooks: list[Callable[..., Any]] = []
+        self._pre_hooks = {0: self._tensor_hooks}
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         grad = grads[0]
-        if grad is None:
-            return ()
-        for hook in self._tensor_hooks:
-            new = hook(grad)
-            if new is not None:
-                grad = new
         leaf = self.variable
+        if grad is None or not leaf._requires_grad:
+            return ()
         create_graph = _AUTOGRAD_STATE.get()[0]  # the engine runs with grad mode = create_graph
         if leaf._grad is None:
-            # a buffer of our own (the incoming grad may be shared with other edges); with
-            # create_graph it stays attached to the graph, as torch's does
-            leaf._grad = grad if create_graph else grad.clone()
+            # a buffer of our own: the incoming grad may be shared with other edges or be the
+            # caller's grad_output. With create_graph the copy is differentiable, as torch's
+            # clone_obey_contract (new_empty_strided(leaf's layout).copy_(grad): CopyBackwards)
+            if create_graph:
+                from ..ops import aten
+
+                buf = aten.empty_strided.default(list(leaf.shape), list(leaf.stride()), dtype=grad.dtype,
+                                                 device=grad.device)
+                leaf._grad = buf.copy_(grad)
+            else:
+                leaf._grad = grad.clone()
         elif create_graph:
             leaf._grad = leaf._grad + grad  # out of place, so it stays differentiable
         else:
@@ -129,11 +162,29 @@ def grad_accumulator(leaf: Any) -> AccumulateGrad:
 
 def gradient_edge(t: Any) -> tuple[Node | None, int]:
     """The edge a new node gets to ``t``: its grad_fn, its accumulator, or nothing."""
+    if t._base is not None:  # a view: its grad_fn may need regenerating (kernels.view_grad_fn)
+        fn = _view_grad_fn(t)
+        if fn is not None:
+            return (fn, t._output_nr)
+        if t._requires_grad and not t._base._requires_grad:
+            return (grad_accumulator(t), 0)
+        return (None, 0)  # a view made under no_grad of a tensor that requires grad
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     if t._requires_grad:
         return (grad_accumulator(t), 0)
     return (None, 0)
+
+
+def _view_grad_fn(t: Any) -> Any:
+    """A view's current grad_fn; dispatchcore.autograd.kernels replaces this with the version
+    that regenerates it after an in-place change of its base (``VariableHooks::grad_fn``)."""
+    return t._grad_fn
+
+
+def current_grad_fn(t: Any) -> Any:
+    """``t.grad_fn`` as torch computes it (regenerated for a view whose base changed in place)."""
+    return t._grad_fn if t._base is None else _view_grad_fn(t)
 
 
 class SavedTensor:
@@ -154,8 +205,10 @@ class SavedTensor:
         self._version = t._vc[0]
         self._is_output = is_output
         self._output_nr = t._output_nr
-        # An output keeps no grad_fn (that would be a cycle); unpack gives it back.
-        self._tensor = t.detach() if is_output else t
+        # An output keeps no grad_fn (that would be a cycle); unpack gives it back. The alias is
+        # made without dispatching (torch's SavedVariable keeps ``tensor_data()``): a dispatched
+        # detach would itself be recorded by autograd when the output requires grad.
+        self._tensor = _detached_alias(t) if is_output else t
         self._node_name = type(node).__name__ if (is_output and node is not None) else None
 
     def free(self) -> None:
@@ -171,14 +224,34 @@ class SavedTensor:
             raise RuntimeError(_FREED)
         if t._vc[0] != self._version:
             raise RuntimeError(_modified_message(t, self, node))
-        if self._is_output and node is not None and _AUTOGRAD_STATE.get()[0]:
-            # create_graph: reconnect the saved output to the node that produced it
-            out = t.detach()
+        if self._is_output and node is not None:
+            # reconnect the saved output to the node that produced it (SavedVariable::unpack),
+            # so create_graph differentiates through it and ``ctx.saved_tensors`` shows the grad_fn
+            out = _detached_alias(t)
             out._grad_fn = node
             out._requires_grad = True
             out._output_nr = self._output_nr
             return out
         return t
+
+
+def _detached_alias(t: Any) -> Any:
+    """``t.detach()`` without dispatching: same data and version counter, no autograd history."""
+    out = _new(type(t))
+    out._data = t._data
+    out._device = t._device
+    out._key_bits = t._key_bits
+    out._vc = t._vc
+    out._base = None
+    out._requires_grad = False
+    out._grad_fn = None
+    out._grad = None
+    out._output_nr = 0
+    out._meta = None
+    return out
+
+
+_new = object.__new__
 
 
 _FREED_MARK = object()
@@ -203,8 +276,8 @@ def _modified_message(t: Any, saved: SavedTensor, node: Node | None) -> str:
     kind = _LEGACY_NAMES.get(t.dtype.name, "Tensor")
     if saved._node_name is not None:
         producer = f", which is output {saved._output_nr} of {_strip_backward(saved._node_name)},"
-    elif t._grad_fn is not None:
-        producer = f", which is output {t._output_nr} of {_strip_backward(type(t._grad_fn).__name__)},"
+    elif current_grad_fn(t) is not None:
+        producer = f", which is output {t._output_nr} of {_strip_backward(type(current_grad_fn(t)).__name__)},"
     else:
         producer = ""
     return (
@@ -232,21 +305,23 @@ def _dependencies(roots: Sequence[Node]) -> dict[Node, int]:
     return deps
 
 
-def _needed(roots: Sequence[Node], targets: set[Node]) -> set[Node]:
-    """Nodes on some path from a root to a target (autograd.grad runs only those)."""
+def _needed(roots: Sequence[Node], targets: set[Node], captured: set[Node]) -> set[Node]:
+    """The nodes that must run when only some inputs are asked for (``init_to_execute``).
+
+    A node runs when it is a ``targets`` node (``backward(inputs=...)``: their gradients are
+    accumulated) or when one of its next functions runs or is ``captured`` (``autograd.grad``).
+    """
     memo: dict[Node, bool] = {}
-    order: list[Node] = []
     stack: list[tuple[Node, bool]] = [(r, False) for r in roots]
     while stack:
         node, done = stack.pop()
         if done:
             memo[node] = node in targets or any(
-                memo.get(n, False) for n, _ in node.next_functions if n is not None)
+                memo.get(n, False) or n in captured for n, _ in node.next_functions if n is not None)
             continue
         if node in memo:
             continue
         memo[node] = False
-        order.append(node)
         stack.append((node, True))
         stack.extend((n, False) for n, _ in node.next_functions if n is not None and n not in memo)
     return {n for n, needed in memo.items() if needed}
@@ -259,18 +334,50 @@ def _accumulate(buffer: list[Any], index: int, grad: Any) -> None:
     buffer[index] = grad if current is None else current + grad
 
 
-def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, create_graph: bool,
-                 capture: dict[tuple[Node, int], int] | None = None,
-                 accumulate_leaves: bool = True) -> list[Any]:
-    """Run the graph from ``(node, output_nr, grad)`` roots; returns grads captured at ``capture``.
+def _call_tensor_pre_hooks(node: Node, grads: list[Any]) -> None:
+    """Tensor hooks of the node's outputs, then ``retain_grad`` hooks (``call_tensor_pre_hooks``)."""
+    pre = node._pre_hooks
+    if pre:
+        for i, hooks in pre.items():
+            for hook in tuple(hooks):
+                if i < len(grads) and grads[i] is not None:
+                    new = hook(grads[i])
+                    if new is not None:
+                        grads[i] = new
+    retains = node._retains_grad_hooks
+    if retains:
+        for i, hook in retains.items():
+            if i < len(grads) and grads[i] is not None:
+                hook(grads[i])
 
-    ``capture`` maps ``(node, input_nr)`` edges to result slots (for ``autograd.grad``); when it is
-    given and ``accumulate_leaves`` is false, AccumulateGrad nodes do not run.
+
+def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, create_graph: bool,
+                 inputs: Sequence[tuple[Node | None, int]] | None = None,
+                 accumulate_grad: bool = True) -> list[Any]:
+    """Run the graph from ``(node, output_nr, grad)`` roots (``Engine::execute``).
+
+    ``inputs`` (edges) restricts the run to the nodes on a path to them. With ``accumulate_grad``
+    (``backward(inputs=...)``) the input nodes themselves run, so leaves accumulate ``.grad``;
+    without it (``autograd.grad``) the gradient arriving at each input edge is captured and
+    returned, one per edge, and nothing is accumulated. Nodes run from a ready heap, newest
+    sequence number first; a ready AccumulateGrad runs before anything else.
     """
     root_nodes = [n for n, _, _ in roots]
     deps = _dependencies(root_nodes)
-    needed = _needed(root_nodes, {n for n, _ in capture}) if capture and not accumulate_leaves else None
-    captured: list[Any] = [None] * (len(set(capture.values())) if capture else 0)
+    captures: dict[Node, list[tuple[int, int]]] | None = None
+    needed: set[Node] | None = None
+    captured: list[Any] = []
+    if inputs is not None:
+        input_nodes = {n for n, _ in inputs if n is not None}
+        if accumulate_grad:
+            needed = _needed(root_nodes, input_nodes, set())
+        else:
+            captures = {}
+            for slot, (n, i) in enumerate(inputs):
+                if n is not None:
+                    captures.setdefault(n, []).append((i, slot))
+            captured = [None] * len(inputs)
+            needed = _needed(root_nodes, set(), input_nodes)
     buffers: dict[Node, list[Any]] = {}
     ready: list[tuple[int, int, Node]] = []
     tie = itertools.count()
@@ -278,42 +385,50 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
         buf = buffers.setdefault(node, [None] * max(_num_outputs(node), output_nr + 1))
         _accumulate(buf, output_nr, g)
     for node in dict.fromkeys(root_nodes):
-        if deps.get(node, 0) == 0:
+        if deps.get(node, 0) == 0 and (needed is None or node in needed or (captures and node in captures)):
             heapq.heappush(ready, (-node._seq, next(tie), node))
     saved_state = _AUTOGRAD_STATE.get()
     _autograd_state_set((create_graph, saved_state[1]))
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
-            grads = buffers.pop(node, [None])
-            if node._pre_hooks:
-                for i, hooks in node._pre_hooks.items():
-                    for hook in hooks:
-                        if i < len(grads) and grads[i] is not None:
-                            new = hook(grads[i])
-                            if new is not None:
-                                grads[i] = new
-            if capture:
-                for i, g in enumerate(grads):
-                    slot = capture.get((node, i))
-                    if slot is not None and g is not None:
-                        captured[slot] = g if captured[slot] is None else captured[slot] + g
-            run = needed is None or node in needed
-            if isinstance(node, AccumulateGrad) and not accumulate_leaves:
-                run = False
-            outputs: tuple[Any, ...] = ()
-            if run:
-                outputs = node.apply(tuple(grads))
-                if node._hooks:
-                    for hook in node._hooks:
-                        new = hook(outputs, tuple(grads))
-                        if new is not None:
-                            outputs = tuple(new)
-                if not retain_graph:
-                    node._release_variables()
-            for (nxt, input_nr), g in itertools.zip_longest(node.next_functions, outputs):
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node, None) or [None] * _num_outputs(node)
+            if needed is not None:
+                is_needed = node in needed
+                if captures:
+                    slots = captures.get(node)
+                    if slots is not None:
+                        # torch quirk: tensor hooks run before the capture only when the node
+                        # itself will not run (a node that runs calls them in call_function)
+                        if not is_needed:
+                            _call_tensor_pre_hooks(node, grads)
+                        for i, slot in slots:
+                            captured[slot] = grads[i] if i < len(grads) else None
+                if not is_needed:
+                    continue
+            if node._pre_hooks or node._retains_grad_hooks:
+                _call_tensor_pre_hooks(node, grads)
+            if node._node_pre_hooks:
+                for hook in tuple(node._node_pre_hooks):
+                    new = hook(tuple(grads))
+                    if new is not None:
+                        grads = list(new)
+            grad_outputs = tuple(grads)
+            outputs = node.apply(grad_outputs)
+            if node._hooks:
+                for hook in tuple(node._hooks):
+                    new = hook(outputs, grad_outputs)
+                    if new is not None:
+                        outputs = tuple(new)
+            if not retain_graph:
+                node._release_variables()
+            for (nxt, input_nr), g in zip(node.next_functions, outputs):
                 if nxt is None:
                     continue
+                remaining = deps[nxt] - 1
+                deps[nxt] = remaining
+                if needed is not None and nxt not in needed and not (captures and nxt in captures):
+                    continue  # not on a path to the requested inputs
                 if g is not None:
                     buf = buffers.get(nxt)
                     if buf is None:
@@ -321,8 +436,7 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                     elif input_nr >= len(buf):
                         buf.extend([None] * (input_nr + 1 - len(buf)))
                     _accumulate(buf, input_nr, g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
+                if remaining == 0:
                     heapq.heappush(ready, (-nxt._seq, next(tie), nxt))
     finally:
         _autograd_state_set(saved_state)
@@ -334,18 +448,32 @@ def _num_outputs(node: Node) -> int:
 
 
 def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any] | None) -> list[Any]:
+    """``torch.autograd._make_grads``: check given gradients, make ones for scalar outputs."""
     from ..factories import ones_like
 
     grads = []
     for i, out in enumerate(outputs):
-        g = None if grad_outputs is None else grad_outputs[i]
+        g = None if grad_outputs is None or i >= len(grad_outputs) else grad_outputs[i]
         if g is None:
-            if out.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not (out.dtype.is_floating_point or out.dtype.is_complex):
+            if out._requires_grad:
+                if out.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not out.dtype.is_floating_point:
+                    raise RuntimeError(
+                        f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+                g = ones_like(out)
+        elif hasattr(g, "_key_bits"):
+            if tuple(g.shape) != tuple(out.shape):
                 raise RuntimeError(
-                    f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            g = ones_like(out)
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape!r} and output[{i}] "
+                    f"has a shape of {out.shape!r}.")
+            if out.dtype.is_complex != g.dtype.is_complex:
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have the same "
+                    f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and "
+                    f"output[{i}] has a dtype of {out.dtype}.")
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         grads.append(g)
     return grads
 
@@ -353,8 +481,9 @@ def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any] | None) -> l
 def _roots(outputs: Sequence[Any], grads: Sequence[Any]) -> list[tuple[Node, int, Any]]:
     roots = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
-        if out._grad_fn is not None:
-            roots.append((out._grad_fn, out._output_nr, g))
+        fn = current_grad_fn(out)
+        if fn is not None:
+            roots.append((fn, out._output_nr, g))
         elif out._requires_grad:
             roots.append((grad_accumulator(out), 0, g))
         else:
@@ -362,9 +491,26 @@ def _roots(outputs: Sequence[Any], grads: Sequence[Any]) -> list[tuple[Node, int
     return roots
 
 
+def _input_edges(inputs: Sequence[Any]) -> list[tuple[Node | None, int]]:
+    edges = []
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        fn = current_grad_fn(t)
+        if fn is not None:
+            edges.append((fn, t._output_nr))
+        else:  # torch only looks the accumulator up: a leaf the graph never used has none
+            meta = t._meta
+            edges.append((meta.grad_accumulator if meta is not None else None, 0))
+    return edges
+
+
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Any = None) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves (``torch.autograd.backward``).
+
+    With ``inputs``, only those tensors get ``.grad`` (a non-leaf among them is made to
+    ``retain_grad()``, as torch does), and only the part of the graph leading to them runs.
 
     Example:
         >>> import dispatchcore as dc
@@ -377,24 +523,21 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     grads = _make_grads(outputs, _as_list(grad_tensors) if grad_tensors is not None else None)
     if retain_graph is None:
         retain_graph = create_graph
+    edges = None
     if inputs is not None:
-        inputs = _as_list(inputs)
-        capture = {gradient_edge(t): i for i, t in enumerate(inputs)}
-        captured = run_backward(_roots(outputs, grads), retain_graph=retain_graph,
-                                create_graph=create_graph, capture=capture, accumulate_leaves=False)
-        for t, g in zip(inputs, captured):
-            if g is not None:
-                AccumulateGrad(t).apply((g,)) if t._grad_fn is None else _accumulate_non_leaf(t, g)
-        return
-    run_backward(_roots(outputs, grads), retain_graph=retain_graph, create_graph=create_graph)
-
-
-def _accumulate_non_leaf(t: Any, g: Any) -> None:
-    t._grad = g if t._grad is None else t._grad + g
+        inputs = list(inputs.values()) if type(inputs) is dict else _as_list(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for t in inputs:
+            t.retain_grad()  # a no-op for leaves; raises for a tensor that does not require grad
+        edges = _input_edges(inputs)
+    run_backward(_roots(outputs, grads), retain_graph=retain_graph, create_graph=create_graph,
+                 inputs=edges, accumulate_grad=True)
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool | None = None) -> tuple[Any, ...]:
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> Any:
     """Gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad`` (``torch.autograd.grad``).
 
     Example:
@@ -403,27 +546,39 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         >>> dc.autograd.grad(x * x, x)
         (tensor(6.),)
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if is_grads_batched:
+        raise NotImplementedError("dispatchcore: autograd.grad(is_grads_batched=True) needs vmap, "
+                                  "which dispatchcore does not model.")
     outputs = _as_list(outputs)
-    inputs = _as_list(inputs)
-    for t in inputs:
-        if not t._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    keys = list(inputs) if type(inputs) is dict else None
+    inputs = list(inputs.values()) if keys is not None else _as_list(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _make_grads(outputs, _as_list(grad_outputs) if grad_outputs is not None else None)
     if retain_graph is None:
         retain_graph = create_graph
-    capture = {}
-    for i, t in enumerate(inputs):
-        capture.setdefault(gradient_edge(t), i)
+    edges = _input_edges(inputs)
     captured = run_backward(_roots(outputs, grads), retain_graph=retain_graph,
-                            create_graph=create_graph, capture=capture, accumulate_leaves=False)
+                            create_graph=create_graph, inputs=edges, accumulate_grad=False)
     result = []
-    for i, t in enumerate(inputs):
-        g = captured[capture[gradient_edge(t)]]
-        if g is None and not allow_unused:
-            raise RuntimeError(
-                "One of the differentiated Tensors appears to not have been used in the graph. "
-                "Set allow_unused=True if this is the desired behavior.")
+    for i, (t, g) in enumerate(zip(inputs, captured)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior.")
+            if materialize_grads:
+                from ..factories import zeros_like
+
+                g = zeros_like(t).requires_grad_(create_graph)
         result.append(g)
+    if keys is not None:
+        return dict(zip(keys, result))
     return tuple(result)
 
 

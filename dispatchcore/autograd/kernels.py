@@ -1,11 +1,25 @@
 """Autograd-key kernels: built-in derivatives, the in-place and view rules, and the autograd fallback.
 
-Mirrors the generated ``VariableType`` kernels (``torch/csrc/autograd/generated/VariableType*.cpp``)
-and ``autograd_not_implemented_fallback.cpp``. A built-in kernel takes the raw key set, runs the
-op below autograd (``AutoDispatchBelowADInplaceOrView`` + redispatch with
+Mirrors the generated ``VariableType`` kernels (``torch/csrc/autograd/generated/VariableType*.cpp``),
+``torch/csrc/autograd/{variable.cpp,VariableTypeUtils.h,functions/tensor.cpp}`` (views, in-place,
+``CopySlices``) and ``autograd_not_implemented_fallback.cpp``. A built-in kernel takes the raw key
+set, runs the op below autograd (``AutoDispatchBelowADInplaceOrView`` + redispatch with
 ``ks & after_autograd_keyset``, spec §6.3), and, when grad mode is on and an input requires grad,
 records a ``<Op>Backward<N>`` node whose ``apply`` calls the derivative formula. Formulas use
 dispatched operators only, so ``create_graph=True`` differentiates them again.
+
+Four kernel shapes, chosen per operator:
+
+* functional ops record a node and attach it to their floating-point outputs;
+* view ops also give the view a ``ViewMeta`` (how it was created, and the version of its base
+  when its ``grad_fn`` was made), so that an in-place change of the base or of another view is
+  noticed later and the view's ``grad_fn`` regenerated as ``AsStridedBackward0`` (torch's
+  ``VariableHooks::grad_fn``);
+* in-place ops (``mutates="self"``) check torch's in-place rules, then rebase the history of the
+  mutated tensor: its ``grad_fn`` becomes the op's node, or, for a view, its base's becomes a
+  ``CopySlices`` wrapping that node (``rebase_history``);
+* ``out=`` ops refuse to run when an argument requires grad, and non-differentiable ops only
+  redispatch.
 """
 
 from __future__ import annotations
@@ -15,13 +29,30 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .. import dispatcher as _dispatcher
+from ..dtypes import _by_np
 from ..keyset import AFTER_AUTOGRAD, AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW, BACKEND_MASK, FULL
+from ..ops import aten
+from ..tensor import AutogradMeta
 from ..tls import _TLS
+from . import graph as _graph
 from .grad_mode import _AUTOGRAD_STATE
 from .graph import Node, SavedTensor, gradient_edge
+from .graph import grad_accumulator as _grad_accumulator
 
-__all__ = ["Derivative", "make_autograd_kernel", "register_derivative"]
+__all__ = [
+    "CopySlices",
+    "Derivative",
+    "ViewMeta",
+    "make_autograd_kernel",
+    "register_derivative",
+    "register_nondifferentiable",
+    "register_out_kernel",
+    "sum_to",
+    "view_grad_fn",
+]
 
 _tls_get = _TLS.get
 _tls_set = _TLS.set
@@ -29,6 +60,9 @@ _tls_reset = _TLS.reset
 _state_get = _AUTOGRAD_STATE.get
 _BELOW_CLEAR = FULL & ~(AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW & ~BACKEND_MASK)
 _below_cache: dict[tuple[int, int, int], tuple[int, int, int]] = {}
+_node_init = Node.__init__
+_new = object.__new__
+_FLOAT_KINDS = "fc"  # numpy dtype kinds of differentiable (floating and complex) dtypes
 
 
 def below_state(state: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -41,22 +75,134 @@ def below_state(state: tuple[int, int, int]) -> tuple[int, int, int]:
     return below
 
 
-class BuiltinNode(Node):
-    """A node of a built-in derivative: saved values by name, and the formula to apply."""
+# --- views: creation meta and grad_fn regeneration -------------------------------------------
+# torch's CreationMeta (torch/csrc/autograd/variable.h), as far as dispatchcore models it
+CREATION_DEFAULT, CREATION_NO_GRAD, CREATION_INFERENCE = 0, 3, 4
 
-    __slots__ = ("_values", "_formula", "_num_outputs")
+
+class ViewMeta(AutogradMeta):
+    """The AutogradMeta of a differentiable view (torch's ``DifferentiableViewMeta``).
+
+    ``creation_meta`` says how the view was made (grad mode, ``no_grad``, inference mode);
+    ``attr_version`` is the shared version counter's value when the view's ``grad_fn`` was set:
+    when the counter has moved on, the base or a view of it was modified in place and the
+    ``grad_fn`` is regenerated on next use (Note [View + Inplace detection]).
+    """
+
+    __slots__ = ("creation_meta", "attr_version")
+
+    def __init__(self, creation_meta: int = CREATION_DEFAULT, attr_version: int = 0) -> None:
+        super().__init__()
+        self.creation_meta = creation_meta
+        self.attr_version = attr_version
+
+
+def _view_meta(t: Any) -> ViewMeta:
+    """``t``'s ViewMeta, converting a plain AutogradMeta (keeping its hooks) when needed."""
+    meta = t._meta
+    if type(meta) is ViewMeta:
+        return meta
+    new = ViewMeta()
+    if meta is not None:
+        new.grad_accumulator = meta.grad_accumulator
+        new.retains_grad = meta.retains_grad
+    t._meta = new
+    return new
+
+
+def mark_inference_view(out: Any) -> None:
+    """Called by the ADInplaceOrView view kernel for a view made inside ``inference_mode``."""
+    meta = _view_meta(out)
+    meta.creation_meta = CREATION_INFERENCE
+    meta.attr_version = out._vc[0]
+    base = out._base
+    if base is not None and base._requires_grad:
+        out._requires_grad = True  # a view of a tensor that requires grad requires grad
+
+
+def _geometry(t: Any) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    return (tuple(t._data.shape), t.stride(), t.storage_offset())
+
+
+def view_grad_fn(t: Any) -> Any:
+    """A view's ``grad_fn``, regenerated as ``AsStridedBackward0`` when its base changed in place.
+
+    Mirrors ``VariableHooks::grad_fn``: a view whose version counter moved on since its
+    ``grad_fn`` was set gets a new node ``as_strided(base)`` with an edge to the base's current
+    history (for instance the ``CopySlices`` an in-place op on another view left there).
+    """
+    fn = t._grad_fn
+    base = t._base
+    if (fn is None and not base._requires_grad) or t._vc is None \
+            or t._data.dtype.kind not in _FLOAT_KINDS:
+        return fn
+    meta = t._meta
+    if type(meta) is ViewMeta:
+        if meta.attr_version == t._vc[0]:
+            return fn
+    elif fn is not None or base._grad_fn is None:
+        # a view made while nothing was recorded: its base gained a history only by an in-place op
+        return fn
+    return _regenerate_view_grad_fn(t)
+
+
+def _regenerate_view_grad_fn(t: Any) -> Node:
+    base = t._base
+    d = _AS_STRIDED[0]
+    node = _new(d.node_class)
+    _node_init(node, (gradient_edge(base),))
+    size, stride, offset = _geometry(t)
+    node._values = {"self_geometry": _geometry(base), "size": size, "stride": stride,
+                    "storage_offset": offset}
+    node._deriv = d
+    node._num_outputs = 1
+    node._in_meta = ((tuple(base._data.shape), base._data.dtype),)
+    t._grad_fn = node
+    t._output_nr = 0
+    t._requires_grad = True
+    _view_meta(t).attr_version = t._vc[0]
+    return node
+
+
+_AS_STRIDED: list[Derivative] = []  # the as_strided derivative, once registered
+_graph._view_grad_fn = view_grad_fn
+
+
+# --- the nodes --------------------------------------------------------------------------------
+class BuiltinNode(Node):
+    """A node of a built-in derivative: saved values by name, and the formula(s) to apply.
+
+    After the formula, each gradient is checked against its input's metadata as the engine's
+    ``validate_outputs`` does: a broadcast gradient is summed back to the input's shape, and
+    one of another dtype is cast to the input's dtype.
+    """
+
+    __slots__ = ("_values", "_deriv", "_num_outputs", "_in_meta")
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
-        values = {name: (v.unpack(self) if type(v) is SavedTensor else v) for name, v in self._values.items()}
-        if self._num_outputs == 1:
-            if grads[0] is None:
-                return (None,) * len(self.next_functions)
-            result = self._formula(grads[0], **values)
+        d = self._deriv
+        n = len(self.next_functions)
+        if d.single_grad:
+            grad = grads[0]
+            if grad is None:
+                return (None,) * n
         else:
             if all(g is None for g in grads):
-                return (None,) * len(self.next_functions)
-            result = self._formula(grads, **values)
-        return result if type(result) is tuple else (result,)
+                return (None,) * n
+            grad = grads
+        values = {name: (v.unpack(self) if type(v) is SavedTensor else v) for name, v in self._values.items()}
+        formulas = d.per_input
+        if formulas is None:
+            if d.wants_mask:
+                values["grad_input_mask"] = tuple(e[0] is not None for e in self.next_functions)
+            result = d.formula(grad, **values)
+            if type(result) is not tuple:
+                result = (result,)
+        else:
+            result = tuple(
+                f(grad, **{p: values[p] for p in params}) if f is not None and edge[0] is not None else None
+                for (f, params), edge in zip(formulas, self.next_functions))
+        return _validate_outputs(self, result)
 
     def _release_variables(self) -> None:
         self._released = True
@@ -65,34 +211,166 @@ class BuiltinNode(Node):
                 v.free()
 
 
+def _validate_outputs(node: BuiltinNode, grads: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``validate_outputs``: reduce broadcast gradients to the input's shape, cast to its dtype."""
+    out = None
+    for i, (g, meta) in enumerate(zip(grads, node._in_meta)):
+        if g is None or meta is None:
+            continue
+        shape, dt = meta
+        data = g._data
+        if data.shape != shape or data.dtype != dt:
+            if out is None:
+                out = list(grads)
+            if data.shape != shape:
+                g = _reduce_grad(g, shape, type(node).__name__, i)
+            if g._data.dtype != dt:
+                g = aten._to_copy.default(g, dtype=_by_np[dt])
+            out[i] = g
+    return grads if out is None else tuple(out)
+
+
+def _reduce_grad(g: Any, shape: tuple[int, ...], name: str, index: int) -> Any:
+    gshape = tuple(g._data.shape)
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
+        raise RuntimeError(
+            f"Function {name} returned an invalid gradient at index {index} - got {list(gshape)} "
+            f"but expected shape compatible with {list(shape)}")
+    return sum_to(g, shape)
+
+
+def sum_to(grad: Any, shape: tuple[int, ...] | list[int]) -> Any:
+    """Reduce a broadcast gradient back to ``shape`` (``at::sum_to``)."""
+    shape = tuple(shape)
+    gshape = tuple(grad._data.shape)
+    if gshape == shape:
+        return grad
+    lead = len(gshape) - len(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1]
+    if dims:
+        grad = aten.sum.dim_IntList(grad, dims, True)
+    if lead:
+        grad = aten.view.default(grad, list(shape))
+    return grad
+
+
+class CopySlices(Node):
+    """The base's node after an in-place op on one of its views (``torch::autograd::CopySlices``).
+
+    Its first edge goes to the base's previous history; the others are those of the in-place
+    op's node ``fn``. Backward copies the incoming gradient, runs ``fn`` on the view's slice of it
+    and writes ``fn``'s gradient for the view back into that slice.
+    """
+
+    __slots__ = ("_fn", "_base_geometry", "_view_geometry")
+
+    def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
+        grad = grads[0]
+        if grad is None:
+            return (None,) * len(self.next_functions)
+        bsize, bstride, boffset = self._base_geometry
+        vsize, vstride, voffset = self._view_geometry
+        result = aten.empty_strided.default(list(bsize), list(bstride), dtype=grad.dtype, device=grad.device)
+        aten.copy_.default(result, grad)
+        grad_slice = aten.as_strided.default(result, list(vsize), list(vstride), voffset - boffset)
+        res = self._fn.apply((aten.clone.default(grad_slice),))
+        if res[0] is None:
+            aten.zero_.default(grad_slice)
+        else:
+            aten.copy_.default(grad_slice, res[0])
+        return (result, *res[1:])
+
+    def _release_variables(self) -> None:
+        self._released = True
+        self._fn._release_variables()
+
+
+# --- derivatives --------------------------------------------------------------------------------
+# what a formula parameter saves: an argument, its metadata, an output, or the mask of inputs
+_ARG, _SHAPE, _DTYPE, _DEVICE, _GEOMETRY, _RESULT, _MASK = range(7)
+_SUFFIXES = (("_shape", _SHAPE), ("_dtype", _DTYPE), ("_device", _DEVICE), ("_geometry", _GEOMETRY))
+
+
 class Derivative:
     """One op's derivative: which inputs are differentiable, what to save, the formula.
 
-    ``formula(grad, **saved)`` returns one gradient per differentiable input (``None`` allowed).
-    Its parameter names say what to save: a schema argument name saves that argument (tensors
-    version-checked), ``result`` saves the output, ``<arg>_shape`` saves only a tensor's shape,
-    ``<arg>_dtype`` its dtype.
+    ``formula(grad, **saved)`` returns one gradient per differentiable input (``None`` allowed);
+    or ``formula`` is a tuple with one ``f(grad, **saved) -> gradient`` per input (``None`` for an
+    input without a derivative), and only the inputs that need a gradient are computed and have
+    their values saved, as torch's ``should_compute_output`` does. A formula's parameter names
+    say what to save: a schema argument name saves that argument (tensors version-checked; for
+    an in-place op, the mutated argument's value *before* the op, as a clone), ``result`` saves
+    the output (``result1`` the second one), ``<arg>_shape`` / ``_dtype`` / ``_device`` /
+    ``_geometry`` save only a tensor's (or a tensor list's) metadata, ``grad_input_mask`` gets a
+    tuple saying which inputs need a gradient. ``grad`` is the gradient of the output (a tuple of
+    them when more than one output is differentiable).
     """
 
-    def __init__(self, op: Any, node_name: str, inputs: tuple[str, ...], formula: Callable[..., Any],
-                 *, mutates: str | None = None) -> None:
+    def __init__(self, op: Any, node_name: str, inputs: tuple[str, ...], formula: Any,
+                 *, mutates: str | None = None, differentiable_outputs: tuple[int, ...] | None = None) -> None:
         self.op = op
+        self.node_name = node_name
         self.node_class = type(node_name, (BuiltinNode,), {"__slots__": ()})
-        self.formula = formula
         schema = op.schema
         names = [a.name for a in schema.arguments]
         self.positions = {a.name: i for i, a in enumerate(schema.arguments) if not a.kwarg_only}
         self.defaults = {a.name: a.default for a in schema.arguments if a.has_default}
-        self.input_names = inputs
+        self.list_inputs = frozenset(a.name for a in schema.arguments if str(a.type).startswith("Tensor["))
+        self.input_names = tuple(inputs)
         self.input_positions = tuple(self.positions.get(n, -1) for n in inputs)
-        params = [p for p in inspect.signature(formula).parameters][1:]
-        self.saves = tuple(params)
-        for p in params:
-            base = p[:-6] if p.endswith(("_shape", "_dtype")) else p
-            if p != "result" and base not in names:
-                raise ValueError(f"{node_name}: formula parameter {p!r} names no argument of {schema}")
         self.mutates = mutates
         self.num_outputs = len(schema.returns)
+        self.differentiable_outputs = (tuple(range(self.num_outputs)) if differentiable_outputs is None
+                                       else tuple(differentiable_outputs))
+        self.single_grad = len(self.differentiable_outputs) == 1
+        if callable(formula):
+            self.formula = formula
+            self.per_input = None
+            params = _params(formula)
+            self.wants_mask = "grad_input_mask" in params
+            self.saves_all = tuple(p for p in params if p != "grad_input_mask")
+        else:
+            if len(formula) != len(inputs) or self.list_inputs & set(inputs):
+                raise ValueError(f"{node_name}: one formula per input (and no Tensor[] inputs) when "
+                                 "formulas are given per input")
+            self.formula = None
+            self.per_input = tuple((f, _params(f)) if f is not None else (None, ()) for f in formula)
+            self.wants_mask = False
+            self.saves_all = tuple(dict.fromkeys(p for _, ps in self.per_input for p in ps))
+        for p in self.saves_all:
+            self._plan_entry(p, names)  # validates the name
+        self._plans: dict[tuple[bool, ...], tuple[tuple[Any, ...], ...]] = {}
+
+    def _plan_entry(self, p: str, names: list[str]) -> tuple[Any, ...]:
+        if p == "result":
+            return (p, _RESULT, 0, None)
+        if p.startswith("result") and p[6:].isdigit():
+            return (p, _RESULT, int(p[6:]), None)
+        for suffix, kind in _SUFFIXES:
+            if p.endswith(suffix) and p[:-len(suffix)] in names:
+                base = p[:-len(suffix)]
+                return (p, kind, self.positions.get(base, -1), base)
+        if p not in names:
+            raise ValueError(f"{self.node_name}: formula parameter {p!r} names no argument of {self.op.schema}")
+        kind = _ARG
+        return (p, kind, self.positions.get(p, -1), p)
+
+    def plan(self, mask: tuple[bool, ...]) -> tuple[tuple[Any, ...], ...]:
+        """The values to save when the inputs needing a gradient are ``mask``."""
+        plan = self._plans.get(mask)
+        if plan is None:
+            if self.per_input is None:
+                params = self.saves_all
+            else:
+                params = tuple(dict.fromkeys(p for (_, ps), m in zip(self.per_input, mask) if m for p in ps))
+            names = [a.name for a in self.op.schema.arguments]
+            plan = self._plans[mask] = tuple(self._plan_entry(p, names) for p in params)
+        return plan
+
+
+def _params(f: Callable[..., Any]) -> tuple[str, ...]:
+    return tuple(inspect.signature(f).parameters)[1:]
 
 
 def _arg(d: Derivative, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -104,41 +382,267 @@ def _arg(d: Derivative, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     return d.defaults.get(name)
 
 
-def _record(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> Node:
-    node = d.node_class()
-    edges = []
+def _is_tensor(v: Any) -> bool:
+    return hasattr(v, "_key_bits")
+
+
+def _meta_of(t: Any, kind: int) -> Any:
+    if kind == _SHAPE:
+        return tuple(t._data.shape)
+    if kind == _DTYPE:
+        return t.dtype
+    if kind == _DEVICE:
+        return t.device
+    return _geometry(t)
+
+
+def _new_node(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Node, tuple[bool, ...]]:
+    """A node with its edges and input metadata (taken before the op runs, as torch does)."""
+    node = _new(d.node_class)
+    edges: list[tuple[Any, int]] = []
+    in_meta: list[Any] = []
+    mask = []
     for name, pos in zip(d.input_names, d.input_positions):
         t = args[pos] if 0 <= pos < len(args) else kwargs.get(name)
-        edges.append(gradient_edge(t) if t is not None and hasattr(t, "_key_bits") else (None, 0))
-    node.next_functions = tuple(edges)
-    values: dict[str, Any] = {}
-    outputs = result if type(result) is tuple else (result,)
-    for name in d.saves:
-        if name == "result":
-            values[name] = SavedTensor(outputs[0], is_output=True, node=node)
-        elif name.endswith("_shape"):
-            values[name] = tuple(_arg(d, name[:-6], args, kwargs).shape)
-        elif name.endswith("_dtype"):
-            values[name] = _arg(d, name[:-6], args, kwargs).dtype
+        if name in d.list_inputs:
+            for x in t:
+                _add_edge(x, edges, in_meta)
+            mask.append(any(e[0] is not None for e in edges[len(edges) - len(t):]))
         else:
-            v = _arg(d, name, args, kwargs)
-            values[name] = SavedTensor(v) if hasattr(v, "_key_bits") else v
-    node._values = values
-    node._formula = d.formula
+            _add_edge(t, edges, in_meta)
+            mask.append(edges[-1][0] is not None)
+    _node_init(node, tuple(edges))
+    node._deriv = d
     node._num_outputs = d.num_outputs
-    return node
+    node._in_meta = tuple(in_meta)
+    return node, tuple(mask)
 
 
-def make_autograd_kernel(d: Derivative) -> Callable[..., Any]:
+def _add_edge(t: Any, edges: list[Any], in_meta: list[Any]) -> None:
+    if t is not None and hasattr(t, "_key_bits"):
+        edges.append(gradient_edge(t))
+        data = t._data
+        in_meta.append((data.shape, data.dtype))
+    else:
+        edges.append((None, 0))
+        in_meta.append(None)
+
+
+def _save(d: Derivative, node: Node, plan: tuple[tuple[Any, ...], ...], args: tuple[Any, ...],
+          kwargs: dict[str, Any], values: dict[str, Any], *, before: bool) -> None:
+    """Save the plan's argument values (``before`` the op) or its outputs (after it)."""
+    mutated = d.mutates
+    for name, kind, pos, base in plan:
+        if kind == _RESULT:
+            continue  # outputs are saved after the op
+        if kind == _MASK:
+            continue
+        v = args[pos] if 0 <= pos < len(args) else (kwargs[base] if base in kwargs else d.defaults.get(base))
+        if kind == _ARG:
+            if hasattr(v, "_key_bits"):
+                if base == mutated:
+                    v = aten.clone.default(v)  # an in-place op saves the original value
+                values[name] = SavedTensor(v)
+            elif type(v) is list and v and hasattr(v[0], "_key_bits"):
+                values[name] = [SavedTensor(x) for x in v]
+            else:
+                values[name] = v
+        elif v is None:
+            values[name] = None
+        elif type(v) in (list, tuple):
+            values[name] = [_meta_of(x, kind) if x is not None else None for x in v]
+        else:
+            values[name] = _meta_of(v, kind)
+
+
+def _save_results(plan: tuple[tuple[Any, ...], ...], node: Node, outputs: tuple[Any, ...],
+                  values: dict[str, Any]) -> None:
+    for name, kind, index, _ in plan:
+        if kind == _RESULT:
+            out = outputs[index]
+            differentiable = out._grad_fn is node
+            values[name] = SavedTensor(out, is_output=differentiable, node=node if differentiable else None)
+
+
+# --- kernels -----------------------------------------------------------------------------------
+def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., Any]:
     """The raw-keyset Autograd kernel for one op with a built-in derivative."""
+    if d.mutates is not None:
+        return _make_inplace_kernel(d)
+    if view:
+        return _make_view_kernel(d)
     op = d.op
     positions = tuple(p for p in d.input_positions if p >= 0)
     by_name = tuple(n for n, p in zip(d.input_names, d.input_positions) if p < 0)
-    mutates = d.mutates
+    list_positions = tuple(d.positions[n] for n in d.input_names if n in d.list_inputs)
+    # the common case: every input a positional Tensor (the fast path below records inline)
+    simple = not by_name and not list_positions
+    last = max(positions, default=-1)
+    diff_outputs = d.differentiable_outputs
+    single = d.num_outputs == 1
+    node_class = d.node_class
+    num_outputs = d.num_outputs
+    plans = d._plans
+    plan_for = d.plan
 
     def autograd_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
         needs = False
         if _state_get()[0]:  # grad mode: does any differentiable input require grad?
+            nargs = len(args)
+            for i in positions:
+                if i < nargs:
+                    if i in list_positions:
+                        if any(getattr(x, "_requires_grad", False) for x in args[i]):
+                            needs = True
+                            break
+                    elif getattr(args[i], "_requires_grad", False):
+                        needs = True
+                        break
+            else:
+                for n in by_name:
+                    if getattr(kwargs.get(n), "_requires_grad", False):
+                        needs = True
+                        break
+        # AutoDispatchBelowADInplaceOrView, set directly: the kernel below must not record again
+        state = _tls_get()
+        below = _below_cache.get(state)
+        token = _tls_set(below if below is not None else below_state(state))
+        try:
+            result = op.redispatch(bits & AFTER_AUTOGRAD, *args, **kwargs)
+        finally:
+            _tls_reset(token)
+        if not needs:
+            return result
+        if simple and last < len(args):
+            # _new_node, inlined: edges and input metadata of the positional Tensor inputs
+            node = _new(node_class)
+            edges = []
+            in_meta = []
+            mask = []
+            for i in positions:
+                t = args[i]
+                try:
+                    base = t._base
+                except AttributeError:
+                    edges.append(_NO_EDGE)
+                    in_meta.append(None)
+                    mask.append(False)
+                    continue
+                if base is None:
+                    fn = t._grad_fn
+                    if fn is not None:
+                        e = (fn, t._output_nr)
+                    elif t._requires_grad:
+                        e = (_grad_accumulator(t), 0)
+                    else:
+                        e = _NO_EDGE
+                else:
+                    e = gradient_edge(t)
+                edges.append(e)
+                data = t._data
+                in_meta.append((data.shape, data.dtype))
+                mask.append(e[0] is not None)
+            _node_init(node, tuple(edges))
+            node._deriv = d
+            node._num_outputs = num_outputs
+            node._in_meta = tuple(in_meta)
+            mask = tuple(mask)
+        else:
+            node, mask = _new_node(d, args, kwargs)
+        plan = plans.get(mask)
+        if plan is None:
+            plan = plan_for(mask)
+        if plan:
+            values: dict[str, Any] = {}
+            _save(d, node, plan, args, kwargs, values, before=True)
+        else:
+            values = _NO_VALUES
+        if single:
+            if result._data.dtype.kind in _FLOAT_KINDS:
+                result._grad_fn = node
+                result._requires_grad = True
+                result._output_nr = 0
+            outputs = (result,)
+        else:
+            outputs = result
+            for i in diff_outputs:
+                out = outputs[i]
+                if out._data.dtype.kind in _FLOAT_KINDS:
+                    out._grad_fn = node
+                    out._requires_grad = True
+                    out._output_nr = i
+        if plan:
+            _save_results(plan, node, outputs, values)
+        node._values = values
+        return result
+
+    autograd_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
+    return autograd_kernel
+
+
+_NO_EDGE = (None, 0)
+_NO_VALUES: dict[str, Any] = {}  # shared by nodes that save nothing (never mutated)
+
+
+def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
+    """View ops: record like a functional op, and give the view its ViewMeta (``as_view``)."""
+    op = d.op
+
+    def autograd_view_kernel(bits: int, self: Any, *args: Any, **kwargs: Any) -> Any:
+        grad_mode = _state_get()[0]
+        state = _tls_get()
+        below = _below_cache.get(state)
+        token = _tls_set(below if below is not None else below_state(state))
+        try:
+            out = op.redispatch(bits & AFTER_AUTOGRAD, self, *args, **kwargs)
+        finally:
+            _tls_reset(token)
+        if out._base is None or out._vc is None or out._data.dtype.kind not in _FLOAT_KINDS:
+            return out  # not a differentiable view (below ADInplaceOrView, inference, integers)
+        if grad_mode:
+            if self._requires_grad:
+                full = (self, *args)
+                node, mask = _new_node(d, full, kwargs)
+                values: dict[str, Any] = {}
+                plan = d.plan(mask)
+                if plan:
+                    _save(d, node, plan, full, kwargs, values, before=True)
+                node._values = values
+                out._grad_fn = node
+                out._requires_grad = True
+                out._output_nr = 0
+                creation = CREATION_DEFAULT
+                if self._base is not None:
+                    m = self._meta
+                    if type(m) is ViewMeta:
+                        creation = m.creation_meta
+                out._meta = ViewMeta(creation, out._vc[0])
+            elif self._base is not None:
+                m = self._meta
+                if type(m) is ViewMeta and m.creation_meta != CREATION_DEFAULT:
+                    out._meta = ViewMeta(m.creation_meta, out._vc[0])  # propagate_creation_meta
+        else:
+            out._meta = ViewMeta(CREATION_NO_GRAD, out._vc[0])
+            if out._base._requires_grad:
+                out._requires_grad = True  # a view of a tensor that requires grad requires grad
+        return out
+
+    autograd_view_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
+    return autograd_view_kernel
+
+
+def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
+    """In-place ops: torch's ``check_inplace``, then ``rebase_history`` of the mutated tensor."""
+    op = d.op
+    positions = tuple(p for p in d.input_positions if p >= 0)
+    by_name = tuple(n for n, p in zip(d.input_names, d.input_positions) if p < 0)
+    mutated_pos = d.positions[d.mutates]
+
+    def autograd_inplace_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
+        needs = False
+        node = None
+        self = args[mutated_pos]
+        if _state_get()[0]:
             for i in positions:
                 if i < len(args) and getattr(args[i], "_requires_grad", False):
                     needs = True
@@ -148,48 +652,207 @@ def make_autograd_kernel(d: Derivative) -> Callable[..., Any]:
                     if getattr(kwargs.get(n), "_requires_grad", False):
                         needs = True
                         break
-        if needs and mutates is not None:
-            _check_inplace(_arg(d, mutates, args, kwargs))
-        # AutoDispatchBelowADInplaceOrView, set directly: the kernel below must not record again
-        token = _tls_set(below_state(_tls_get()))
+                else:
+                    base = self._base
+                    needs = base is not None and base._requires_grad
+            if needs:
+                _check_inplace(self)
+                node, mask = _new_node(d, args, kwargs)
+                plan = d.plan(mask)
+                values: dict[str, Any] = {}
+                if plan:
+                    _save(d, node, plan, args, kwargs, values, before=True)
+        state = _tls_get()
+        below = _below_cache.get(state)
+        token = _tls_set(below if below is not None else below_state(state))
         try:
             result = op.redispatch(bits & AFTER_AUTOGRAD, *args, **kwargs)
         finally:
             _tls_reset(token)
-        if needs:
-            node = _record(d, args, kwargs, result)
-            outputs = result if type(result) is tuple else (result,)
-            for i, out in enumerate(outputs):
-                if hasattr(out, "_key_bits") and (out.dtype.is_floating_point or out.dtype.is_complex):
-                    if mutates is not None and out._base is not None and out._base._requires_grad is False:
-                        pass
-                    out._grad_fn = node
-                    out._requires_grad = True
-                    out._output_nr = i
+        if node is not None:
+            if self._data.dtype.kind in _FLOAT_KINDS:
+                rebase_history(self, node)
+            if plan:
+                _save_results(plan, node, (self,), values)
+            node._values = values
         return result
 
-    autograd_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
-    return autograd_kernel
+    autograd_inplace_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
+    return autograd_inplace_kernel
+
+
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
+    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+    "moving both the view and the inplace either both inside the no_grad block (if you don't want "
+    "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+_INFERENCE_VIEW = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given that "
+    "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+    "moving both the view and the inplace either both inside the inference_mode block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
 def _check_inplace(t: Any) -> None:
-    """VariableType's check_inplace: no in-place on a leaf that requires grad."""
-    if t._grad_fn is None and t._requires_grad:
+    """VariableType's ``check_inplace`` (grad mode on and some input requires grad)."""
+    base = t._base
+    if base is not None and t._data.dtype.kind in _FLOAT_KINDS and t._vc is not None:
+        meta = t._meta
+        if type(meta) is ViewMeta and meta.creation_meta != CREATION_DEFAULT:
+            # handle_view_on_rebase
+            raise RuntimeError(_NO_GRAD_VIEW if meta.creation_meta == CREATION_NO_GRAD else _INFERENCE_VIEW)
+        if (t._requires_grad or base._requires_grad) and base._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        if t._requires_grad and view_grad_fn(t) is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    elif t._grad_fn is None and t._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def rebase_history(t: Any, node: Node) -> None:
+    """Make ``node`` the new history of ``t`` (``torch::autograd::impl::rebase_history``).
+
+    For a view, the base's ``grad_fn`` becomes ``CopySlices(base, view geometry, node)`` and the
+    view's is regenerated (``AsStridedBackward0``) with an edge to it.
+    """
+    base = t._base
+    if base is not None and t._vc is not None:
+        cs = _new(CopySlices)
+        _node_init(cs, (gradient_edge(base), *node.next_functions[1:]))
+        cs._fn = node
+        cs._base_geometry = _geometry(base)
+        cs._view_geometry = _geometry(t)
+        base._grad_fn = cs
+        base._requires_grad = True
+        base._output_nr = 0
+        _regenerate_view_grad_fn(t)
+        return
+    t._grad_fn = node
+    t._requires_grad = True
+    t._output_nr = 0
+
+
+def _make_nondifferentiable_kernel(op: Any) -> Callable[..., Any]:
+    def autograd_nondifferentiable_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
+        state = _tls_get()
+        below = _below_cache.get(state)
+        token = _tls_set(below if below is not None else below_state(state))
+        try:
+            return op.redispatch(bits & AFTER_AUTOGRAD, *args, **kwargs)
+        finally:
+            _tls_reset(token)
+
+    autograd_nondifferentiable_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
+    return autograd_nondifferentiable_kernel
+
+
+def _make_out_kernel(op: Any) -> Callable[..., Any]:
+    """``out=`` variants: torch refuses them when grad mode is on and an argument requires grad."""
+    message = (f"{op.name.partition('::')[2]}(): functions with out=... arguments don't support automatic "
+               "differentiation, but one of the arguments requires grad.")
+
+    def autograd_out_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
+        if _state_get()[0]:
+            for v in (*args, *kwargs.values()):
+                if getattr(v, "_requires_grad", False):
+                    raise RuntimeError(message)
+        state = _tls_get()
+        below = _below_cache.get(state)
+        token = _tls_set(below if below is not None else below_state(state))
+        try:
+            return op.redispatch(bits & AFTER_AUTOGRAD, *args, **kwargs)
+        finally:
+            _tls_reset(token)
+
+    autograd_out_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
+    return autograd_out_kernel
 
 
 _derivatives: dict[str, Derivative] = {}
 
 
 def register_derivative(lib: Any, qualname: str, node_name: str, inputs: tuple[str, ...],
-                        formula: Callable[..., Any], *, mutates: str | None = None) -> Derivative:
+                        formula: Any, *, mutates: str | None = None, view: bool = False,
+                        differentiable_outputs: tuple[int, ...] | None = None) -> Derivative:
     """Define ``qualname``'s derivative and register its kernel at the Autograd alias key."""
     op = _dispatcher.find_op(qualname)
-    d = Derivative(op, node_name, inputs, formula, mutates=mutates)
+    d = Derivative(op, node_name, inputs, formula, mutates=mutates,
+                   differentiable_outputs=differentiable_outputs)
     _derivatives[qualname] = d
-    lib.impl(qualname.partition("::")[2], make_autograd_kernel(d), "Autograd", with_keyset=True,
+    if qualname == "aten::as_strided":
+        _AS_STRIDED[:] = [d]
+    lib.impl(qualname.partition("::")[2], make_autograd_kernel(d, view=view), "Autograd", with_keyset=True,
              _raw_keyset=True)
     return d
+
+
+def register_nondifferentiable(lib: Any, qualname: str) -> None:
+    """An op whose outputs never require grad: its Autograd kernel only redispatches."""
+    op = _dispatcher.find_op(qualname)
+    lib.impl(qualname.partition("::")[2], _make_nondifferentiable_kernel(op), "Autograd", with_keyset=True,
+             _raw_keyset=True)
+
+
+def register_out_kernel(lib: Any, qualname: str) -> None:
+    """An ``out=`` overload: refuse autograd (torch's text), else redispatch."""
+    op = _dispatcher.find_op(qualname)
+    lib.impl(qualname.partition("::")[2], _make_out_kernel(op), "Autograd", with_keyset=True,
+             _raw_keyset=True)
+
+
+# --- as_strided backward (also the regenerated grad_fn of views) -----------------------------------
+def _storage_indices(size: tuple[int, ...], stride: tuple[int, ...], offset: int) -> np.ndarray:
+    idx = np.full(tuple(size), offset, dtype=np.int64)
+    for dim, (n, s) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[dim] = n
+        idx = idx + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+    return idx
+
+
+def as_strided_backward(grad: Any, input_geometry: tuple[Any, Any, int], size: Any, stride: Any,
+                        storage_offset: int | None) -> Any:
+    """The gradient of ``as_strided(input, size, stride, storage_offset)`` for ``input``.
+
+    Works in storage space as ``at::native::as_strided_backward`` does: the gradient is scattered
+    into a zero buffer covering both geometries (summed where the output overlaps itself), then
+    read back with the input's geometry (divided by the count where the input overlaps itself).
+    Only dispatched operators touch tensors, so the result is differentiable again.
+    """
+    in_size, in_stride, in_offset = input_geometry
+    size, stride = tuple(size), tuple(stride)
+    if storage_offset is None:
+        storage_offset = in_offset
+    out_idx = _storage_indices(size, stride, storage_offset)
+    in_idx = _storage_indices(tuple(in_size), tuple(in_stride), in_offset)
+    if in_idx.size == 0:
+        return aten.zeros.default(list(in_size), dtype=grad.dtype, device=grad.device)
+    lo = int(in_idx.min()) if out_idx.size == 0 else min(int(in_idx.min()), int(out_idx.min()))
+    hi = int(in_idx.max()) if out_idx.size == 0 else max(int(in_idx.max()), int(out_idx.max()))
+    n = hi - lo + 1
+    flat = aten.zeros.default([n], dtype=grad.dtype, device=grad.device)
+    if out_idx.size:
+        if np.unique(out_idx).size == out_idx.size:
+            aten.copy_.default(aten.as_strided.default(flat, list(size), list(stride), storage_offset - lo), grad)
+        else:  # the output overlaps itself: sum the gradient of every element sharing a location
+            onehot = np.zeros((out_idx.size, n), dtype=grad._data.dtype)
+            onehot[np.arange(out_idx.size), out_idx.reshape(-1) - lo] = 1
+            matrix = _constant(onehot, grad)
+            flat = aten.view.default(
+                aten.mm.default(aten.reshape.default(grad, [1, out_idx.size]), matrix), [n])
+    counts = np.bincount(in_idx.reshape(-1) - lo, minlength=n)
+    if counts.max() > 1:  # the input overlaps itself: share the gradient between its aliases
+        flat = aten.div.Tensor(flat, _constant(np.maximum(counts, 1).astype(grad._data.dtype), grad))
+    return aten.as_strided.default(flat, list(in_size), list(in_stride), in_offset - lo)
+
+
+def _constant(array: np.ndarray, like: Any) -> Any:
+    from ..tensor import wrap
+
+    t = wrap(array)
+    if like.device.type != "cpu":
+        t = aten._to_copy.default(t, device=like.device)
+    return t
 
 
 # --- the autograd fallback's "warn" mode (spec §5.3) ---------------------------------------------

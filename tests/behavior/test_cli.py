@@ -5,12 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from dispatchcore.__main__ import main, print_keys, tour
+from dispatchcore.__main__ import main, print_keys, tour_guards, tour_operator, tour_roi_align
 
 
 def test_tour_shows_table_and_call_path_through_autograd_to_cpu():
     lines: list[str] = []
-    tour(out=lines.append)
+    tour_operator(out=lines.append)
     text = "\n".join(lines)
     assert "CPU: registered at" in text and "[kernel]" in text
     assert "AutogradCPU: registered at" in text and "[autograd kernel]" in text
@@ -20,8 +20,15 @@ def test_tour_shows_table_and_call_path_through_autograd_to_cpu():
 
 
 def test_tour_cleans_up_its_library():
-    tour(out=lambda *_: None)
-    tour(out=lambda *_: None)  # a second DEF of demo would fail if the first leaked
+    for _ in range(2):  # a second DEF of demo or torchvision would fail if the first leaked
+        tour_operator(out=lambda *_: None)
+        tour_roi_align(out=lambda *_: None)
+
+
+def test_tour_guards_section_leaves_the_thread_local_sets_as_it_found_them():
+    lines: list[str] = []
+    tour_guards(out=lines.append)
+    assert any(line.startswith("no_grad()") and "AutogradCPU" in line for line in lines)
 
 
 def test_keys_lists_functionality_and_alias_keys_with_raw_bits():
