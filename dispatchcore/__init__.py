@@ -76,6 +76,7 @@ from .keyset import DispatchKeySet, tensor_keyset
 from .library import Library, RegistrationHandle, fallthrough_kernel
 from .operator import KernelRegistration, OperatorHandle, SourceLocation
 from .plugins import load_backends
+from .trace import show_dispatch_trace, trace
 from .schema import FunctionSchema, OperatorName, parse_schema
 from .tensor import Size, Tensor, register_device, rename_privateuse1_backend, wrap
 from .tls import (
@@ -119,6 +120,8 @@ def dispatch_keys(t: Tensor) -> DispatchKeySet:
 __version__ = "0.1.0"
 
 __all__ = [
+    "show_dispatch_trace",
+    "trace",
     "autograd",
     "enable_grad",
     "inference_mode",

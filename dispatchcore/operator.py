@@ -129,6 +129,10 @@ def is_dispatch_arg(value: object) -> TypeGuard[DispatchArg]:
     return isinstance(getattr(value, "_key_bits", None), int)
 
 
+# Note [Zero-cost tracing]: dispatchcore.trace sets this while tracing is switched on, and
+# every table is rebuilt with wrapped slots; when it is None, tables hold the kernels themselves.
+slot_wrapper: Callable[[Any, DispatchKey, tuple[Any, str], Any], Any] | None = None
+
 # How a table slot calls its kernel: fn(*args), fn(DispatchKeySet, *args) or fn(raw_bits, *args).
 PLAIN, WITH_KEYSET, WITH_RAW_KEYSET = 0, 1, 2
 
@@ -432,8 +436,8 @@ class OperatorHandle:
                 keys |= affected_keys(k)
             entries = {k: (fallbacks[k], "backend fallback") for k in fallbacks}
             table: list[_Slot] = [None] * TABLE_SIZE
-            for k, (reg, _) in entries.items():
-                table[k] = _bound_kernel(self, reg)
+            for k, entry in entries.items():
+                table[k] = self._slot(k, entry)
         else:  # only ``keys`` can change: keep the other slots' bound kernels and, unless a
             # fallthrough comes or goes, the masks (a fallback change touches every operator)
             table = list(self._dispatch[1])
@@ -446,12 +450,19 @@ class OperatorHandle:
             else:
                 entries[k] = entry
                 if old is None or old[0] is not entry[0] or table[k] is None:
-                    table[k] = _bound_kernel(self, entry[0])
+                    table[k] = self._slot(k, entry)
             if getattr(old and old[0], "fallthrough", False) != getattr(entry[0], "fallthrough", False):
                 masks_stale = True
         self._entries = entries
         masks = self._compute_masks(entries) if masks_stale else self._dispatch[0]
         self._dispatch = (masks, table)
+
+    def _slot(self, key: DispatchKey, entry: tuple[Any, str]) -> _Slot:
+        """The table slot for one entry; wrapped by the tracer while a trace is possible."""
+        slot = _bound_kernel(self, entry[0])
+        if slot_wrapper is not None and slot is not None:
+            slot = slot_wrapper(self, key, entry, slot)
+        return slot
 
     @staticmethod
     def _compute_masks(entries: dict[DispatchKey, tuple[Any, str]]) -> list[int]:

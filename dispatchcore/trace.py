@@ -1,0 +1,404 @@
+"""The dispatch trace: every hop of every call, with the key sets and the reason its kernel ran.
+
+PyTorch prints ``[call] op=[aten::add.Tensor], key=[AutogradCPU]`` only in debug builds
+(``TORCH_SHOW_DISPATCH_TRACE``); dispatchcore records far more, in a normal install: per hop the
+key set each tensor argument contributed, the thread-local include/exclude sets, the effective
+set, the chosen key and kernel and why (the table label), the fallthrough keys skipped, nested
+under the hop that caused it; plus guards entered and left, version bumps and autograd nodes.
+
+Note [Zero-cost tracing]: while no trace is possible, tables hold the kernels themselves and this
+module costs nothing. ``enable()`` rebuilds every table with wrapped slots (cold path), and
+``disable()`` rebuilds them back. ``with trace():`` does both around its block.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from . import operator as _operator
+from .dispatcher import get_dispatcher
+from .keys import DispatchKey
+from .keyset import BACKEND_MASK, DispatchKeySet
+from .operator import OperatorHandle, is_dispatch_arg
+from .tls import tls_get
+
+__all__ = ["Event", "Hop", "Trace", "disable", "enable", "is_enabled", "trace"]
+
+# The reason a kernel ran, by the table label PyTorch prints (resolution.compute_table_entry).
+REASONS = {
+    "kernel": "direct kernel registered at this key",
+    "math kernel": "math kernel via CompositeImplicitAutograd",
+    "default backend kernel": "default backend kernel via CompositeExplicitAutograd",
+    "nested kernel": "nested kernel via CompositeImplicitAutogradNestedTensor",
+    "autograd kernel": "autograd kernel via the Autograd alias",
+    "batched kernel": "batched kernel via FuncTorchBatchedDecomposition",
+    "backend fallback": "backend fallback registered for this key",
+    "ambiguous autogradother": "ambiguous AutogradOther kernel",
+}
+
+
+class Event:
+    """Something that happened during a hop: a guard, a version bump, an autograd node."""
+
+    __slots__ = ("kind", "detail", "hop", "data")
+
+    def __init__(self, kind: str, detail: str, hop: Hop | None, data: dict[str, Any] | None = None) -> None:
+        self.kind = kind          # "guard_enter", "guard_exit", "version_bump", "node_created"
+        self.detail = detail
+        self.hop = hop
+        self.data = data or {}
+
+    def __repr__(self) -> str:
+        return f"<Event {self.kind}: {self.detail}>"
+
+
+class Hop:
+    """One dispatch hop: an op called (or redispatched) and the kernel the table chose for it."""
+
+    __slots__ = ("kind", "op", "key", "label", "kernel", "arg_keys", "included", "excluded",
+                 "keyset", "skipped", "parent", "children", "events", "depth")
+
+    def __init__(self, kind: str, op: OperatorHandle, key: DispatchKey, label: str, kernel: str,
+                 keyset: int, parent: Hop | None) -> None:
+        self.kind = kind              # "call" or "redispatch"
+        self.op = op.qualname
+        self.key = key
+        self.label = label            # the dump_table label of the chosen entry
+        self.kernel = kernel          # its debug string: "registered at file:line"
+        self.keyset = keyset          # the (masked) key set the hop dispatched on
+        self.arg_keys: list[tuple[str, int]] = []
+        self.included = 0
+        self.excluded = 0
+        self.skipped = 0              # fallthrough keys dropped by the op's mask (calls only)
+        self.parent = parent
+        self.children: list[Hop] = []
+        self.events: list[Event] = []
+        self.depth = 0 if parent is None else parent.depth + 1
+
+    @property
+    def reason(self) -> str:
+        return REASONS.get(self.label, self.label)
+
+    def walk(self) -> Iterator[Hop]:
+        """This hop and every hop nested under it, depth first."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    def __repr__(self) -> str:
+        return f"<Hop [{self.kind}] op=[{self.op}], key=[{self.key.name}]>"
+
+
+class Trace:
+    """A recorded trace: root hops (and their nested hops), and events in order."""
+
+    def __init__(self) -> None:
+        self.roots: list[Hop] = []
+        self.events: list[Event] = []
+        self._stack: list[Hop] = []
+        self._pending_call = False
+        self._owner = threading.get_ident()
+
+    def hops(self) -> list[Hop]:
+        """Every hop in the order it started."""
+        return [h for root in self.roots for h in root.walk()]
+
+    def find(self, op: str | None = None, key: DispatchKey | str | None = None) -> list[Hop]:
+        """Hops of one operator and/or key (``op`` may omit the overload)."""
+        key = DispatchKey.parse(key) if isinstance(key, str) else key
+        return [h for h in self.hops()
+                if (op is None or h.op == op or h.op.split(".")[0] == op)
+                and (key is None or h.key == key)]
+
+    def _event(self, kind: str, detail: str, **data: Any) -> Event:
+        event = Event(kind, detail, self._stack[-1] if self._stack else None, data)
+        self.events.append(event)
+        if event.hop is not None:
+            event.hop.events.append(event)
+        return event
+
+    # --- renderers (dispatchcore.trace_render) ----------------------------------------------
+    def text(self) -> str:
+        from .trace_render import render_text
+
+        return render_text(self)
+
+    def to_json(self) -> dict[str, Any]:
+        from .trace_render import render_json
+
+        return render_json(self)
+
+    def mermaid(self) -> str:
+        from .trace_render import render_mermaid
+
+        return render_mermaid(self)
+
+    def html(self) -> str:
+        from .trace_render import render_html
+
+        return render_html(self)
+
+    def __repr__(self) -> str:
+        return f"<Trace of {len(self.hops())} hops, {len(self.events)} events>"
+
+
+# --- recording ------------------------------------------------------------------------------------
+_local = threading.local()
+_enabled = 0  # how many reasons to keep tables wrapped (active traces + the live printer)
+_lock = threading.RLock()
+_live: Callable[[Hop], None] | None = None
+
+
+def _recorders() -> list[Trace]:
+    stack = getattr(_local, "traces", None)
+    if stack is None:
+        stack = _local.traces = []
+    return stack
+
+
+def _current() -> Trace | None:
+    stack = getattr(_local, "traces", None)
+    return stack[-1] if stack else None
+
+
+def _arg_keys(op: OperatorHandle, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, int]]:
+    out = []
+    if op.schema is None:
+        return out
+    for index, name, kind, kwarg_only in op.schema.dispatch_arguments:
+        value = kwargs.get(name) if kwarg_only or index >= len(args) else args[index]
+        bits = 0
+        for v in (value if isinstance(value, (list, tuple)) else [value]):
+            if is_dispatch_arg(v):
+                bits |= v._key_bits
+        if value is not None:
+            out.append((name, bits))
+    return out
+
+
+def _wrap_slot(op: OperatorHandle, key: DispatchKey, entry: tuple[Any, str], slot: Any) -> Any:
+    """A raw-keyset slot that records a hop around the original kernel."""
+    fn, convention = slot
+    reg, label = entry
+    debug = getattr(reg, "debug", repr(reg))
+    if getattr(reg, "fallthrough", False):
+        debug = "fallthrough " + debug
+
+    def traced(bits: int, *args: Any, **kwargs: Any) -> Any:
+        rec = _current()
+        if rec is None and _live is None:
+            return _invoke(fn, convention, bits, args, kwargs)
+        return _record_hop(rec, op, key, label, debug, fn, convention, bits, args, kwargs)
+
+    traced.__qualname__ = f"traced[{op.qualname}@{key.name}]"
+    traced.__wrapped__ = fn  # type: ignore[attr-defined]
+    return (traced, 2)
+
+
+def _invoke(fn: Any, convention: int, bits: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if convention == 2:
+        return fn(bits, *args, **kwargs)
+    if convention == 1:
+        return fn(DispatchKeySet._from_bits(bits), *args, **kwargs)
+    return fn(*args, **kwargs)
+
+
+def _record_hop(rec: Trace | None, op: OperatorHandle, key: DispatchKey, label: str, debug: str,
+                fn: Any, convention: int, bits: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    stack = rec._stack if rec is not None else getattr(_local, "live_stack", None)
+    if stack is None:
+        stack = _local.live_stack = []
+    parent = stack[-1] if stack else None
+    is_call = False
+    if rec is not None and rec._pending_call:
+        is_call, rec._pending_call = True, False
+    elif rec is None and getattr(_local, "live_pending", False):
+        is_call, _local.live_pending = True, False
+    hop = Hop("call" if is_call else "redispatch", op, key, label, debug, bits, parent)
+    hop.included, hop.excluded, _ = tls_get()
+    hop.arg_keys = _arg_keys(op, args, kwargs)
+    if is_call:
+        contributed = 0
+        for _, b in hop.arg_keys:
+            contributed |= b
+        unmasked = (contributed | hop.included) & ~(hop.excluded & ~BACKEND_MASK)
+        hop.skipped = unmasked & ~bits & ~BACKEND_MASK
+    if parent is not None:
+        parent.children.append(hop)
+    elif rec is not None:
+        rec.roots.append(hop)
+    if _live is not None:
+        _live(hop)
+    versions = [(i, a, a._vc[0]) for i, a in enumerate(args) if is_dispatch_arg(a)
+                and getattr(a, "_vc", None) is not None]
+    versions += [(name, a, a._vc[0]) for name, a in kwargs.items() if is_dispatch_arg(a)
+                 and getattr(a, "_vc", None) is not None]
+    stack.append(hop)
+    try:
+        result = _invoke(fn, convention, bits, args, kwargs)
+    finally:
+        stack.pop()
+    if rec is not None:
+        _note_effects(rec, hop, op, versions, result)
+    return result
+
+
+def _note_effects(rec: Trace, hop: Hop, op: OperatorHandle, versions: list[Any], result: Any) -> None:
+    names = [a.name for a in op.schema.arguments] if op.schema is not None else []
+    for where, tensor, before in versions:
+        after = tensor._vc[0]
+        if after != before and not any(e.kind == "version_bump" and e.data.get("tensor") is tensor
+                                       for h in hop.walk() for e in h.events if h is not hop):
+            name = where if isinstance(where, str) else (names[where] if where < len(names) else str(where))
+            event = Event("version_bump", f"{op.qualname} bumped {name}'s version {before} -> {after}",
+                          hop, {"tensor": tensor, "argument": name, "before": before, "after": after})
+            hop.events.append(event)
+            rec.events.append(event)
+    outputs = result if isinstance(result, tuple) else (result,)
+    for out in outputs:
+        node = getattr(out, "_grad_fn", None)
+        if node is not None and node._hop is None:  # a node no earlier hop claimed: made here
+            node._hop = hop
+            event = Event("node_created", f"{op.qualname} created {type(node).__name__}", hop,
+                          {"node": node})
+            hop.events.append(event)
+            rec.events.append(event)
+
+
+def _traced_call(self: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
+    rec = _current()
+    if rec is not None:
+        rec._pending_call = True
+    elif _live is not None:
+        _local.live_pending = True
+    return _ORIGINAL_CALL(self, *args, **kwargs)
+
+
+_ORIGINAL_CALL = OperatorHandle.__call__
+
+
+def _rebuild_all() -> None:
+    for op in list(get_dispatcher()._ops.values()):
+        op._rebuild()
+
+
+def enable() -> None:
+    """Wrap every table slot so hops can be recorded (idempotent, counted)."""
+    global _enabled
+    with _lock:
+        _enabled += 1
+        if _enabled == 1:
+            _operator.slot_wrapper = _wrap_slot
+            OperatorHandle.__call__ = _traced_call  # type: ignore[method-assign]
+            _patch_guards(True)
+            _rebuild_all()
+
+
+def disable() -> None:
+    """Undo one ``enable()``; the last one restores the plain tables (zero cost again)."""
+    global _enabled
+    with _lock:
+        if _enabled == 0:
+            return
+        _enabled -= 1
+        if _enabled == 0:
+            _operator.slot_wrapper = None
+            OperatorHandle.__call__ = _ORIGINAL_CALL  # type: ignore[method-assign]
+            _patch_guards(False)
+            _rebuild_all()
+
+
+def is_enabled() -> bool:
+    return _enabled > 0
+
+
+class trace:  # noqa: N801 - used like a function: ``with dispatchcore.trace() as t:``
+    """Record every dispatch hop in this thread while the block runs.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> x = dc.ones(2, requires_grad=True)
+        >>> with dc.trace() as t:
+        ...     y = x * 2
+        >>> [(h.kind, h.op, h.key.name) for h in t.hops()][:2]
+        [('call', 'aten::mul.Scalar', 'AutogradCPU'), ('redispatch', 'aten::mul.Scalar', 'CPU')]
+    """
+
+    def __init__(self) -> None:
+        self.trace = Trace()
+
+    def __enter__(self) -> Trace:
+        enable()
+        _recorders().append(self.trace)
+        return self.trace
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        stack = _recorders()
+        if stack and stack[-1] is self.trace:
+            stack.pop()
+        disable()
+
+
+# --- guards: recorded as events while tracing -----------------------------------------------------
+_guard_originals: dict[tuple[type, str], Any] = {}
+
+
+def _guard_classes() -> list[type]:
+    from . import tls
+    from .autograd import grad_mode
+
+    return [tls._ExcludeBits, tls.IncludeDispatchKeyGuard, tls.ForceDispatchKeyGuard,
+            tls.ExcludeDispatchKeyGuard, grad_mode._GradModeGuard, grad_mode.inference_mode]
+
+
+def _patch_guards(on: bool) -> None:
+    for cls in _guard_classes():
+        for name in ("__enter__", "__exit__"):
+            if name not in cls.__dict__:
+                continue
+            if on:
+                original = cls.__dict__[name]
+                _guard_originals[(cls, name)] = original
+                setattr(cls, name, _guard_wrapper(original, name))
+            elif (cls, name) in _guard_originals:
+                setattr(cls, name, _guard_originals.pop((cls, name)))
+
+
+def _guard_wrapper(original: Any, name: str) -> Any:
+    def wrapped(self: Any, *args: Any) -> Any:
+        before = tls_get()
+        result = original(self, *args)
+        rec = _current()
+        if rec is not None:
+            after = tls_get()
+            rec._event("guard_enter" if name == "__enter__" else "guard_exit", type(self).__name__,
+                       guard=type(self).__name__, included_before=before[0], excluded_before=before[1],
+                       included_after=after[0], excluded_after=after[1])
+        return result
+
+    return wrapped
+
+
+# --- the live printer: DISPATCHCORE_SHOW_DISPATCH_TRACE=1 -----------------------------------------
+def _print_hop(hop: Hop) -> None:
+    sys.stderr.write(" " * (hop.depth + 1) + f"[{hop.kind}] op=[{hop.op}], key=[{hop.key.name}]\n")
+
+
+def show_dispatch_trace(on: bool = True) -> None:
+    """Print every hop live, in the shape of PyTorch's debug-build ``TORCH_SHOW_DISPATCH_TRACE``."""
+    global _live
+    if on and _live is None:
+        _live = _print_hop
+        enable()
+    elif not on and _live is not None:
+        _live = None
+        disable()
+
+
+if os.environ.get("DISPATCHCORE_SHOW_DISPATCH_TRACE") == "1":
+    show_dispatch_trace(True)
+

@@ -1,0 +1,1 @@
+"""Renderers for a recorded trace (placeholder-free minimal text renderer; others follow)."""
