@@ -4,8 +4,14 @@
 and one call's path through AutogradCPU to CPU; (2) ``MyReLU``, a custom autograd ``Function``;
 (3) torchvision's ``roi_align`` with a ``Function`` registered as its Autograd kernel, its table
 and the hops of one call; (4) what each guard does to the thread-local key sets; (5) a tiny MLP
-trained with SGD. The examples live in ``dispatchcore.examples``. ``keys`` prints the key
-layout; ``table OP`` and ``state OP`` print an operator's dumps.
+trained with SGD. The examples live in ``dispatchcore.examples``.
+
+The other commands inspect the dispatcher: ``keys [KEY]`` (the key layout: bits, priorities,
+aliases), ``table OP`` and ``state OP`` (an operator's dumps), ``explain OP --arg ...`` (why a call
+dispatches where it does, or fails, without running it), ``what-if OP --add KEY`` and ``commutes
+OP`` (table diffs and order checks on a copy of the registry), ``trace SCRIPT.py`` (run a script
+and render its dispatch hops) and ``guards`` (the bits each guard and mode flips). Exit status: 0
+on success, 1 on failure, 2 for usage errors (unknown operator, key or argument).
 """
 
 from __future__ import annotations
@@ -18,9 +24,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .dispatcher import dump_state, dump_table, find_op
-from .keys import DispatchKey, is_alias_key, is_per_backend_functionality
-from .keyset import DEFAULT_EXCLUDED, DispatchKeySet, key_bits, tensor_keyset
-from .library import Library
+from .explain import bit_names, check_commutes, explain, resolve_op, what_if
+from .keys import (
+    BackendComponent,
+    DispatchKey,
+    alias_expansion,
+    is_alias_key,
+    is_per_backend_functionality,
+    to_backend_component,
+    to_functionality_key,
+)
+from .keyset import DEFAULT_EXCLUDED, DEFAULT_INCLUDED, DispatchKeySet, key_bits, tensor_keyset
+from .library import Library, fallthrough_kernel
 from .tls import AutoDispatchBelowADInplaceOrView, tls_local_exclude_set, tls_local_include_set
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -196,46 +211,621 @@ def tour_mlp(out: Callable[[str], Any] = print, steps: int = 60) -> list[float]:
     return losses
 
 
-def print_keys(out=print) -> None:
-    """The key layout: value, raw bit(s) and kind of every functionality and alias key."""
-    out(f"{'value':>5}  {'key':<40} {'raw bits':>20}  kind")
+# --- keys -------------------------------------------------------------------------------------
+def print_keys(out: Callable[[str], Any] = print) -> None:
+    """The key layout: backend bits, then every functionality and alias key with bit and priority."""
+    out("Backend components: raw bits 0..15. Among per-backend keys the highest backend bit wins")
+    out("(Meta above PrivateUse1 ... above CPU).\n")
+    out(f"{'bit':>5}  {'component':<20} {'raw bits':>20}")
+    for component in BackendComponent:
+        if component:
+            out(f"{int(component) - 1:>5}  {component.name:<20} {key_bits(component):#20x}")
+    out("\nFunctionality keys: value k has raw bit 15 + k; a higher value is a higher priority (prio 1 is")
+    out("the highest). Alias keys have no bits: they are registration-only.\n")
+    functionality = [k for k in DispatchKey if 0 < int(k) < 47]
+    rank = {k: len(functionality) - i for i, k in enumerate(functionality)}
+    out(f"{'value':>5}  {'bit':>3}  {'prio':>4}  {'key':<40} {'raw bits':>20}  kind")
     for key in DispatchKey:
         k = int(key)
         if k > 47 and not is_alias_key(key) and not key.name.startswith("StartOf"):
             continue
+        bits = key_bits(key)
+        bit = str(bits.bit_length() - 1) if bits else "-"
+        prio = str(rank[key]) if key in rank else "-"
         if is_alias_key(key):
-            kind = "alias (registration only)"
+            kind = f"alias (registration only): {len(alias_expansion(key))} runtime keys"
         elif is_per_backend_functionality(key):
             kind = "per-backend functionality: runtime keys " + key.name.replace("Functionality", "") + "<Backend>"
         elif k == 0:
             kind = "no bit; its own table slot"
+        elif key.name.startswith("StartOf"):
+            kind = "marker: the runtime keys of this block follow, one per backend"
         else:
             kind = "functionality"
-        out(f"{k:>5}  {key.name:<40} {key_bits(key):#20x}  {kind}")
+        out(f"{k:>5}  {bit:>3}  {prio:>4}  {key.name:<40} {bits:#20x}  {kind}")
+    out("\n`dispatchcore keys AutogradCPU` describes one key (runtime keys included).")
+
+
+def describe_key(name: str, out: Callable[[str], Any] = print) -> None:
+    """One key: its value, raw bits, functionality and backend, priority, and the aliases covering it."""
+    try:
+        key = DispatchKey.parse(name)
+    except ValueError:
+        raise CliError(f"could not parse dispatch key: {name}",
+                       "`dispatchcore keys` lists the key names; they are case-sensitive (e.g. AutogradCPU)."
+                       ) from None
+    bits = key_bits(key)
+    out(f"{key.name} = {int(key)}")
+    if is_alias_key(key):
+        expansion = sorted(alias_expansion(key), key=int)
+        out(f"  alias key: registration only, never in a key set; covers {len(expansion)} runtime keys:")
+        out("  " + ", ".join(k.name for k in expansion))
+        return
+    functionality, backend = to_functionality_key(key), to_backend_component(key)
+    positions = [str(b) for b in range(bits.bit_length()) if bits >> b & 1]
+    plural = "s" if len(positions) > 1 else ""
+    out(f"  raw bits: {bits:#x} (bit{plural} {', '.join(positions) or 'none'})")
+    if backend:
+        out(f"  runtime key: functionality {functionality.name} (value {int(functionality)}) + backend "
+            f"{backend.name}; it ranks by its functionality, then by the highest backend bit")
+    elif is_per_backend_functionality(key):
+        out("  per-backend functionality: in a key set it stands for one runtime key per backend bit present")
+    else:
+        out(f"  functionality key: priority by value ({int(key)}; higher wins)")
+    aliases = [a.name for a in DispatchKey if is_alias_key(a) and key in alias_expansion(a)
+               and a.name == DispatchKey(int(a)).name]
+    out(f"  covered by the aliases: {', '.join(aliases) or 'none'}")
+
+
+# --- table / state ------------------------------------------------------------------------------
+class CliError(Exception):
+    """A failure the command line reports as ``dispatchcore: error: ...`` plus a hint, with an exit code."""
+
+    def __init__(self, message: str, hint: str = "", code: int = 2) -> None:
+        super().__init__(message)
+        self.hint = hint
+        self.code = code
+
+
+def _resolve(name: str, args: tuple | None = None, kwargs: dict | None = None) -> Any:
+    try:
+        return resolve_op(name, args, kwargs)
+    except LookupError as e:
+        raise CliError(str(e), "operator names are ns::name.overload, e.g. aten::add.Tensor (or aten.add.Tensor); "
+                               "the overload may be left out when there is only one.") from None
+
+
+def _dump(kind: str, name: str) -> int:
+    op = _resolve(name)
+    print(dump_table(op) if kind == "table" else dump_state(op), end="")
+    return 0
+
+
+# --- explain ------------------------------------------------------------------------------------
+VALUE_HELP = """\
+argument values (--arg VALUE, --kwarg NAME=VALUE, or --args "VALUE ... NAME=VALUE"):
+  DEVICE:SHAPE[:DTYPE][:grad][:inference]   a tensor, e.g. cpu:2x3:float32  meta:3  cpu:2x3:grad
+                                            (SHAPE 2x3 or 2,3; empty or 'scalar' for 0-dim; DTYPE float32,
+                                            int64, ...; grad: requires_grad; inference: made in inference_mode)
+  3   2.5   true   false   none             int, float, bool, None
+  [V, V, ...]                               a list (e.g. [2,3] for a size, [cpu:2, cpu:3] for a Tensor[])
+  'text'  or  str:text                      a string
+  dtype:float64   device:meta               a dtype or a device object"""
+GUARD_HELP = """\
+guards (--guard NAME, repeatable, entered in order before explaining):
+  no_grad  enable_grad  inference_mode  inference_mode(False)  below_autograd (AutoDispatchBelowAutograd)
+  below_adinplaceorview (AutoDispatchBelowADInplaceOrView)  skip_functionalize  disable_torch_dispatch
+  exclude:KEY[,KEY]  include:KEY[,KEY]  autocast[:DEVICE] (when dispatchcore.autocast exists)"""
+ARG_GRAMMAR = (VALUE_HELP + "\n" + GUARD_HELP + "\nexit status: 0 when the call would run, 1 when it would fail, "
+               "2 for a bad operator, key, guard or argument.")
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside brackets and quotes."""
+    items: list[str] = []
+    current: list[str] = []
+    depth, quote = 0, ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append("".join(current).strip())
+            current = []
+            continue
+        current.append(ch)
+    items.append("".join(current).strip())
+    return items
+
+
+def _dtype(name: str) -> Any:
+    import dispatchcore
+
+    from .dtypes import dtype
+
+    value = getattr(dispatchcore, name.strip(), None)
+    if not isinstance(value, dtype):
+        raise CliError(f"unknown dtype {name!r}", "use a dispatchcore dtype name: float32, float64, int64, bool, ...")
+    return value
+
+
+def parse_value(text: str) -> Any:
+    """One argument of the ``explain`` mini-language (see ``ARG_GRAMMAR``); tensors are created."""
+    t = text.strip()
+    low = t.lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    if t.startswith("[") and t.endswith("]"):
+        inner = t[1:-1].strip()
+        return [parse_value(item) for item in _split_top(inner)] if inner else []
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        return t[1:-1]
+    for convert in (int, float):
+        try:
+            return convert(t)
+        except ValueError:
+            pass
+    head, sep, rest = t.partition(":")
+    if sep and head == "str":
+        return rest
+    if sep and head == "dtype":
+        return _dtype(rest)
+    if sep and head == "device":
+        from .dtypes import device
+
+        return device(rest)
+    if sep and head.isidentifier():
+        return _make_tensor(head, rest, text)
+    raise CliError(f"cannot parse the argument {text!r}", VALUE_HELP)
+
+
+def _make_tensor(device_type: str, spec: str, text: str) -> Any:
+    from . import empty, inference_mode
+
+    parts = spec.split(":")
+    shape_text = parts[0].strip()
+    dtype, grad, inference = None, False, False
+    for part in parts[1:]:
+        flag = part.strip()
+        if flag in ("grad", "requires_grad"):
+            grad = True
+        elif flag == "inference":
+            inference = True
+        else:
+            dtype = _dtype(flag)
+    if shape_text in ("", "scalar", "()"):
+        shape: list[int] = []
+    else:
+        try:
+            shape = [int(s) for s in shape_text.replace(",", "x").split("x")]
+        except ValueError:
+            raise CliError(f"bad tensor shape {shape_text!r} in {text!r}",
+                           "write shapes as 2x3 (or 2,3); an empty shape or 'scalar' is a 0-dim tensor") from None
+    try:
+        with inference_mode() if inference else contextlib.nullcontext():
+            return empty(*shape, dtype=dtype, device=device_type, requires_grad=grad)
+    except RuntimeError as e:
+        from .tensor import _DEVICES
+
+        raise CliError(f"cannot make the tensor {text!r}: {e}",
+                       f"devices with a backend: {', '.join(sorted(_DEVICES))}; requires_grad needs a floating "
+                       "dtype") from None
+
+
+def _guard(name: str) -> Any:
+    from . import (
+        AutoDispatchBelowAutograd,
+        AutoDispatchSkipFunctionalize,
+        DisableTorchDispatch,
+        ExcludeDispatchKeyGuard,
+        IncludeDispatchKeyGuard,
+        enable_grad,
+        inference_mode,
+        no_grad,
+    )
+
+    simple: dict[str, Callable[[], Any]] = {
+        "no_grad": no_grad, "enable_grad": enable_grad, "inference_mode": inference_mode,
+        "inference_mode(False)": lambda: inference_mode(False),
+        "below_autograd": AutoDispatchBelowAutograd, "AutoDispatchBelowAutograd": AutoDispatchBelowAutograd,
+        "below_adinplaceorview": AutoDispatchBelowADInplaceOrView,
+        "AutoDispatchBelowADInplaceOrView": AutoDispatchBelowADInplaceOrView,
+        "skip_functionalize": AutoDispatchSkipFunctionalize, "disable_torch_dispatch": DisableTorchDispatch,
+    }
+    if name in simple:
+        return simple[name]()
+    kind, _, keys = name.partition(":")
+    if kind in ("exclude", "include") and keys:
+        try:
+            keyset = DispatchKeySet([DispatchKey.parse(k.strip()) for k in keys.split(",")])
+        except ValueError as e:
+            raise CliError(str(e), "`dispatchcore keys` lists the key names; they are case-sensitive") from None
+        return (ExcludeDispatchKeyGuard if kind == "exclude" else IncludeDispatchKeyGuard)(keyset)
+    if kind == "autocast":
+        factory = _autocast_factory()
+        if factory is None:
+            raise CliError("autocast is not available: dispatchcore.autocast does not exist in this build")
+        return factory(keys or "cpu")
+    raise CliError(f"unknown guard {name!r}", GUARD_HELP)
+
+
+def _explain_command(args: argparse.Namespace) -> int:
+    import shlex
+
+    values = [parse_value(v) for v in args.arg]
+    kwargs: dict[str, Any] = {}
+    for token in shlex.split(args.args_text or ""):
+        name, eq, value = token.partition("=")
+        if eq and name.isidentifier():
+            kwargs[name] = parse_value(value)
+        else:
+            values.append(parse_value(token))
+    for item in args.kwarg:
+        name, eq, value = item.partition("=")
+        if not eq or not name.isidentifier():
+            raise CliError(f"--kwarg expects NAME=VALUE, got {item!r}",
+                           "e.g. --kwarg alpha=2 --kwarg device=device:meta")
+        kwargs[name] = parse_value(value)
+    with contextlib.ExitStack() as stack:
+        for name in args.guard:
+            stack.enter_context(_guard(name))
+        op = _resolve(args.op, tuple(values), kwargs)
+        try:
+            explanation = explain(op, *values, **kwargs)
+        except RuntimeError as e:
+            raise CliError(f"the arguments do not fit {op.qualname}: {e}".splitlines()[0],
+                           f"its schema: {op.schema}") from None
+    print(_short(str(explanation)))
+    return 0 if explanation.ok else 1
+
+
+# --- what-if / commutes ---------------------------------------------------------------------------
+def _what_if_command(args: argparse.Namespace) -> int:
+    from .errors import RegistrationError
+
+    add = []
+    for item in args.add:
+        key, _, kernel = item.partition("=")
+        if kernel not in ("", "fallthrough"):
+            raise CliError(f"--add expects KEY or KEY=fallthrough, got {item!r}")
+        add.append((key, fallthrough_kernel if kernel else None))
+    op = _resolve(args.op)
+    try:
+        if args.command == "commutes":
+            report = check_commutes(op, add or None)
+            print(_short(str(report)))
+            return 0 if report.commutes else 1
+        print(_short(str(what_if(op, add=add, remove=args.remove))))
+    except (RegistrationError, ValueError) as e:
+        raise CliError(str(e), "`dispatchcore state OP` shows what is registered; `dispatchcore keys` the "
+                               "key names") from None
+    return 0
+
+
+# --- trace --------------------------------------------------------------------------------------
+def _render(recorded: Any, fmt: str) -> str:
+    """Render with ``dispatchcore.trace_render``; minimal built-in text/json while it lacks one."""
+    import json
+
+    try:
+        from . import trace_render
+
+        renderer = getattr(trace_render, f"render_{fmt}", None)
+    except ImportError:
+        renderer = None
+    if renderer is not None:
+        result = renderer(recorded)
+        return result if isinstance(result, str) else json.dumps(result, indent=2, default=str)
+    if fmt == "text":
+        lines = []
+        for hop in recorded.hops():
+            pad = " " * (hop.depth + 1)
+            lines.append(f"{pad}[{hop.kind}] op=[{hop.op}], key=[{hop.key.name}]")
+            lines.append(f"{pad}    {_short(hop.kernel)} [{hop.label}]")
+            lines.extend(f"{pad}    {event.kind}: {event.detail}" for event in hop.events)
+        return "\n".join(lines)
+    if fmt == "json":
+        hops = [{"kind": h.kind, "op": h.op, "key": h.key.name, "label": h.label, "kernel": _short(h.kernel),
+                 "keyset": h.keyset, "depth": h.depth} for h in recorded.hops()]
+        return json.dumps({"hops": hops}, indent=2)
+    raise CliError(f"the {fmt} renderer is not available in this build (dispatchcore.trace_render.render_{fmt})",
+                   "use --format text or json", code=1)
+
+
+def _trace_command(args: argparse.Namespace) -> int:
+    import runpy
+    import traceback
+
+    from .trace import trace
+
+    path = os.path.abspath(args.script)
+    if not os.path.isfile(path):
+        raise CliError(f"no such script: {args.script}", "give the path of a Python file, e.g. "
+                       "`dispatchcore trace examples/demo.py --format text`")
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [args.script, *args.script_args]
+    sys.path.insert(0, os.path.dirname(path))
+    status = 0
+    try:
+        with trace() as recorded:
+            try:
+                runpy.run_path(path, run_name="__main__")
+            except SystemExit as e:
+                if e.code not in (None, 0):
+                    status = e.code if isinstance(e.code, int) else 1
+                    if not isinstance(e.code, int):
+                        print(e.code, file=sys.stderr)
+            except Exception:
+                traceback.print_exc()
+                print("dispatchcore: the script raised; the trace below stops where it did", file=sys.stderr)
+                status = 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    text = _render(recorded, args.format)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+        print(f"dispatchcore: wrote the {args.format} trace of {len(recorded.hops())} hops to {args.output}",
+              file=sys.stderr)
+    else:
+        print(text)
+    return status
+
+
+# --- guards -------------------------------------------------------------------------------------
+def _autocast_factory() -> Callable[[str], Any] | None:
+    """``dispatchcore.autocast`` as a callable ``f(device_type)``, or None where it does not exist."""
+    import importlib
+
+    import dispatchcore
+
+    candidate = getattr(dispatchcore, "autocast", None)
+    if candidate is None:
+        try:
+            candidate = importlib.import_module("dispatchcore.autocast")
+        except ImportError:
+            return None
+    if not callable(candidate):  # the module: its class of the same name
+        candidate = getattr(candidate, "autocast", None)
+        if not callable(candidate):
+            return None
+    return candidate
+
+
+def guard_rows() -> list[dict[str, Any]]:
+    """What each guard and mode flips: TLS include/exclude bits before and after, grad/inference flags.
+
+    Each row also has the path ``aten::mul(x, x)`` would take for a CPU tensor that requires grad
+    (from ``explain``, no kernel runs). Every guard is entered and left again; the state is restored.
+    """
+    from . import (
+        AutoDispatchBelowAutograd,
+        AutoDispatchSkipFunctionalize,
+        DisableTorchDispatch,
+        ExcludeDispatchKeyGuard,
+        IncludeDispatchKeyGuard,
+        enable_grad,
+        inference_mode,
+        is_grad_enabled,
+        is_inference_mode_enabled,
+        no_grad,
+        ones,
+        ops,
+        set_grad_enabled,
+    )
+    from .tls import tls_get
+
+    none: Callable[[], Any] = contextlib.nullcontext
+    cases: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = [
+        ("no_grad()", none, no_grad),
+        ("enable_grad()  [inside no_grad]", no_grad, enable_grad),
+        ("set_grad_enabled(False)", none, lambda: set_grad_enabled(False)),
+        ("inference_mode()", none, inference_mode),
+        ("inference_mode(False)", none, lambda: inference_mode(False)),
+        ("inference_mode(False)  [inside inference_mode]", inference_mode, lambda: inference_mode(False)),
+        ("AutoDispatchBelowAutograd()", none, AutoDispatchBelowAutograd),
+        ("AutoDispatchBelowADInplaceOrView()", none, AutoDispatchBelowADInplaceOrView),
+        ("AutoDispatchSkipFunctionalize()", none, AutoDispatchSkipFunctionalize),
+        ("DisableTorchDispatch()", none, DisableTorchDispatch),
+        ("ExcludeDispatchKeyGuard(AutogradCPU)", none,
+         lambda: ExcludeDispatchKeyGuard(DispatchKeySet(DispatchKey.AutogradCPU))),
+        ("ExcludeDispatchKeyGuard(ADInplaceOrView)", none,
+         lambda: ExcludeDispatchKeyGuard(DispatchKeySet(DispatchKey.ADInplaceOrView))),
+        ("IncludeDispatchKeyGuard(Python)", none, lambda: IncludeDispatchKeyGuard(DispatchKeySet(DispatchKey.Python))),
+    ]
+    autocast = _autocast_factory()
+    if autocast is not None:
+        cases.append(("autocast('cpu')", none, lambda: autocast("cpu")))
+    mul = ops.aten.mul.Tensor
+    x = ones(2, requires_grad=True)
+
+    def state() -> tuple[int, int, bool, bool]:
+        included, excluded, _ = tls_get()
+        return included, excluded, is_grad_enabled(), is_inference_mode_enabled()
+
+    rows: list[dict[str, Any]] = []
+    for name, outer, make in cases:
+        try:
+            with outer():
+                before = state()
+                with make():
+                    after = state()
+                    path = " -> ".join(k.name for k in explain(mul, x, x).path)
+        except Exception as e:  # noqa: BLE001 - an optional mode (autocast) that cannot be entered
+            rows.append({"guard": name, "error": f"{type(e).__name__}: {e}"})
+            continue
+        rows.append({
+            "guard": name,
+            "include_before": before[0], "include_after": after[0],
+            "exclude_before": before[1], "exclude_after": after[1],
+            "include_added": bit_names(after[0] & ~before[0]), "include_removed": bit_names(before[0] & ~after[0]),
+            "exclude_added": bit_names(after[1] & ~before[1]), "exclude_removed": bit_names(before[1] & ~after[1]),
+            "grad_before": before[2], "grad_after": after[2],
+            "inference_before": before[3], "inference_after": after[3],
+            "mul_path": path,
+        })
+    if autocast is None:
+        rows.append({"guard": "autocast", "error": "not available: dispatchcore.autocast does not exist in this build"})
+    return rows
+
+
+def print_guards(out: Callable[[str], Any] = print, as_json: bool = False) -> None:
+    """The guard visualizer: which bits each guard and mode flips (``dispatchcore guards``)."""
+    rows = guard_rows()
+    if as_json:
+        import json
+
+        out(json.dumps(rows, indent=2))
+        return
+    out("Guards and modes are bit flips in the thread-local include/exclude key sets (raw hex before -> after),")
+    out("or flags (grad mode, inference mode) that change no key set. Default: include "
+        f"{DEFAULT_INCLUDED:#x} = BackendSelect, ADInplaceOrView;")
+    out(f"exclude {DEFAULT_EXCLUDED:#x} = the 10 Autocast keys. Last column: where aten::mul(x, x) goes for a CPU")
+    out("tensor x that requires grad (from explain; no kernel runs).\n")
+    out(f"{'guard / mode':<47}{'grad':<8}{'include':<27}{'exclude':<40}aten::mul(x, x)")
+    for row in rows:
+        if "error" in row:
+            out(f"{row['guard']:<47}({row['error']})")
+            continue
+
+        def flag(before: bool, after: bool) -> str:
+            return ("on" if before else "off") + ("" if before == after else "->" + ("on" if after else "off"))
+
+        include = f"{row['include_before']:#x} -> {row['include_after']:#x}"
+        exclude = f"{row['exclude_before']:#x} -> {row['exclude_after']:#x}"
+        out(f"{row['guard']:<47}{flag(row['grad_before'], row['grad_after']):<8}{include:<27}{exclude:<40}"
+            f"{row['mul_path']}")
+        changes = [f"include +{n}" for n in row["include_added"]] + [f"include -{n}" for n in row["include_removed"]]
+        changes += [f"exclude +{n}" for n in row["exclude_added"]] + [f"exclude -{n}" for n in row["exclude_removed"]]
+        if row["inference_before"] != row["inference_after"]:
+            changes.append("inference mode " + ("on" if row["inference_after"] else "off"))
+        if not changes:
+            changes.append("no key bit changes" + (": grad mode is a flag, not a key" if row["grad_before"] !=
+                                                   row["grad_after"] else ""))
+        out(f"{'':<5}{', '.join(changes)}")
+    out("\nAutogradFunctionality is the functionality bit of every Autograd<Backend> key: excluding it (with")
+    out("AutogradOther and AutogradNestedTensor) turns them all off, though printing a key set hides it.")
+
+
+# --- the command line -----------------------------------------------------------------------------
+_EPILOG = """\
+examples:
+  dispatchcore                                   the guided tour
+  dispatchcore keys AutogradCPU                  one key: value, raw bits, priority, aliases
+  dispatchcore table aten::add.Tensor            the computed dispatch table
+  dispatchcore explain aten::add --arg cpu:2x3:float32:grad --arg cpu:2x3
+  dispatchcore explain aten::add --arg cpu:3 --arg meta:3 --guard below_autograd
+  dispatchcore what-if aten::matmul --add CPU     the table diff, computed on a copy
+  dispatchcore trace script.py --format mermaid -o trace.md
+  dispatchcore guards                            the bits each guard and mode flips
+exit status: 0 success; 1 failure (a call that would fail, a script that raised, ...); 2 usage errors
+(unknown operator, key, guard or argument)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``dispatchcore`` argument parser (one subcommand per tool)."""
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(prog="dispatchcore", description=__doc__.splitlines()[0].strip("`"),
+                                     epilog=_EPILOG, formatter_class=formatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.add_parser("tour", help="a guided tour of the dispatcher (the default)",
+                   description="Five steps: an operator and its table, MyReLU, roi_align, guards, a tiny MLP.")
+    p = sub.add_parser("keys", help="the dispatch key layout: bits, priorities, aliases",
+                       description="Without KEY: every backend bit and functionality/alias key with its raw bit, "
+                                   "priority and kind. With KEY: one key in detail (runtime keys such as "
+                                   "AutogradCPU too).")
+    p.add_argument("key", nargs="*", help="key names to describe, e.g. AutogradCPU CompositeImplicitAutograd")
+    for name, help_text in (("table", "an operator's computed dispatch table (torch._C._dispatch_dump_table)"),
+                            ("state", "an operator's registrations (torch._C._dispatch_dump)")):
+        p = sub.add_parser(name, help=help_text, description=help_text + ".")
+        p.add_argument("op", help="qualified name, e.g. aten::add.Tensor (aten.add.Tensor works too)")
+    p = sub.add_parser("explain", help="why a call dispatches where it does (or fails), without running it",
+                       description="Show the dispatcher's decision for one call: each argument's key set, the TLS "
+                                   "include/exclude sets, fallthrough keys, the effective key set, the chosen key, "
+                                   "its table entry and rule, and the hops that follow. No kernel runs.",
+                       epilog=ARG_GRAMMAR, formatter_class=formatter)
+    p.add_argument("op", help="operator: aten::add.Tensor, or aten::add to pick the overload as a call would")
+    p.add_argument("--arg", "-a", action="append", default=[], metavar="VALUE", help="a positional argument")
+    p.add_argument("--kwarg", "-k", action="append", default=[], metavar="NAME=VALUE", help="a keyword argument")
+    p.add_argument("--args", dest="args_text", metavar="'V ... NAME=V'",
+                   help="positional and keyword arguments in one string, after any --arg")
+    p.add_argument("--guard", "-g", action="append", default=[], metavar="GUARD",
+                   help="enter a guard or mode first (repeatable); see below")
+    for name, help_text in (("what-if", "diff an operator's table against one with kernels added/removed"),
+                            ("commutes", "check that registering an operator's kernels in any order gives one table")):
+        p = sub.add_parser(name, help=help_text,
+                           description=help_text + ". Computed on a copy: nothing is registered. Added kernels "
+                                                   "are placeholders (KEY) or fallthroughs (KEY=fallthrough).")
+        p.add_argument("op", help="qualified name, e.g. aten::matmul")
+        p.add_argument("--add", action="append", default=[], metavar="KEY[=fallthrough]",
+                       help="add a kernel at KEY (runtime or alias key); repeatable")
+        if name == "what-if":
+            p.add_argument("--remove", action="append", default=[], metavar="KEY",
+                           help="remove the active kernel at KEY; repeatable")
+    p = sub.add_parser("trace", help="run a Python script and render every dispatch hop",
+                       description="Run SCRIPT under dispatchcore.trace.trace() (as __main__, via runpy) and render "
+                                   "the recorded hops. Arguments after `--` go to the script.",
+                       formatter_class=formatter,
+                       epilog="example: dispatchcore trace train.py --format html -o trace.html -- --steps 3")
+    p.add_argument("script", help="path of the Python script to run")
+    p.add_argument("script_args", nargs="*", help="arguments for the script (after --)")
+    p.add_argument("--format", "-f", choices=("text", "json", "mermaid", "html"), default="text",
+                   help="output format (default: text)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the rendering to FILE instead of stdout")
+    p = sub.add_parser("guards", help="which TLS bits each guard and mode flips",
+                       description="For no_grad, enable_grad, inference_mode, the AutoDispatchBelow* guards, "
+                                   "Exclude/IncludeDispatchKeyGuard examples and autocast (if present): the raw "
+                                   "include/exclude sets before and after, the key bits added and removed, and "
+                                   "where aten::mul on a CPU tensor goes.")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dispatchcore", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command")
-    sub.add_parser("tour", help="a guided tour (the default)")
-    sub.add_parser("keys", help="the dispatch key layout with raw bits")
-    for name, help_text in (("table", "an operator's computed dispatch table"),
-                            ("state", "an operator's registrations")):
-        p = sub.add_parser(name, help=help_text)
-        p.add_argument("op", help="qualified name, e.g. aten::add.Tensor")
-    args = parser.parse_args(argv)
-    if args.command in (None, "tour"):
-        tour()
-    elif args.command == "keys":
-        print_keys()
-    else:
-        try:
-            text = dump_table(args.op) if args.command == "table" else dump_state(args.op)
-        except LookupError as e:
-            print(f"dispatchcore: {e}", file=sys.stderr)
-            return 2
-        print(text, end="")
-    return 0
+    """Run the command line; returns the exit status (0 success, 1 failure, 2 usage error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help (0) or a usage error (2), already printed by argparse
+        return e.code if isinstance(e.code, int) else 2
+    try:
+        command = args.command or "tour"
+        if command == "tour":
+            tour()
+            return 0
+        if command == "keys":
+            if args.key:
+                for name in args.key:
+                    describe_key(name)
+            else:
+                print_keys()
+            return 0
+        if command in ("table", "state"):
+            return _dump(command, args.op)
+        if command == "explain":
+            return _explain_command(args)
+        if command in ("what-if", "commutes"):
+            return _what_if_command(args)
+        if command == "trace":
+            return _trace_command(args)
+        print_guards(as_json=args.json)
+        return 0
+    except CliError as e:
+        print(f"dispatchcore: error: {e}", file=sys.stderr)
+        if e.hint:
+            print(f"hint: {e.hint}", file=sys.stderr)
+        return e.code
+    except BrokenPipeError:  # `dispatchcore ... | head`: the reader left; stop quietly
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

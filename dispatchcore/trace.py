@@ -13,6 +13,7 @@ module costs nothing. ``enable()`` rebuilds every table with wrapped slots (cold
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -44,9 +45,11 @@ REASONS = {
 class Event:
     """Something that happened during a hop: a guard, a version bump, an autograd node."""
 
-    __slots__ = ("kind", "detail", "hop", "data")
+    __slots__ = ("kind", "detail", "hop", "data", "seq")
 
-    def __init__(self, kind: str, detail: str, hop: Hop | None, data: dict[str, Any] | None = None) -> None:
+    def __init__(self, kind: str, detail: str, hop: Hop | None, data: dict[str, Any] | None = None,
+                 seq: int = -1) -> None:
+        self.seq = seq  # position among all hops and events of the trace
         self.kind = kind          # "guard_enter", "guard_exit", "version_bump", "node_created"
         self.detail = detail
         self.hop = hop
@@ -60,7 +63,7 @@ class Hop:
     """One dispatch hop: an op called (or redispatched) and the kernel the table chose for it."""
 
     __slots__ = ("kind", "op", "key", "label", "kernel", "arg_keys", "included", "excluded",
-                 "keyset", "skipped", "parent", "children", "events", "depth")
+                 "keyset", "skipped", "parent", "children", "events", "depth", "seq")
 
     def __init__(self, kind: str, op: OperatorHandle, key: DispatchKey, label: str, kernel: str,
                  keyset: int, parent: Hop | None) -> None:
@@ -77,7 +80,8 @@ class Hop:
         self.parent = parent
         self.children: list[Hop] = []
         self.events: list[Event] = []
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.depth: int = 0 if parent is None else parent.depth + 1
+        self.seq = -1  # position among all hops and events of the trace (set when recorded)
 
     @property
     def reason(self) -> str:
@@ -102,6 +106,7 @@ class Trace:
         self._stack: list[Hop] = []
         self._pending_call = False
         self._owner = threading.get_ident()
+        self._seq = itertools.count()
 
     def hops(self) -> list[Hop]:
         """Every hop in the order it started."""
@@ -115,7 +120,7 @@ class Trace:
                 and (key is None or h.key == key)]
 
     def _event(self, kind: str, detail: str, **data: Any) -> Event:
-        event = Event(kind, detail, self._stack[-1] if self._stack else None, data)
+        event = Event(kind, detail, self._stack[-1] if self._stack else None, data, next(self._seq))
         self.events.append(event)
         if event.hop is not None:
             event.hop.events.append(event)
@@ -166,7 +171,7 @@ def _current() -> Trace | None:
 
 
 def _arg_keys(op: OperatorHandle, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, int]]:
-    out = []
+    out: list[tuple[str, int]] = []
     if op.schema is None:
         return out
     for index, name, kind, kwarg_only in op.schema.dispatch_arguments:
@@ -219,6 +224,8 @@ def _record_hop(rec: Trace | None, op: OperatorHandle, key: DispatchKey, label: 
     elif rec is None and getattr(_local, "live_pending", False):
         is_call, _local.live_pending = True, False
     hop = Hop("call" if is_call else "redispatch", op, key, label, debug, bits, parent)
+    if rec is not None:
+        hop.seq = next(rec._seq)
     hop.included, hop.excluded, _ = tls_get()
     hop.arg_keys = _arg_keys(op, args, kwargs)
     if is_call:
@@ -233,10 +240,10 @@ def _record_hop(rec: Trace | None, op: OperatorHandle, key: DispatchKey, label: 
         rec.roots.append(hop)
     if _live is not None:
         _live(hop)
-    versions = [(i, a, a._vc[0]) for i, a in enumerate(args) if is_dispatch_arg(a)
-                and getattr(a, "_vc", None) is not None]
-    versions += [(name, a, a._vc[0]) for name, a in kwargs.items() if is_dispatch_arg(a)
-                 and getattr(a, "_vc", None) is not None]
+    # version counters before the kernel, to tell which hop bumped them
+    versions: list[tuple[int | str, Any, int]] = [
+        (i, a, a._vc[0]) for i, a in enumerate(args) if getattr(a, "_vc", None) is not None]
+    versions += [(name, a, a._vc[0]) for name, a in kwargs.items() if getattr(a, "_vc", None) is not None]
     stack.append(hop)
     try:
         result = _invoke(fn, convention, bits, args, kwargs)
@@ -255,7 +262,8 @@ def _note_effects(rec: Trace, hop: Hop, op: OperatorHandle, versions: list[Any],
                                        for h in hop.walk() for e in h.events if h is not hop):
             name = where if isinstance(where, str) else (names[where] if where < len(names) else str(where))
             event = Event("version_bump", f"{op.qualname} bumped {name}'s version {before} -> {after}",
-                          hop, {"tensor": tensor, "argument": name, "before": before, "after": after})
+                          hop, {"tensor": tensor, "argument": name, "before": before, "after": after},
+                          next(rec._seq))
             hop.events.append(event)
             rec.events.append(event)
     outputs = result if isinstance(result, tuple) else (result,)
@@ -264,7 +272,7 @@ def _note_effects(rec: Trace, hop: Hop, op: OperatorHandle, versions: list[Any],
         if node is not None and node._hop is None:  # a node no earlier hop claimed: made here
             node._hop = hop
             event = Event("node_created", f"{op.qualname} created {type(node).__name__}", hop,
-                          {"node": node})
+                          {"node": node}, next(rec._seq))
             hop.events.append(event)
             rec.events.append(event)
 

@@ -1,0 +1,278 @@
+"""The command line: explain, what-if, commutes, trace, guards, keys, table/state, errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import dispatchcore as dc
+from dispatchcore import __main__ as cli
+from dispatchcore.__main__ import guard_rows, main, parse_value
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- help, dispatch of commands, packaging ------------------------------------------------------
+def test_help_lists_every_command(capsys):
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    for command in ("tour", "keys", "table", "state", "explain", "what-if", "commutes", "trace", "guards"):
+        assert command in out
+    assert "exit status" in out
+
+
+def test_explain_help_documents_the_argument_language(capsys):
+    code, out, _ = run(capsys, "explain", "--help")
+    assert code == 0
+    assert "DEVICE:SHAPE[:DTYPE][:grad]" in out and "below_autograd" in out
+
+
+def test_no_command_runs_the_tour(capsys, monkeypatch):
+    ran = []
+    monkeypatch.setattr(cli, "tour", lambda: ran.append(True))
+    assert main([]) == 0 and ran == [True]
+
+
+def test_unknown_command_is_a_usage_error(capsys):
+    code, _, err = run(capsys, "bogus")
+    assert code == 2 and "invalid choice: 'bogus'" in err
+
+
+def test_console_script_points_at_main():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["dispatchcore"] == "dispatchcore.__main__:main"
+
+
+# --- keys, table, state ---------------------------------------------------------------------------
+def test_keys_shows_bits_and_priorities(capsys):
+    code, out, _ = run(capsys, "keys")
+    assert code == 0
+    assert "CPUBit" in out and "MetaBit" in out
+    line = next(x for x in out.splitlines() if x.split()[3:4] == ["PythonDispatcher"])
+    assert line.split()[:3] == ["46", "61", "1"]  # value, bit, priority rank (the highest)
+    line = next(x for x in out.splitlines() if x.split()[3:4] == ["ADInplaceOrView"])
+    assert "0x400000000" in line
+
+
+def test_keys_describes_one_key_and_rejects_unknown_ones(capsys):
+    code, out, _ = run(capsys, "keys", "AutogradCPU", "CompositeImplicitAutograd")
+    assert code == 0
+    assert "AutogradCPU = 134" in out and "0x1000000001" in out and "covered by the aliases: Autograd" in out
+    assert "alias key" in out
+    code, _, err = run(capsys, "keys", "NotAKey")
+    assert code == 2
+    assert "could not parse dispatch key: NotAKey" in err and "hint:" in err
+
+
+def test_table_and_state_accept_dotted_names_and_single_overloads(capsys):
+    code, out, _ = run(capsys, "table", "aten.add.Tensor")
+    assert code == 0 and out == dc.dump_table("aten::add.Tensor")
+    code, out, _ = run(capsys, "state", "aten::matmul")
+    assert code == 0 and out.startswith("name: aten::matmul")
+
+
+def test_table_of_a_packet_with_several_overloads_names_them(capsys):
+    code, _, err = run(capsys, "table", "aten::add")
+    assert code == 2
+    assert "aten::add.Tensor" in err and "aten::add.Scalar" in err
+
+
+# --- explain --------------------------------------------------------------------------------------
+def test_parse_value_mini_language():
+    assert parse_value("2.5") == 2.5 and parse_value("3") == 3 and parse_value("none") is None
+    assert parse_value("[2,3]") == [2, 3] and parse_value("true") is True and parse_value("'x'") == "x"
+    assert parse_value("dtype:float64") is dc.float64
+    t = parse_value("cpu:2x3:float64:grad")
+    assert list(t.shape) == [2, 3] and t.dtype is dc.float64 and t.requires_grad
+    m = parse_value("meta:3")
+    assert m.device.type == "meta" and list(m.shape) == [3]
+    assert list(parse_value("cpu:").shape) == []
+    assert [x.device.type for x in parse_value("[cpu:2, meta:2]")] == ["cpu", "meta"]
+
+
+def test_explain_a_cpu_call(capsys):
+    code, out, _ = run(capsys, "explain", "aten::mul", "--arg", "cpu:2x3:float32:grad", "--arg", "cpu:2x3")
+    assert code == 0
+    assert "explain aten::mul.Tensor(" in out
+    assert "highest priority key: AutogradCPU" in out
+    assert "result: the call would run AutogradCPU -> CPU" in out
+    assert "/work/" not in out or "registered at dispatchcore/" in out  # locations shortened
+
+
+def test_explain_mixed_devices_kwargs_and_guards(capsys):
+    code, out, _ = run(capsys, "explain", "aten::add", "--args", "cpu:3 meta:3 alpha=2")
+    assert code == 0 and "AutogradMeta -> Meta" in out and "alpha=2" in out
+    code, out, _ = run(capsys, "explain", "aten::add.Tensor", "-a", "cpu:3", "-a", "cpu:3", "-g", "below_autograd")
+    assert code == 0 and "result: the call would run CPU." in out
+    code, out, _ = run(capsys, "explain", "aten::mul.Tensor", "-a", "cpu:3", "-a", "cpu:3",
+                       "-g", "exclude:AutogradCPU")
+    assert code == 0 and "result: the call would run CPU." in out
+    code, out, _ = run(capsys, "explain", "aten::empty.memory_format", "-a", "[2,3]", "-k", "device=device:meta")
+    assert code == 0 and "BackendSelect -> Meta" in out
+
+
+def test_explain_a_failing_call_exits_1_with_the_fix(capsys, monkeypatch):
+    monkeypatch.setattr("dispatchcore.plugins.backends_pending", lambda: False)
+    with dc.Library("cli_explain_fail", "DEF") as lib:
+        lib.define("foo(Tensor x) -> Tensor")
+        lib.impl("foo", lambda x: x, "Meta")
+        code, out, _ = run(capsys, "explain", "cli_explain_fail::foo", "--arg", "cpu:2")
+    assert code == 1
+    assert "the call would FAIL: DispatchError: Could not run 'cli_explain_fail::foo'" in out
+    assert "smallest fix: Library('cli_explain_fail', 'IMPL').impl('foo', kernel, 'CPU')" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["explain", "nope::missing", "-a", "cpu:2"], "nope::missing"),
+        (["explain", "aten::add", "-a", "bogus"], "cannot parse the argument 'bogus'"),
+        (["explain", "aten::add", "-a", "cpu:2x"], "bad tensor shape"),
+        (["explain", "aten::add", "-a", "cpu:2:notadtype"], "unknown dtype"),
+        (["explain", "aten::add", "-a", "nodevice:2"], "cannot make the tensor"),
+        (["explain", "aten::add", "-a", "cpu:2", "-g", "bogus"], "unknown guard 'bogus'"),
+        (["explain", "aten::add", "-a", "cpu:2", "-a", "cpu:2", "-g", "exclude:NotAKey"],
+         "could not parse dispatch key: NotAKey"),
+        (["explain", "aten::add.Tensor", "-a", "cpu:2"], "do not fit aten::add.Tensor"),
+        (["explain", "aten::add", "-a", "cpu:2", "-k", "nonsense"], "--kwarg expects NAME=VALUE"),
+    ],
+)
+def test_explain_usage_errors_exit_2_with_a_message(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert message in err and err.startswith("dispatchcore: error: ")
+    assert "hint:" in err and out == ""
+
+
+# --- what-if and commutes ---------------------------------------------------------------------------
+def test_what_if_prints_the_diff_and_changes_nothing(capsys):
+    before = dc.dump_table("aten::matmul")
+    code, out, _ = run(capsys, "what-if", "aten::matmul", "--add", "CPU")
+    assert code == 0
+    assert "+ CPU: what-if placeholder [kernel]" in out
+    assert "AutogradCPU:" in out and "[backend fallback]" in out
+    assert dc.dump_table("aten::matmul") == before
+
+
+def test_what_if_errors_exit_2(capsys):
+    code, _, err = run(capsys, "what-if", "aten::matmul", "--add", "NotAKey")
+    assert code == 2 and "NotAKey" in err
+    code, _, err = run(capsys, "what-if", "aten::matmul", "--remove", "XLA")
+    assert code == 2 and "no kernel registered at XLA" in err
+
+
+def test_commutes_command(capsys):
+    code, out, _ = run(capsys, "commutes", "aten::add.Tensor", "--add", "CompositeImplicitAutograd")
+    assert code == 0 and "every order gives the same table" in out
+    code, out, _ = run(capsys, "commutes", "aten::add.Tensor", "--add", "XLA", "--add", "XLA")
+    assert code == 1 and "NOT commutative" in out and "newest registration wins" in out
+
+
+# --- trace --------------------------------------------------------------------------------------------
+SCRIPT = """\
+import sys
+import dispatchcore as dc
+x = dc.ones(2, requires_grad=True)
+(x * 2).sum().backward()
+print("script ran with", sys.argv[1:])
+"""
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "traced_script.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_trace_text(capsys, script):
+    code, out, _ = run(capsys, "trace", str(script), "--", "a", "b")
+    assert code == 0
+    assert "script ran with ['a', 'b']" in out
+    assert "[call] op=[aten::mul.Scalar], key=[AutogradCPU]" in out
+    assert "[redispatch] op=[aten::mul.Scalar], key=[CPU]" in out
+
+
+def test_trace_json_and_files(capsys, script, tmp_path):
+    code, out, _ = run(capsys, "trace", str(script), "--format", "json")
+    assert code == 0
+    data = json.loads(out[out.index("{"):])
+    assert any(h["op"] == "aten::mul.Scalar" for h in data["hops"])
+    target = tmp_path / "trace.md"
+    code, _, err = run(capsys, "trace", str(script), "-f", "mermaid", "-o", str(target))
+    assert code == 0 and "wrote the mermaid trace" in err
+    assert target.read_text().startswith("sequenceDiagram") or "sequenceDiagram" in target.read_text()
+    target = tmp_path / "trace.html"
+    assert main(["trace", str(script), "-f", "html", "-o", str(target)]) == 0
+    assert "<html" in target.read_text().lower()
+
+
+def test_trace_exit_codes(capsys, tmp_path):
+    failing = tmp_path / "fails.py"
+    failing.write_text("import dispatchcore as dc\ndc.ones(1) + 1\nraise ValueError('boom')\n")
+    code, out, err = run(capsys, "trace", str(failing))
+    assert code == 1 and "ValueError: boom" in err
+    assert "[call] op=[aten::add.Scalar]" in out  # the hops before the error are still rendered
+    exiting = tmp_path / "exits.py"
+    exiting.write_text("import sys\nsys.exit(3)\n")
+    assert main(["trace", str(exiting)]) == 3
+    code, _, err = run(capsys, "trace", str(tmp_path / "missing.py"))
+    assert code == 2 and "no such script" in err
+
+
+# --- guards -------------------------------------------------------------------------------------------
+def test_guard_rows_show_the_bits_each_guard_flips():
+    rows = {row["guard"]: row for row in guard_rows()}
+    no_grad = rows["no_grad()"]
+    assert no_grad["include_before"] == no_grad["include_after"] == 0x404000000
+    assert no_grad["exclude_before"] == no_grad["exclude_after"]
+    assert (no_grad["grad_before"], no_grad["grad_after"]) == (True, False)
+    inference = rows["inference_mode()"]
+    assert (inference["include_after"], inference["exclude_after"]) == (0x4000000, 0x1FFB800000000)
+    assert inference["include_removed"] == ["ADInplaceOrView"]
+    assert set(inference["exclude_added"]) == {"AutogradFunctionality", "AutogradOther", "AutogradNestedTensor"}
+    assert inference["mul_path"] == "CPU"
+    back = rows["inference_mode(False)  [inside inference_mode]"]
+    assert back["include_added"] == ["ADInplaceOrView"] and back["inference_after"] is False
+    below = rows["AutoDispatchBelowADInplaceOrView()"]
+    assert below["exclude_after"] == 0x1FFBC00000000 and "ADInplaceOrView" in below["exclude_added"]
+    assert rows["AutoDispatchBelowAutograd()"]["exclude_after"] == 0x1FFB800000000
+    assert rows["ExcludeDispatchKeyGuard(AutogradCPU)"]["exclude_added"] == ["CPUBit", "AutogradFunctionality"]
+    assert rows["enable_grad()  [inside no_grad]"]["grad_after"] is True
+    assert rows["no_grad()"]["mul_path"] == "AutogradCPU -> CPU"
+    if getattr(dc, "autocast", None) is not None:
+        assert "exclude_removed" in rows["autocast('cpu')"] or "error" in rows["autocast('cpu')"]
+    else:
+        assert "not available" in rows["autocast"]["error"]
+
+
+def test_guards_command_text_and_json(capsys):
+    code, out, _ = run(capsys, "guards")
+    assert code == 0
+    assert "inference_mode()" in out and "0x404000000 -> 0x4000000" in out
+    assert "0x1ff8000000000 -> 0x1ffbc00000000" in out
+    assert "grad mode is a flag, not a key" in out
+    code, out, _ = run(capsys, "guards", "--json")
+    assert code == 0 and any(row["guard"] == "no_grad()" for row in json.loads(out))
+
+
+# --- one real process ---------------------------------------------------------------------------------
+def test_subprocess_explain_and_error_exit_codes():
+    ok = subprocess.run([sys.executable, "-m", "dispatchcore", "explain", "aten::mul", "--arg", "cpu:2:grad",
+                         "--arg", "cpu:2"], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert "AutogradCPU -> CPU" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "dispatchcore", "table", "nope::missing"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "nope::missing" in bad.stderr and bad.stdout == ""

@@ -1,0 +1,113 @@
+"""The HTML trace page in a real headless Chromium: the DOM after its script ran, and a screenshot.
+
+Skipped where no Chromium/Chrome is installed (``apt-get install chromium`` provides one). Set
+``DISPATCHCORE_TRACE_SCREENSHOT=path.png`` to keep the screenshot (docs/_static/trace-html.png is
+made this way).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+
+import pytest
+
+import dispatchcore as dc
+from dispatchcore.trace import trace
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+WIDTH, HEIGHT = 1400, 1250
+
+
+def find_browser() -> str | None:
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+BROWSER = find_browser()
+pytestmark = pytest.mark.skipif(
+    BROWSER is None, reason=f"no headless browser: none of {', '.join(BROWSERS)} is on PATH "
+                            "(apt-get install chromium)")
+
+
+def run_browser(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--no-first-run", "--no-default-browser-check", "--disable-extensions",
+               f"--user-data-dir={tmp_path / 'profile'}", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "HOME": str(tmp_path)})
+
+
+@pytest.fixture
+def page(tmp_path):
+    x = dc.ones(2, requires_grad=True)
+    with trace() as t:
+        y = x * 2
+        y.add_(1)
+        with dc.no_grad():
+            y.view(2)
+        dc.zeros(2)
+    path = tmp_path / "trace.html"
+    path.write_text(t.html(), encoding="utf-8")
+    return t, path
+
+
+def test_dom_after_the_script_ran(page, tmp_path):
+    t, path = page
+    result = run_browser(tmp_path, "--dump-dom", path.as_uri())
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = result.stdout
+    assert re.search(r'<html[^>]*data-js="ready"', dom), "the page script did not run to its end"
+    hops = re.findall(r'<li class="hop (call|redispatch)" id="hop-(\d+)"[^>]*data-op="([^"]+)" '
+                      r'data-key="([^"]+)"', dom)
+    assert [(kind, int(i), op, key) for kind, i, op, key in hops] == [
+        (h.kind, i, h.op, h.key.name) for i, h in enumerate(t.hops())]
+    rows = re.findall(r'<tr class="set" data-set="(\w+)"[^>]*data-raw="(0x[0-9a-f]+)">(.*?)</tr>', dom)
+    assert len(rows) == sum(len(h.arg_keys) + 3 for h in t.hops())  # args, included, excluded, effective
+    for kind, raw, cells in rows:
+        bits = {int(b): cls.split() for cls, b in re.findall(r'<span class="bit ([a-z ]+)" data-bit="(\d+)"', cells)}
+        assert sorted(bits, reverse=True) == list(range(61, -1, -1))
+        shown = {b for b, cls in bits.items() if "on" in cls or ("masked" in cls and kind != "effective")}
+        assert shown == {b for b in range(62) if int(raw, 16) >> b & 1}, (kind, raw)
+        assert all(re.search(rf'data-bit="{b}" title="bit {b}: \w+', cells) for b in bits)
+    assert 'class="bit masked' in dom and 'class="bit skipped' in dom and "chosen" in dom
+    assert dom.count('class="event ') == len(t.events)
+
+
+def png_info(data: bytes) -> tuple[int, int, bytes]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, width, height = 8, b"", 0, 0
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height = struct.unpack(">II", body[:8])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    return width, height, zlib.decompress(idat)
+
+
+def test_screenshot_is_a_real_picture(page, tmp_path):
+    _, path = page
+    shot = tmp_path / "trace.png"
+    result = run_browser(tmp_path, "--hide-scrollbars", f"--window-size={WIDTH},{HEIGHT}",
+                         f"--screenshot={shot}", path.as_uri())
+    assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
+    data = shot.read_bytes()
+    width, height, pixels = png_info(data)
+    assert (width, height) == (WIDTH, HEIGHT)
+    assert len(data) > 20_000
+    # not blank: a white page compresses to a few distinct bytes
+    assert len(set(pixels)) > 64
+    keep = os.environ.get("DISPATCHCORE_TRACE_SCREENSHOT")
+    if keep:
+        shutil.copyfile(shot, keep)
