@@ -1,0 +1,882 @@
+"""CUDA kernels of the aten operators: checks and geometry from Meta, arithmetic on the device.
+
+Every kernel first checks devices as torch does (TensorIterator ops accept 0-dim CPU tensors as
+scalars; the others name the offending argument), then runs the operator's **Meta kernel** on
+stand-ins of its arguments (``backends/meta``): that yields torch's result shape, dtype and
+strides, and torch's error for a bad call, without duplicating those rules here. Then inputs are
+cast to the compute dtype (TensorIterator's ``common_dtype``) by a cast kernel where they differ,
+the result is allocated on the device, and ``launch.py`` starts the CUDA C kernel. Views are new
+``CudaData`` over the same storage; factories whose values come from an algorithm (``arange``,
+``linspace``, ``rand``, ``randn``) run the CPU kernel and upload, so seeds give the CPU's numbers.
+Kernel names are ``<name>_<overload>_cuda``, as the CPU backend's are ``..._cpu``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dispatchcore import cuda as _cuda
+from dispatchcore import dtypes as _dt
+from dispatchcore import ops
+from dispatchcore.tensor import Tensor, wrap
+
+from ..meta import kernels as _meta_kernels
+from ..meta import shapes
+from ..meta.kernels import meta_tensor
+from . import launch, sources
+from .data import CUDA, CudaData, cuda_empty, cuda_tensor, from_numpy, to_numpy
+
+__all__ = ["KERNELS"]
+
+_MK = _meta_kernels
+_CPU = _dt.device("cpu")
+_CUDA_NAME = "cuda:0"
+_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+          "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+          "complex128": "ComplexDouble"}
+
+
+# --- devices -------------------------------------------------------------------------------------
+def _is_cuda(t: Any) -> bool:
+    return isinstance(t, Tensor) and t._device.type == "cuda"
+
+
+def _check_iter(*tensors: Any) -> None:
+    """TensorIterator's device rule: all on cuda:0, except 0-dim CPU tensors (scalars)."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t._device.type != "cuda" and not (t._device.type == "cpu" and t.dim() == 0):
+            raise RuntimeError(_cuda.DEVICE_MISMATCH.format(_CUDA_NAME, t._device))
+
+
+def _check_args(method: str, *named: tuple[str, Any]) -> None:
+    """The generated wrappers' rule (``check_and_update_common_device``): the first tensor decides."""
+    common = None
+    for name, t in named:
+        for x in (t if isinstance(t, (list, tuple)) else (t,)):
+            if not isinstance(x, Tensor):
+                continue
+            if common is None:
+                common = x._device
+            elif x._device != common:
+                raise RuntimeError(_cuda.DEVICE_MISMATCH_ARGUMENT.format(name, x._device, common, method))
+
+
+# --- meta stand-ins and dtypes ------------------------------------------------------------------
+def _meta(t: Any) -> Any:
+    """A meta tensor with ``t``'s geometry and dtype (numbers and None pass through)."""
+    if not isinstance(t, Tensor):
+        return t
+    d = t._data
+    if isinstance(d, CudaData):
+        return meta_tensor(d.shape, t.dtype, d.element_strides(), d.storage_offset, d.storage.nbytes)
+    return meta_tensor(tuple(t.shape), t.dtype, t.stride(), t.storage_offset())
+
+
+def _geometry(m: Tensor) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype]:
+    return tuple(m.shape), tuple(m.stride()), m.dtype.np
+
+
+def _new_like_meta(m: Tensor) -> Tensor:
+    """A fresh CUDA tensor with a meta result's shape, strides and dtype."""
+    shape, strides, dt = _geometry(m)
+    return cuda_empty(shape, dt, strides)
+
+
+def _not_implemented(name: str, dt: np.dtype) -> NotImplementedError:
+    return NotImplementedError(f"\"{name}\" not implemented for '{_NAMES[np.dtype(dt).name]}'")
+
+
+def _code(dt: np.dtype, name: str, allowed: Sequence[str] = sources.ALL) -> str:
+    code = sources.code_of(dt)
+    if code is None or code not in allowed:
+        raise _not_implemented(name, dt)
+    return code
+
+
+def _scalar(value: Any) -> Any:
+    """A Python number from a Scalar argument (a 0-d tensor or numpy scalar is read)."""
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    if isinstance(value, Tensor):
+        return value.item()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _as(t: Tensor, dt: np.dtype) -> CudaData:
+    """``t``'s data on the device in dtype ``dt`` (cast by a kernel; a CPU 0-dim tensor uploaded)."""
+    d = t._data
+    if isinstance(d, CudaData):
+        if d.dtype == dt:
+            return d
+        out = cuda_empty(d.shape, dt)._data
+        launch.copy_into(out, d)
+        return out
+    host = np.asarray(t._cpu_data())  # a 0-dim CPU tensor taking part as a scalar
+    out = cuda_empty(host.shape, dt)._data
+    src = cuda_empty(host.shape, host.dtype)._data
+    from_numpy(host, src)
+    launch.copy_into(out, src)
+    return out
+
+
+def _store(result: CudaData, target: Tensor) -> Tensor:
+    """Copy a computed ``result`` into ``target`` (an in-place or out= tensor) unless it is its data."""
+    if result is not target._data:
+        launch.copy_into(target._data, result)
+    return target
+
+
+def _resize_out(out: Tensor, m: Tensor) -> None:
+    """Give a CUDA ``out=`` tensor the geometry its meta stand-in was resized to (``resize_output``)."""
+    shape, strides, dt = _geometry(m)
+    d = out._data
+    if (d.shape, d.element_strides()) == (shape, strides):
+        return
+    needed = shapes.storage_nbytes(shape, strides, d.itemsize, d.storage_offset)
+    if needed <= d.storage.nbytes:
+        out._data = CudaData(d.storage, shape, strides, d.dtype, d.storage_offset)
+    else:
+        fresh = cuda_empty(shape, d.dtype, strides)._data
+        out._data = fresh
+
+
+def _fresh(m: Tensor) -> tuple[Tensor, CudaData]:
+    """(new result tensor, its data) for a functional op's meta result."""
+    t = _new_like_meta(m)
+    return t, t._data
+
+
+def _target(self: Tensor, m: Tensor, compute: np.dtype) -> tuple[Tensor, CudaData]:
+    """(tensor to return, data to compute into): ``self`` itself when its dtype is the compute dtype."""
+    if self.dtype.np == compute:
+        return self, self._data
+    return self, cuda_empty(self.shape, compute)._data
+
+
+# --- pointwise: binary arithmetic -------------------------------------------------------------------
+_SUPPORTED = {"add": sources.ALL, "sub": sources.ALL, "mul": sources.ALL, "div": sources.FLOAT}
+
+
+def _binary_tensor(name: str, self: Tensor, other: Tensor, alpha: Any, out: Tensor | None, inplace: bool) -> Tensor:
+    _check_iter(self, other, out)
+    meta_fn = _MK._make_arith(name)
+    key = f"{name}_.Tensor" if inplace else (f"{name}.out" if out is not None else f"{name}.Tensor")
+    kwargs: dict[str, Any] = {}
+    if name in ("add", "sub"):
+        kwargs["alpha"] = alpha
+    if out is not None:
+        kwargs["out"] = _meta(out)
+    m = meta_fn[key](_meta(self), _meta(other), **kwargs)
+    compute = _dt.result_type(self, other).np
+    if name == "div" and compute.kind in "biu":
+        compute = _dt.get_default_dtype().np
+    code = _code(compute, f"{name}_cuda", _SUPPORTED[name])
+    a, b = _as(self, compute), _as(other, compute)
+    if inplace:
+        target, dst = _target(self, m, compute)
+    elif out is not None:
+        _resize_out(out, kwargs["out"])
+        target, dst = _target(out, m, compute)
+    else:
+        target = _new_like_meta(m)
+        dst = target._data
+    if name in ("add", "sub"):
+        alpha = _scalar(alpha)
+        launch.pointwise("add", dst, [a, b], launch.scalar_args(-alpha if name == "sub" else alpha, compute), code)
+    else:
+        launch.pointwise(name, dst, [a, b], code=code)
+    return _store(dst, target)
+
+
+def _binary_scalar(name: str, self: Tensor, other: Any, alpha: Any, inplace: bool) -> Tensor:
+    _check_iter(self)
+    other = _scalar(other)
+    meta_fn = _MK._make_arith(name)
+    key = f"{name}_.Scalar" if inplace else f"{name}.Scalar"
+    args = (alpha,) if name in ("add", "sub") else ()
+    m = meta_fn[key](_meta(self), other, *args)
+    compute = _dt.result_type(self, other).np
+    if name == "div" and compute.kind in "biu":
+        compute = _dt.get_default_dtype().np
+    code = _code(compute, f"{name}_cuda", _SUPPORTED[name])
+    a = _as(self, compute)
+    if inplace:
+        target, dst = _target(self, m, compute)
+    else:
+        target = _new_like_meta(m)
+        dst = target._data
+    if name in ("add", "sub"):
+        alpha = _scalar(alpha)
+        value = other * alpha if alpha != 1 else other
+        launch.pointwise("add_s", dst, [a], launch.scalar_args(-value if name == "sub" else value, compute), code)
+    else:
+        launch.pointwise(f"{name}_s", dst, [a], launch.scalar_args(other, compute), code)
+    return _store(dst, target)
+
+
+def _binary_family(name: str) -> tuple[Callable[..., Any], ...]:
+    if name in ("add", "sub"):
+        def tensor(self, other, *, alpha=1):
+            return _binary_tensor(name, self, other, alpha, None, False)
+
+        def scalar(self, other, alpha=1):
+            return _binary_scalar(name, self, other, alpha, False)
+
+        def inplace_tensor(self, other, *, alpha=1):
+            return _binary_tensor(name, self, other, alpha, None, True)
+
+        def inplace_scalar(self, other, alpha=1):
+            return _binary_scalar(name, self, other, alpha, True)
+
+        def out_(self, other, *, alpha=1, out):
+            return _binary_tensor(name, self, other, alpha, out, False)
+    else:
+        def tensor(self, other):
+            return _binary_tensor(name, self, other, 1, None, False)
+
+        def scalar(self, other):
+            return _binary_scalar(name, self, other, 1, False)
+
+        def inplace_tensor(self, other):
+            return _binary_tensor(name, self, other, 1, None, True)
+
+        def inplace_scalar(self, other):
+            return _binary_scalar(name, self, other, 1, True)
+
+        def out_(self, other, *, out):
+            return _binary_tensor(name, self, other, 1, out, False)
+    fns = (tensor, scalar, inplace_tensor, inplace_scalar, out_)
+    for fn, suffix in zip(fns, ("_tensor", "_scalar", "__tensor", "__scalar", "_out")):
+        fn.__name__ = fn.__qualname__ = f"{name}{suffix}_cuda"
+    return fns
+
+
+(add_tensor_cuda, add_scalar_cuda, add__tensor_cuda, add__scalar_cuda, add_out_cuda) = _binary_family("add")
+(sub_tensor_cuda, sub_scalar_cuda, sub__tensor_cuda, sub__scalar_cuda, sub_out_cuda) = _binary_family("sub")
+(mul_tensor_cuda, mul_scalar_cuda, mul__tensor_cuda, mul__scalar_cuda, mul_out_cuda) = _binary_family("mul")
+(div_tensor_cuda, div_scalar_cuda, div__tensor_cuda, div__scalar_cuda, div_out_cuda) = _binary_family("div")
+
+
+# --- pow ---------------------------------------------------------------------------------------------
+def _pow(self: Any, exponent: Any, inplace: bool) -> Tensor:
+    if isinstance(self, Tensor) and isinstance(exponent, Tensor):
+        _check_iter(self, exponent)
+        m = (_MK.pow__tensor_meta if inplace else _MK.pow_tensor_tensor_meta)(_meta(self), _meta(exponent))
+        compute = _dt.result_type(self, exponent).np
+        code = _code(compute, "pow_cuda", sources.NUMERIC)
+        a, b = _as(self, compute), _as(exponent, compute)
+        target, dst = _target(self, m, compute) if inplace else _fresh(m)
+        launch.pointwise("pow", dst, [a, b], code=code)
+        return _store(dst, target)
+    if isinstance(self, Tensor):  # Tensor ** Scalar
+        _check_iter(self)
+        exponent = _scalar(exponent)
+        m = (_MK.pow__scalar_meta if inplace else _MK.pow_tensor_scalar_meta)(_meta(self), exponent)
+        compute = _dt.result_type(self, exponent).np
+        code = _code(compute, "pow_cuda", sources.NUMERIC)
+        a = _as(self, compute)
+        target, dst = _target(self, m, compute) if inplace else _fresh(m)
+        if compute.kind == "f" and exponent == 2:  # torch's pow_tensor_scalar_optimized_kernel: x * x
+            launch.pointwise("mul", dst, [a, a], code=code)
+        elif compute.kind == "f" and exponent == 0.5:
+            launch.pointwise("sqrt", dst, [a], code=code)
+        else:
+            launch.pointwise("pow_s", dst, [a], launch.scalar_args(exponent, compute), code)
+        return _store(dst, target)
+    _check_iter(exponent)  # Scalar ** Tensor
+    base = _scalar(self)
+    m = _MK.pow_scalar_meta(base, _meta(exponent))
+    compute = m.dtype.np
+    code = _code(compute, "pow_cuda", sources.NUMERIC)
+    target = _new_like_meta(m)
+    launch.pointwise("rpow_s", target._data, [_as(exponent, compute)], launch.scalar_args(base, compute), code)
+    return target
+
+
+def pow_tensor_tensor_cuda(self, exponent):
+    return _pow(self, exponent, False)
+
+
+def pow_tensor_scalar_cuda(self, exponent):
+    return _pow(self, exponent, False)
+
+
+def pow_scalar_cuda(self, exponent):
+    return _pow(self, exponent, False)
+
+
+def pow__scalar_cuda(self, exponent):
+    return _pow(self, exponent, True)
+
+
+def pow__tensor_cuda(self, exponent):
+    return _pow(self, exponent, True)
+
+
+# --- comparisons -----------------------------------------------------------------------------------
+def _comparison_pair(name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    metas = _MK._make_comparison(name)
+
+    def tensor(self, other):
+        _check_iter(self, other)
+        m = metas[f"{name}.Tensor"](_meta(self), _meta(other))
+        compute = _dt.result_type(self, other).np
+        code = _code(compute, f"{name}_cuda")
+        out = _new_like_meta(m)
+        launch.pointwise(name, out._data, [_as(self, compute), _as(other, compute)], code=code)
+        return out
+
+    def scalar(self, other):
+        _check_iter(self)
+        other = _scalar(other)
+        m = metas[f"{name}.Scalar"](_meta(self), other)
+        compute = _dt.result_type(self, other).np
+        code = _code(compute, f"{name}_cuda")
+        out = _new_like_meta(m)
+        launch.pointwise(f"{name}_s", out._data, [_as(self, compute)], launch.scalar_args(other, compute), code)
+        return out
+
+    tensor.__name__ = tensor.__qualname__ = f"{name}_tensor_cuda"
+    scalar.__name__ = scalar.__qualname__ = f"{name}_scalar_cuda"
+    return tensor, scalar
+
+
+eq_tensor_cuda, eq_scalar_cuda = _comparison_pair("eq")
+ne_tensor_cuda, ne_scalar_cuda = _comparison_pair("ne")
+lt_tensor_cuda, lt_scalar_cuda = _comparison_pair("lt")
+le_tensor_cuda, le_scalar_cuda = _comparison_pair("le")
+gt_tensor_cuda, gt_scalar_cuda = _comparison_pair("gt")
+ge_tensor_cuda, ge_scalar_cuda = _comparison_pair("ge")
+
+
+# --- pointwise: unary --------------------------------------------------------------------------------
+_FLOAT_UNARY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid")
+
+
+def _unary(name: str, self: Tensor, out: Tensor | None, inplace: bool) -> Tensor:
+    _check_iter(self, out)
+    mo = _meta(out)
+    if name in _FLOAT_UNARY:
+        metas = _MK._make_unary_float(name)
+        functional, in_place, with_out = metas[name], metas[f"{name}_"], metas[f"{name}.out"]
+        allowed = sources.FLOAT
+        floating = self.dtype.is_floating_point or self.dtype.is_complex
+        compute = self.dtype.np if floating else _dt.get_default_dtype().np  # ints compute in the default float
+    else:
+        functional, in_place, with_out = {"neg": (_MK.neg_meta, _MK.neg__meta, _MK.neg_out_meta),
+                                          "abs": (_MK.abs_meta, _MK.abs__meta, _MK.abs_out_meta),
+                                          "relu": (_MK.relu_meta, _MK.relu__meta, None)}[name]
+        allowed = sources.NUMERIC
+        compute = self.dtype.np
+    m = in_place(_meta(self)) if inplace else with_out(_meta(self), out=mo) if out is not None else functional(_meta(self))
+    code = _code(compute, f"{name}_cuda", allowed)
+    a = _as(self, compute)
+    if inplace:
+        target, dst = _target(self, m, compute)
+    elif out is not None:
+        _resize_out(out, mo)
+        target, dst = _target(out, m, compute)
+    else:
+        target = _new_like_meta(m)
+        dst = target._data
+    launch.pointwise(name, dst, [a], code=code)
+    return _store(dst, target)
+
+
+def _unary_family(name: str) -> tuple[Callable[..., Any], ...]:
+    def functional(self):
+        return _unary(name, self, None, False)
+
+    def inplace_(self):
+        return _unary(name, self, None, True)
+
+    def out_(self, *, out):
+        return _unary(name, self, out, False)
+
+    functional.__name__ = functional.__qualname__ = f"{name}_cuda"
+    inplace_.__name__ = inplace_.__qualname__ = f"{name}__cuda"
+    out_.__name__ = out_.__qualname__ = f"{name}_out_cuda"
+    return functional, inplace_, out_
+
+
+neg_cuda, neg__cuda, neg_out_cuda = _unary_family("neg")
+abs_cuda, abs__cuda, abs_out_cuda = _unary_family("abs")
+exp_cuda, exp__cuda, exp_out_cuda = _unary_family("exp")
+log_cuda, log__cuda, log_out_cuda = _unary_family("log")
+sqrt_cuda, sqrt__cuda, sqrt_out_cuda = _unary_family("sqrt")
+sin_cuda, sin__cuda, sin_out_cuda = _unary_family("sin")
+cos_cuda, cos__cuda, cos_out_cuda = _unary_family("cos")
+tanh_cuda, tanh__cuda, tanh_out_cuda = _unary_family("tanh")
+sigmoid_cuda, sigmoid__cuda, sigmoid_out_cuda = _unary_family("sigmoid")
+relu_cuda, relu__cuda, _ = _unary_family("relu")
+
+
+# --- clamp and where -------------------------------------------------------------------------------
+def _clamp(self: Tensor, lo: Any, hi: Any, inplace: bool) -> Tensor:
+    _check_iter(self)
+    lo = None if lo is None else _scalar(lo)
+    hi = None if hi is None else _scalar(hi)
+    m = (_MK.clamp__meta if inplace else _MK.clamp_meta)(_meta(self), lo, hi)
+    compute = m.dtype.np
+    code = _code(compute, "clamp_cuda", sources.NUMERIC)
+    a = _as(self, compute)
+    target, dst = _target(self, m, compute) if inplace else _fresh(m)
+    flags = (lo is not None) | ((hi is not None) << 1)
+    extra = (*launch.scalar_args(0 if lo is None else lo, compute), *launch.scalar_args(0 if hi is None else hi, compute),
+             flags)
+    launch.pointwise("clamp", dst, [a], extra, code)
+    return _store(dst, target)
+
+
+def clamp_cuda(self, min=None, max=None):  # noqa: A002 - the schema's names
+    return _clamp(self, min, max, False)
+
+
+def clamp__cuda(self, min=None, max=None):  # noqa: A002
+    return _clamp(self, min, max, True)
+
+
+def clamp_min_cuda(self, min):  # noqa: A002
+    return _clamp(self, min, None, False)
+
+
+def clamp_min__cuda(self, min):  # noqa: A002
+    return _clamp(self, min, None, True)
+
+
+def where_self_cuda(condition, self, other):
+    _check_iter(condition, self, other)
+    m = _MK.where_self_meta(_meta(condition), _meta(self), _meta(other))
+    compute = m.dtype.np
+    code = _code(compute, "where_cuda")
+    out = _new_like_meta(m)
+    cond = _as(condition, np.dtype(np.bool_))
+    launch.pointwise("where", out._data, [cond, _as(self, compute), _as(other, compute)], code=code)
+    return out
+
+
+# --- reductions ------------------------------------------------------------------------------------
+_F32 = np.dtype(np.float32)
+
+
+def _sum_into(out: CudaData, src: Tensor, dims: Sequence[int], scale: float, name: str) -> None:
+    """sum (or, with ``scale``, mean) of ``src`` over ``dims`` into ``out``, accumulating as torch does."""
+    dt = out.dtype
+    acc = _F32 if dt == np.float16 else dt  # half sums in float
+    _code(acc, f"{name}_cuda", ("f32", "f64", "i64"))
+    a = _as(src, acc)
+    n_red = shapes.numel([a.shape[d] for d in dims])
+    target = out if acc == dt else cuda_empty(out.shape, acc)._data
+    if n_red == 0:  # an empty sum is 0, an empty mean 0/0
+        launch.fill(target, float("nan") if scale != 1.0 or name == "mean" else 0)
+    else:
+        launch.reduce("sum", target, a, dims, scale)
+    if target is not out:
+        launch.copy_into(out, target)
+
+
+def _sum(self: Tensor, dim: Any, keepdim: bool, dtype: Any, mean: bool) -> Tensor:
+    _check_iter(self)
+    if mean:
+        m = _MK.mean_meta(_meta(self), dtype=dtype) if dim is None else _MK.mean_dim_meta(_meta(self), dim, keepdim,
+                                                                                           dtype=dtype)
+    else:
+        m = _MK.sum_meta(_meta(self), dtype=dtype) if dim is None else _MK.sum_dim_intlist_meta(_meta(self), dim,
+                                                                                                 keepdim, dtype=dtype)
+    dims = shapes.reduction_dims(dim, self.dim())
+    out = _new_like_meta(m)
+    n_red = shapes.numel([self.shape[d] for d in dims])
+    _sum_into(out._data, self, dims, (1.0 / n_red if n_red else float("nan")) if mean else 1.0,
+              "mean" if mean else "sum")
+    return out
+
+
+def sum_cuda(self, *, dtype=None):
+    return _sum(self, None, False, dtype, False)
+
+
+def sum_dim_intlist_cuda(self, dim, keepdim=False, *, dtype=None):
+    return _sum(self, dim, keepdim, dtype, False)
+
+
+def mean_cuda(self, *, dtype=None):
+    return _sum(self, None, False, dtype, True)
+
+
+def mean_dim_cuda(self, dim, keepdim=False, *, dtype=None):
+    return _sum(self, dim, keepdim, dtype, True)
+
+
+_BOOL = np.dtype(np.bool_)
+_U8 = np.dtype(np.uint8)
+_I64 = np.dtype(np.int64)
+
+
+def _amax_into(out: CudaData, src: Tensor, dims: Sequence[int]) -> None:
+    dt = src.dtype.np
+    work = _U8 if dt == _BOOL else dt  # max of bools is max of 0/1
+    _code(work, "amax_cuda", sources.NUMERIC)
+    a = _as(src, work)
+    target = out if work == dt else cuda_empty(out.shape, work)._data
+    launch.reduce("amax", target, a, dims)
+    if target is not out:
+        launch.copy_into(out, target)
+
+
+def amax_cuda(self, dim=[], keepdim=False):  # noqa: B006 - the schema's default, never mutated
+    _check_iter(self)
+    m = _MK.amax_meta(_meta(self), dim, keepdim)
+    out = _new_like_meta(m)
+    _amax_into(out._data, self, shapes.reduction_dims(dim, self.dim()))
+    return out
+
+
+def max_cuda(self):
+    _check_iter(self)
+    m = _MK.max_meta(_meta(self))
+    out = _new_like_meta(m)
+    _amax_into(out._data, self, tuple(range(self.dim())))
+    return out
+
+
+def max_dim_cuda(self, dim, keepdim=False):
+    _check_iter(self)
+    mv, mi = _MK.max_dim_meta(_meta(self), dim, keepdim)
+    values, indices = _new_like_meta(mv), _new_like_meta(mi)
+    _code(self.dtype.np, "max_cuda", sources.NUMERIC)
+    if self.dim() == 0:
+        launch.copy_into(values._data, self._data)
+        launch.fill(indices._data, 0)
+        return values, indices
+    launch.argmax(indices._data, values._data, self._data, (shapes.wrap_dim(dim, self.dim()),))
+    return values, indices
+
+
+def argmax_cuda(self, dim=None, keepdim=False):
+    _check_iter(self)
+    m = _MK.argmax_meta(_meta(self), dim, keepdim)
+    out = _new_like_meta(m)
+    _code(self.dtype.np, "argmax_cuda", sources.NUMERIC)
+    if self.dim() == 0:
+        launch.fill(out._data, 0)
+        return out
+    dims = tuple(range(self.dim())) if dim is None else (shapes.wrap_dim(dim, self.dim()),)
+    src = self._data
+    if dim is None:  # the index into the flattened tensor: reduce every dim, keep none
+        flat = cuda_empty((), _I64)
+        launch.argmax(flat._data, None, src, dims)
+        launch.copy_into(out._data, flat._data)
+        return out
+    launch.argmax(out._data, None, src, dims)
+    return out
+
+
+# --- matrix products ---------------------------------------------------------------------------------
+def mm_cuda(self, mat2):
+    _check_args("mm", ("self", self), ("mat2", mat2))
+    m = _MK.mm_meta(_meta(self), _meta(mat2))
+    _code(self.dtype.np, "addmm_cuda", sources.FLOAT)
+    out = _new_like_meta(m)
+    launch.matmul(out._data, self._data, mat2._data)
+    return out
+
+
+def bmm_cuda(self, mat2):
+    _check_args("bmm", ("self", self), ("mat2", mat2))
+    m = _MK.bmm_meta(_meta(self), _meta(mat2))
+    _code(self.dtype.np, "bmm_cuda", sources.FLOAT)
+    out = _new_like_meta(m)
+    launch.matmul(out._data, self._data, mat2._data)
+    return out
+
+
+# --- softmax and losses ------------------------------------------------------------------------------
+def _softmax(self: Tensor, dim: int, half_to_float: bool, log: bool) -> Tensor:
+    _check_iter(self)
+    dt = self.dtype.np
+    if half_to_float and dt != np.float16:
+        raise RuntimeError("conversion is supported for Half type only")
+    m = (_MK._log_softmax_meta if log else _MK._softmax_meta)(_meta(self), dim, False)
+    _code(dt, "host_softmax", sources.FLOAT)
+    shape, strides, _ = _geometry(m)
+    out_dt = _F32 if half_to_float else dt
+    out = cuda_empty(shape, out_dt, strides)
+    d = shapes.wrap_dim(dim, self.dim())
+    src = self._data
+    if self.dim() == 0:  # torch views a 0-dim input as (1,)
+        src = CudaData(src.storage, (1,), (1,), src.dtype, src.storage_offset)
+        d = 0
+    work = out._data if out_dt == dt else cuda_empty(shape, dt, strides)._data
+    dst = work if self.dim() else CudaData(work.storage, (1,), (1,), work.dtype, work.storage_offset)
+    launch.softmax(dst, src, d, log)
+    if work is not out._data:
+        launch.copy_into(out._data, work)
+    return out
+
+
+def _softmax_cuda(self, dim, half_to_float):
+    return _softmax(self, dim, half_to_float, False)
+
+
+def _log_softmax_cuda(self, dim, half_to_float):
+    return _softmax(self, dim, half_to_float, True)
+
+
+def mse_loss_cuda(self, target, reduction=1):
+    _check_iter(self, target)
+    m = _MK.mse_loss_meta(_meta(self), _meta(target), reduction)
+    compute = _dt.result_type(self, target).np
+    code = _code(compute, "mse_cuda", sources.FLOAT)
+    loss = _new_like_meta(_MK.mse_loss_meta(_meta(self), _meta(target), 0))  # the elementwise loss's layout
+    launch.pointwise("sqdiff", loss._data, [_as(self, compute), _as(target, compute)], code=code)
+    if reduction == 0:
+        return loss
+    out = _new_like_meta(m)
+    dims = tuple(range(loss.dim()))
+    n = loss.numel()
+    _sum_into(out._data, loss, dims, (1.0 / n if n else float("nan")) if reduction == 1 else 1.0,
+              "mean" if reduction == 1 else "sum")
+    return out
+
+
+def nll_loss_forward_cuda(self, target, weight, reduction, ignore_index):
+    _check_args("nll_loss_forward", ("self", self), ("target", target), ("weight", weight))
+    mo, mt = _MK.nll_loss_forward_meta(_meta(self), _meta(target), _meta(weight), reduction, ignore_index)
+    dt = self.dtype.np
+    _code(dt, "nll_loss_forward_reduce_cuda_kernel_2d_index", sources.FLOAT)
+    if weight is not None and weight.dtype.np != dt:
+        raise RuntimeError(f"expected scalar type {_NAMES[dt.name]} but found {_NAMES[weight.dtype.np.name]}")
+    out, total = _new_like_meta(mo), _new_like_meta(mt)
+    launch.fill(total._data, 0)
+    tgt = _as(target, _I64)
+    bad = launch.nll_loss(out._data, total._data, self._data, tgt, None if weight is None else weight._data,
+                          reduction, ignore_index)
+    if bad is not None:
+        raise IndexError(f"Target {bad} is out of bounds.")
+    return out, total
+
+
+# --- joining, copies and fills ---------------------------------------------------------------------
+def cat_cuda(tensors, dim=0):
+    _check_args("cat", ("tensors", list(tensors)))
+    m = _MK.cat_meta([_meta(t) for t in tensors], dim)
+    out = _new_like_meta(m)
+    kept = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)]
+    if not kept:
+        return out
+    d = shapes.wrap_dim(dim, kept[0].dim())
+    o = out._data
+    ost = o.element_strides()
+    offset = 0
+    for t in kept:
+        size = t.shape[d]
+        shape = list(o.shape)
+        shape[d] = size
+        launch.copy_into(CudaData(o.storage, shape, ost, o.dtype, o.storage_offset + offset * ost[d]), t._data)
+        offset += size
+    return out
+
+
+def stack_cuda(tensors, dim=0):
+    _check_args("stack", ("tensors", list(tensors)))
+    m = _MK.stack_meta([_meta(t) for t in tensors], dim)
+    out = _new_like_meta(m)
+    o = out._data
+    d = shapes.wrap_dim(dim, tensors[0].dim() + 1)
+    ost = o.element_strides()
+    shape = o.shape[:d] + o.shape[d + 1:]
+    strides = ost[:d] + ost[d + 1:]
+    for i, t in enumerate(tensors):
+        launch.copy_into(CudaData(o.storage, shape, strides, o.dtype, o.storage_offset + i * ost[d]), t._data)
+    return out
+
+
+def clone_cuda(self, *, memory_format=None):
+    m = _MK.clone_meta(_meta(self), memory_format=memory_format)
+    out = _new_like_meta(m)
+    launch.copy_into(out._data, self._data)
+    return out
+
+
+def copy__cuda(self, src, non_blocking=False):
+    shape = shapes.infer_size(tuple(self.shape), tuple(src.shape))
+    if shape != tuple(self.shape):
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
+    if _is_cuda(self) and _is_cuda(src):
+        launch.copy_into(self._data, src._data)
+    elif _is_cuda(self):  # host to device
+        _code(self.dtype.np, "copy_")
+        host = np.broadcast_to(src._cpu_data(), self._data.shape)
+        if host.dtype != self.dtype.np:  # convert as the CPU backend does, on the host
+            staged = ops.aten._to_copy.default(wrap(np.ascontiguousarray(src._cpu_data())), dtype=self.dtype)
+            host = np.broadcast_to(staged._data, self._data.shape)
+        from_numpy(host, self._data)
+    else:  # device to host: self is the CPU tensor
+        host = wrap(to_numpy(src._data))
+        ops.aten.copy_.default(self, host)
+    return self
+
+
+def fill__scalar_cuda(self, value):
+    value = _scalar(value)
+    _MK.fill__scalar_meta(_meta(self), value)
+    _code(self.dtype.np, "fill_cuda")
+    launch.fill(self._data, value)
+    return self
+
+
+def zero__cuda(self):
+    launch.fill(self._data, 0)
+    return self
+
+
+def _to_copy_cuda(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+                  memory_format=None):
+    target = None if device is None else _dt.device(device)
+    if target is not None and target.type != "cuda":
+        if target.type != "cpu":
+            raise RuntimeError(f"dispatchcore's CUDA backend copies to cpu or cuda, not {target}")
+        host = wrap(to_numpy(self._data))  # cuda -> cpu keeps a dense layout, as empty_like(preserve)
+        if dtype is not None or memory_format is not None:  # casts and layouts exactly as the CPU backend
+            host = ops.aten._to_copy.default(host, dtype=dtype, memory_format=memory_format)
+        return host
+    m = _MK._to_copy_meta(_meta(self), dtype=dtype, memory_format=memory_format)
+    _code(m.dtype.np, "copy_")
+    out = _new_like_meta(m)
+    launch.copy_into(out._data, self._data)
+    return out
+
+
+# --- views: new CudaData over the same storage ------------------------------------------------------
+def _view_kernel(meta_fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def kernel(self, *args, **kwargs):
+        m = meta_fn(_meta(self), *args, **kwargs)
+        d = self._data
+        return cuda_tensor(CudaData(d.storage, tuple(m.shape), m.stride(), d.dtype, m.storage_offset()))
+
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+def _views() -> dict[str, Callable[..., Any]]:
+    import inspect
+
+    table = {}
+    for op, meta_fn in (("view", _MK.view_meta), ("_unsafe_view", _MK.view_meta),
+                        ("_reshape_alias", _MK._reshape_alias_meta), ("t", _MK.t_meta),
+                        ("transpose.int", _MK.transpose_int_meta), ("permute", _MK.permute_meta),
+                        ("expand", _MK.expand_meta), ("squeeze", _MK.squeeze_meta),
+                        ("squeeze.dim", _MK.squeeze_dim_meta), ("unsqueeze", _MK.unsqueeze_meta),
+                        ("select.int", _MK.select_int_meta), ("slice.Tensor", _MK.slice_tensor_meta),
+                        ("as_strided", _MK.as_strided_meta), ("alias", _MK.alias_meta)):
+        kernel = _view_kernel(meta_fn, op.replace(".", "_") + "_cuda")
+        kernel.__signature__ = inspect.signature(meta_fn)  # Library.impl checks the arity against the schema
+        table[op] = kernel
+    return table
+
+
+# --- factories (reached through BackendSelect) -------------------------------------------------------
+def empty_memory_format_cuda(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    m = _MK.empty_memory_format_meta(size, dtype=dtype, memory_format=memory_format)
+    _code(m.dtype.np, "empty_cuda")
+    return _new_like_meta(m)
+
+
+def empty_strided_cuda(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    m = _MK.empty_strided_meta(size, stride, dtype=dtype)
+    _code(m.dtype.np, "empty_strided_cuda")
+    return _new_like_meta(m)
+
+
+def _filled(m: Tensor, value: Any, name: str) -> Tensor:
+    _code(m.dtype.np, name)
+    out = _new_like_meta(m)
+    launch.fill(out._data, value)
+    return out
+
+
+def zeros_cuda(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(_MK.zeros_meta(size, dtype=dtype), 0, "zeros_cuda")
+
+
+def ones_cuda(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(_MK.ones_meta(size, dtype=dtype), 1, "ones_cuda")
+
+
+def full_cuda(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    value = _scalar(fill_value)
+    return _filled(_MK.full_meta(size, value, dtype=dtype), value, "fill_cuda")
+
+
+def scalar_tensor_cuda(s, *, dtype=None, layout=None, device=None, pin_memory=None):
+    value = _scalar(s)
+    return _filled(_MK.scalar_tensor_meta(value, dtype=dtype), value, "fill_cuda")
+
+
+def _upload(t: Tensor) -> Tensor:
+    """A CPU tensor's values in a new CUDA tensor of the same shape, dtype and strides."""
+    host = t._data
+    _code(host.dtype, "copy_")
+    strides = tuple(s // host.itemsize for s in host.strides)
+    out = cuda_empty(host.shape, host.dtype, strides if shapes.is_non_overlapping_and_dense(host.shape, strides)
+                     else None)
+    from_numpy(np.asarray(host), out._data)
+    return out
+
+
+def arange_start_step_cuda(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _upload(ops.aten.arange.start_step(start, end, step, dtype=dtype, layout=layout, device=_CPU))
+
+
+def linspace_cuda(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _upload(ops.aten.linspace.default(start, end, steps, dtype=dtype, layout=layout, device=_CPU))
+
+
+def rand_cuda(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return _upload(ops.aten.rand.default(size, generator=generator, dtype=dtype, layout=layout, device=_CPU))
+
+
+def randn_cuda(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return _upload(ops.aten.randn.default(size, generator=generator, dtype=dtype, layout=layout, device=_CPU))
+
+
+# --- the table -------------------------------------------------------------------------------------
+def _table() -> tuple[tuple[str, Any], ...]:
+    g = globals()
+    entries: list[tuple[str, Any]] = []
+    for name in ("add", "sub", "mul", "div"):
+        for overload, suffix in ((".Tensor", "_tensor"), (".Scalar", "_scalar"), ("_.Tensor", "__tensor"),
+                                 ("_.Scalar", "__scalar"), (".out", "_out")):
+            entries.append((name + overload, g[f"{name}{suffix}_cuda"]))
+    entries += [("pow.Tensor_Tensor", pow_tensor_tensor_cuda), ("pow.Tensor_Scalar", pow_tensor_scalar_cuda),
+                ("pow.Scalar", pow_scalar_cuda), ("pow_.Scalar", pow__scalar_cuda), ("pow_.Tensor", pow__tensor_cuda)]
+    for name in ("neg", "abs", *_FLOAT_UNARY):
+        entries += [(name, g[f"{name}_cuda"]), (f"{name}_", g[f"{name}__cuda"]), (f"{name}.out", g[f"{name}_out_cuda"])]
+    entries += [("relu", relu_cuda), ("relu_", relu__cuda),
+                ("clamp", clamp_cuda), ("clamp_", clamp__cuda), ("clamp_min", clamp_min_cuda),
+                ("clamp_min_", clamp_min__cuda), ("where.self", where_self_cuda)]
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        entries += [(f"{name}.Tensor", g[f"{name}_tensor_cuda"]), (f"{name}.Scalar", g[f"{name}_scalar_cuda"])]
+    entries += [
+        ("sum", sum_cuda), ("sum.dim_IntList", sum_dim_intlist_cuda), ("mean", mean_cuda), ("mean.dim", mean_dim_cuda),
+        ("amax", amax_cuda), ("max", max_cuda), ("max.dim", max_dim_cuda), ("argmax", argmax_cuda),
+        ("mm", mm_cuda), ("bmm", bmm_cuda), ("_softmax", _softmax_cuda), ("_log_softmax", _log_softmax_cuda),
+        ("mse_loss", mse_loss_cuda), ("nll_loss_forward", nll_loss_forward_cuda),
+        ("cat", cat_cuda), ("stack", stack_cuda), ("clone", clone_cuda), ("copy_", copy__cuda),
+        ("fill_.Scalar", fill__scalar_cuda), ("zero_", zero__cuda), ("_to_copy", _to_copy_cuda),
+        *_views().items(),
+        ("empty.memory_format", empty_memory_format_cuda), ("empty_strided", empty_strided_cuda),
+        ("zeros", zeros_cuda), ("ones", ones_cuda), ("full", full_cuda),
+        ("arange.start_step", arange_start_step_cuda), ("linspace", linspace_cuda),
+        ("rand", rand_cuda), ("randn", randn_cuda), ("scalar_tensor", scalar_tensor_cuda),
+    ]
+    return tuple(entries)
+
+
+KERNELS: tuple[tuple[str, Any], ...] = _table()
+_ = CUDA  # the device CUDA tensors report (data.py)
