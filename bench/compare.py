@@ -210,6 +210,192 @@ def torch_guards() -> dict:
     }
 
 
+# --- autograd setups (G10-G14, G16, G17, G20) -------------------------------------------------
+def mlp_data(seed: int = 0):
+    """The tiny MLP of bench/anchors/mlp_engines.py: x (32, 64), W1 (64, 64), W2 (64, 10), y (32, 10)."""
+    import numpy as np
+
+    r = np.random.default_rng(seed)
+    x = r.standard_normal((32, 64)).astype(np.float32)
+    w1 = (r.standard_normal((64, 64)) * 0.1).astype(np.float32)
+    w2 = (r.standard_normal((64, 10)) * 0.1).astype(np.float32)
+    y = r.standard_normal((32, 10)).astype(np.float32)
+    return x, w1, w2, y
+
+
+def mlp_reference():
+    """The step's loss and gradients for W1 and W2, by hand in float64 numpy (the check)."""
+    import numpy as np
+
+    x, w1, w2, y = (a.astype(np.float64) for a in mlp_data())
+    h_pre = x @ w1
+    mask = h_pre > 0
+    h = h_pre * mask
+    d = h @ w2 - y
+    gd = d * (2.0 / d.size)
+    return float(np.mean(d * d)), (x.T @ ((gd @ w2.T) * mask), h.T @ gd)
+
+
+def _close(got, ref) -> bool:
+    import numpy as np
+
+    return all(np.allclose(np.asarray(g, dtype=np.float64), r, rtol=1e-4, atol=1e-6) for g, r in zip(got, ref))
+
+
+@functools.cache
+def dc_autograd() -> dict:
+    """The dispatchcore side of the autograd rows.
+
+    Requires-grad tensors, the tiny MLP, a Python Function (relu with save_for_backward) and a
+    differentiable custom op (Library def + CPU kernel + Function registered at Autograd).
+    """
+    import dispatchcore as dc
+    from dispatchcore.ops import aten
+
+    add, mul = aten.add.Tensor, aten.mul.Tensor
+    a, b = dc.randn(10), dc.randn(10)
+    ag, bg = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
+    go = dc.ones(10)
+
+    def fb():  # G13: one backward on a 1-op graph
+        mul(ag, b).backward(go)
+        ag.grad = None
+
+    xn, w1n, w2n, yn = mlp_data()
+    x, y = dc.tensor(xn), dc.tensor(yn)
+    W1, W2 = dc.tensor(w1n.copy(), requires_grad=True), dc.tensor(w2n.copy(), requires_grad=True)
+    W1c, W2c = dc.tensor(w1n.copy()), dc.tensor(w2n.copy())
+
+    def mlp_step():  # G11, gc on
+        d = (x @ W1).relu() @ W2 - y
+        (d * d).mean().backward()
+        g1, g2 = W1.grad, W2.grad
+        W1.grad = None
+        W2.grad = None
+        return g1, g2
+
+    def mlp_fwd():  # G12
+        d = (x @ W1c).relu() @ W2c - y
+        return (d * d).mean()
+
+    class MyReLU(dc.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, g):
+            (t,) = ctx.saved_tensors
+            return g * (t > 0)
+
+    def relu_fb():  # G14 fwd+bwd
+        MyReLU.apply(ag).backward(go)
+        ag.grad = None
+
+    lib = dc.Library("dc_compare_ag", "DEF")
+    lib.define("myadd(Tensor a, Tensor b) -> Tensor")
+    myadd = dc.ops.dc_compare_ag.myadd.default
+    below = dc.AutoDispatchBelowADInplaceOrView
+
+    def myadd_cpu(a, b):
+        return add(a, b)
+
+    class MyAdd(dc.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            with below():
+                return myadd(a, b)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    lib.impl("myadd", myadd_cpu, "CPU")
+    lib.impl("myadd", MyAdd, "Autograd")
+
+    def custom_fb():  # G16
+        myadd(ag, bg).backward(go)
+        ag.grad = None
+        bg.grad = None
+
+    loss, ref = mlp_reference()
+    return {
+        "dc": dc, "add": add, "mul": mul, "a": a, "b": b, "ag": ag, "bg": bg, "go": go, "fb": fb,
+        "mlp_step": mlp_step, "mlp_fwd": mlp_fwd, "mlp_ref": ref, "mlp_loss": loss, "close": _close,
+        "MyReLU": MyReLU, "relu_fb": relu_fb, "lib": lib, "myadd": myadd, "custom_fb": custom_fb,
+        "tls_get": __import__("dispatchcore.tls", fromlist=["tls_get"]).tls_get,
+    }
+
+
+@functools.cache
+def torch_autograd() -> dict:
+    """The same programs on torch: the anchors of bench/anchors/autograd_ops.py and mlp_engines.py.
+
+    The custom op is torch.library's, with ``register_autograd`` (torch_library_ops.py's myadd_ag).
+    """
+    torch = _torch()
+    a, b = torch.randn(10), torch.randn(10)
+    ag, bg = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
+    go = torch.ones(10)
+
+    def fb():
+        torch.mul(ag, b).backward(go)
+        ag.grad = None
+
+    xn, w1n, w2n, yn = mlp_data()
+    x, y = torch.from_numpy(xn), torch.from_numpy(yn)
+    W1 = torch.from_numpy(w1n.copy()).requires_grad_(True)
+    W2 = torch.from_numpy(w2n.copy()).requires_grad_(True)
+    W1c, W2c = W1.detach(), W2.detach()
+
+    def mlp_step():
+        d = torch.relu(x @ W1) @ W2 - y
+        (d * d).mean().backward()
+        g1, g2 = W1.grad, W2.grad
+        W1.grad = None
+        W2.grad = None
+        return g1, g2
+
+    def mlp_fwd():
+        d = torch.relu(x @ W1c) @ W2c - y
+        return (d * d).mean()
+
+    class MyReLU(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, g):
+            (t,) = ctx.saved_tensors
+            return g * (t > 0)
+
+    def relu_fb():
+        MyReLU.apply(ag).backward(go)
+        ag.grad = None
+
+    lib = torch.library.Library("dc_compare_ag", "DEF")
+    lib.define("myadd(Tensor a, Tensor b) -> Tensor")
+    lib.impl("myadd", lambda a, b: torch.add(a, b), "CPU")
+    torch.library.register_autograd("dc_compare_ag::myadd", lambda ctx, g: (g, g),
+                                    setup_context=lambda ctx, inputs, output: None, lib=lib)
+    myadd = torch.ops.dc_compare_ag.myadd.default
+
+    def custom_fb():
+        myadd(ag, bg).backward(go)
+        ag.grad = None
+        bg.grad = None
+
+    loss, ref = mlp_reference()
+    return {
+        "torch": torch, "a": a, "b": b, "ag": ag, "bg": bg, "go": go, "fb": fb,
+        "mlp_step": mlp_step, "mlp_fwd": mlp_fwd, "mlp_ref": ref, "mlp_loss": loss, "close": _close,
+        "MyReLU": MyReLU, "relu_fb": relu_fb, "lib": lib, "myadd": myadd, "custom_fb": custom_fb,
+    }
+
+
 # --- the table of cases ---------------------------------------------------------------------
 _DEFAULT_ROUTE = (
     'assert route(op1, c) == "AutogradCPU" and op1.table_entry("AutogradCPU")[1] == "backend fallback"\n'
@@ -220,6 +406,200 @@ _US = 1000.0
 G15 = dict(kind="delta", must=1.0 * _US, target=0.5 * _US)
 G17 = dict(kind="ratio", must=0.5, target=0.3)
 G18 = dict(kind="ratio", must=1.0, target=0.65)
+G10 = dict(kind="ratio", must=1.5, target=1.0)
+G11 = dict(kind="ratio", must=1.25, target=0.75, gc_enabled=True)
+G12 = dict(kind="ratio", must=1.5, target=1.15)
+G13 = dict(kind="ratio", must=1.0, target=0.5, gc_enabled=True)
+G14 = dict(kind="ratio", must=1.0, target=0.5)
+G16 = dict(kind="ratio", must=1.0, target=0.5, gc_enabled=True)
+G20 = dict(kind="delta", must=0.1 * _US, target=0.0)
+
+# correctness first: each autograd statement is checked against a reference before it is timed
+_MLP_CHECK = ("g1, g2 = mlp_step()\nassert close([g1.detach().numpy(), g2.detach().numpy()], mlp_ref), "
+              "'MLP gradients differ from the numpy reference'\nassert W_clear()\n"
+              "assert abs(mlp_fwd().item() - mlp_loss) < 1e-4")
+_AUTOGRAD_CASES: list[Case] = [
+    Case("G10", "add (10,) forward, requires_grad=True (records AddBackward0)", **G10,
+         dc=Side(dc_autograd, "add(ag, bg)", label="ops.aten.add.Tensor(ag, bg)",
+                 check='y = add(ag, bg)\nassert type(y.grad_fn).__name__ == "AddBackward0"\n'
+                       'assert y.requires_grad and y.grad_fn.next_functions[1][0].variable is bg'),
+         anchor=Side(torch_autograd, "torch.add(ag, bg)", label="torch.add(ag, bg)",
+                     check='assert type(torch.add(ag, bg).grad_fn).__name__ == "AddBackward0"'),
+         recorded=1860.0),
+    Case("G11", "tiny MLP fwd+bwd step (32x64 @ 64x64 relu @ 64x10, MSE; gc on)", **G11,
+         dc=Side(dc_autograd, "mlp_step()", label="d = (x @ W1).relu() @ W2 - y; (d * d).mean().backward()",
+                 check=_MLP_CHECK.replace("W_clear()", "True")),
+         anchor=Side(torch_autograd, "mlp_step()", label="d = relu(x @ W1) @ W2 - y; (d * d).mean().backward()",
+                     check=_MLP_CHECK.replace("W_clear()", "True")),
+         recorded=111000.0),
+    Case("G12", "tiny MLP forward, no grad (weights without requires_grad)", **G12,
+         dc=Side(dc_autograd, "mlp_fwd()", label="(d * d).mean(), d = (x @ W1).relu() @ W2 - y",
+                 check="out = mlp_fwd()\nassert abs(out.item() - mlp_loss) < 1e-4 and out.grad_fn is None"),
+         anchor=Side(torch_autograd, "mlp_fwd()", label="torch: the same forward",
+                     check="out = mlp_fwd()\nassert abs(out.item() - mlp_loss) < 1e-4 and out.grad_fn is None"),
+         recorded=17100.0),
+    Case("G13", "one backward() on a 1-op graph: mul(a_rg, b).backward(go) (gc on)", **G13,
+         dc=Side(dc_autograd, "fb()", label="mul(ag, b).backward(go); ag.grad = None",
+                 check="mul(ag, b).backward(go)\nassert ag.grad.tolist() == b.tolist()\nag.grad = None"),
+         anchor=Side(torch_autograd, "fb()", label="torch.mul(ag, b).backward(go); ag.grad = None",
+                     check="torch.mul(ag, b).backward(go)\nassert ag.grad.tolist() == b.tolist()\nag.grad = None"),
+         recorded=18900.0),
+    Case("G14", "Python Function relu (save_for_backward) (10,): apply forward", **G14,
+         dc=Side(dc_autograd, "MyReLU.apply(ag)", label="MyReLU.apply(ag)",
+                 check='y = MyReLU.apply(ag)\nassert type(y.grad_fn).__name__ == "MyReLUBackward"\n'
+                       'assert y.tolist() == ag.detach().clamp(min=0).tolist()'),
+         anchor=Side(torch_autograd, "MyReLU.apply(ag)", label="torch.autograd.Function MyReLU.apply(ag)",
+                     check='assert type(MyReLU.apply(ag).grad_fn).__name__ == "MyReLUBackward"'),
+         recorded=5900.0),
+    Case("G14", "Python Function relu (save_for_backward) (10,): fwd+bwd (gc on)", **G14, gc_enabled=True,
+         dc=Side(dc_autograd, "relu_fb()", label="MyReLU.apply(ag).backward(go); ag.grad = None",
+                 check="MyReLU.apply(ag).backward(go)\n"
+                       "assert ag.grad.tolist() == [float(v > 0) for v in ag.detach().tolist()]\nag.grad = None"),
+         anchor=Side(torch_autograd, "relu_fb()", label="torch: the same",
+                     check="MyReLU.apply(ag).backward(go)\n"
+                           "assert ag.grad.tolist() == [float(v > 0) for v in ag.detach().tolist()]\nag.grad = None"),
+         recorded=38300.0),
+    Case("G16", "custom op (Library def + CPU kernel + Function at Autograd) (10,) fwd+bwd (gc on)", **G16,
+         dc=Side(dc_autograd, "custom_fb()", label="myadd(ag, bg).backward(go); grads cleared",
+                 check='y = myadd(ag, bg)\nassert type(y.grad_fn).__name__ == "MyAddBackward"\n'
+                       'assert y.tolist() == add(ag, bg).tolist()\ny.backward(go)\n'
+                       'assert ag.grad.tolist() == bg.grad.tolist() == [1.0] * 10\nag.grad = bg.grad = None'),
+         anchor=Side(torch_autograd, "custom_fb()", label="torch.library + register_autograd: the same",
+                     check="myadd(ag, bg).backward(go)\n"
+                           "assert ag.grad.tolist() == bg.grad.tolist() == [1.0] * 10\nag.grad = bg.grad = None"),
+         recorded=52000.0),
+    Case("info", "custom op (10,) forward only (records the Function's node)", kind="info",
+         dc=Side(dc_autograd, "myadd(ag, bg)", label="myadd(ag, bg)"),
+         anchor=Side(torch_autograd, "myadd(ag, bg)", label="torch: myadd(ag, bg) (register_autograd)")),
+    Case("G20", "add (10,) under no_grad vs plain (guard once/100)", **G20,
+         dc=Side(dc_autograd, inner("add(a, b)", "dc.no_grad()"), base=inner("add(a, b)"), per=INNER,
+                 label="add(a, b) in no_grad() - add(a, b)",
+                 check="before = tls_get()\nwith dc.no_grad():\n    assert tls_get() == before\n"
+                       "    assert add(ag, bg).grad_fn is None"),
+         anchor=Side(torch_autograd, inner("torch.add(a, b)", "torch.no_grad()"), base=inner("torch.add(a, b)"),
+                     per=INNER, label="torch.add(a, b) in no_grad() - torch.add(a, b)",
+                     check="with torch.no_grad():\n    assert torch.add(ag, bg).grad_fn is None"),
+         recorded_note="not recorded (torch: within +-0.1 us)"),
+    Case("G20", "add (10,) under inference_mode vs plain, normal tensors (guard once/100)", **G20,
+         dc=Side(dc_autograd, inner("add(a, b)", "dc.inference_mode()"), base=inner("add(a, b)"), per=INNER,
+                 label="add(a, b) in inference_mode() - add(a, b)",
+                 check="with dc.inference_mode():\n    r = add(a, b)\n    assert r.is_inference()\n"
+                       "    assert dc.tls_is_dispatch_key_excluded('AutogradFunctionality')"),
+         anchor=Side(torch_autograd, inner("torch.add(a, b)", "torch.inference_mode()"),
+                     base=inner("torch.add(a, b)"), per=INNER,
+                     label="torch.add(a, b) in inference_mode() - torch.add(a, b)",
+                     check="with torch.inference_mode():\n    assert torch.add(a, b).is_inference()"),
+         recorded_note="not recorded (torch: within +-0.1 us)"),
+]
+
+
+# --- eager tensor ops (G1-G9) ---------------------------------------------------------------
+def _eager_arrays() -> dict:
+    import numpy as np
+
+    r = np.random.default_rng(0)
+    arr = {n: r.standard_normal(shape).astype(np.float32) for n, shape in (
+        ("s0", ()), ("s10", (10,)), ("s1k", (1000,)), ("s1m", (1_000_000,)),
+        ("m64", (64, 64)), ("m512", (512, 512)), ("v", (32, 64)))}
+    arr["t10"] = r.standard_normal((10,)).astype(np.float32)
+    arr["t1m"] = r.standard_normal((1_000_000,)).astype(np.float32)
+    return arr
+
+
+@functools.cache
+def dc_eager() -> dict:
+    """dispatchcore tensors over the same data as the numpy and torch sides (no requires_grad)."""
+    import numpy as np
+
+    import dispatchcore as dc
+    from dispatchcore.ops import aten
+
+    dc.load_backends()
+    arr = _eager_arrays()
+    g = {"dc": dc, "np": np, "add": aten.add.Tensor, "relu": aten.relu.default, "sum": aten.sum.default,
+         "mm": aten.mm.default, "add_": aten.add_.Tensor}
+    for name, a in arr.items():
+        g[name] = dc.tensor(a)
+        g["n" + name] = g[name]._data
+    g["out1m"] = np.empty_like(arr["s1m"])
+    g["zero"] = np.zeros((), dtype=np.float32)
+    return g
+
+
+@functools.cache
+def np_eager() -> dict:
+    """The numpy anchors: the same arrays, raw ufunc calls."""
+    import numpy as np
+
+    g = {"np": np, **_eager_arrays()}
+    g["out1m"] = np.empty_like(g["s1m"])
+    g["zero"] = np.zeros((), dtype=np.float32)
+    return g
+
+
+@functools.cache
+def torch_eager() -> dict:
+    torch = _torch()
+    import numpy as np
+
+    g = {"torch": torch, "np": np}
+    for name, a in _eager_arrays().items():
+        g[name] = torch.from_numpy(a.copy())
+        g["n" + name] = a
+    return g
+
+
+G1 = dict(kind="ratio", must=1.5, target=1.0)
+G3 = dict(kind="delta", must=900.0, target=600.0)
+G4 = dict(kind="ratio", must=1.15, target=1.05)
+G5 = dict(kind="ratio", must=1.0, target=0.9)
+G6 = dict(kind="ratio", must=1.5, target=1.1)
+G7 = dict(kind="ratio", must=1.10, target=None)
+G8 = dict(kind="ratio", must=1.5, target=1.0)
+_EAGER_CASES: list[Case] = [
+    Case("G1", "add (10,), no grad (AutogradCPU -> CPU)", **G1,
+         dc=Side(dc_eager, "s10 + t10", check="assert (s10 + t10).tolist() == (ns10 + nt10).tolist()"),
+         anchor=Side(torch_eager, "s10 + t10"), recorded=1200.0),
+    Case("G2", "add on (), no grad", **G1,
+         dc=Side(dc_eager, "s0 + s0", check="assert (s0 + s0).item() == float(ns0 + ns0)"),
+         anchor=Side(torch_eager, "s0 + s0"), recorded=1280.0),
+    Case("G2", "add on (1000,), no grad", **G1,
+         dc=Side(dc_eager, "s1k + s1k", check="assert (s1k + s1k).shape == (1000,)"),
+         anchor=Side(torch_eager, "s1k + s1k"), recorded=1340.0),
+    Case("G3", "dispatch overhead: add(a, b) minus np.add on the data, (10,)", **G3,
+         dc=Side(dc_eager, "add(s10, t10)", base="np.add(ns10, nt10)"),
+         anchor=Side(torch_eager, "torch.add(s10, t10)", base="np.add(ns10, nt10)"), recorded=900.0),
+    Case("G4", "add (1_000_000,) vs numpy", **G4,
+         dc=Side(dc_eager, "add(s1m, t1m)", check="assert add(s1m, t1m).shape == (1000000,)"),
+         anchor=Side(np_eager, "np.add(s1m, t1m)")),
+    Case("G4", "in-place add_ (1_000_000,) vs numpy out=", **G4,
+         dc=Side(dc_eager, "add_(s1m, t1m)"), anchor=Side(np_eager, "np.add(s1m, t1m, out=s1m)")),
+    Case("G4", "matmul 512x512 vs numpy", **G4,
+         dc=Side(dc_eager, "m512 @ m512", check="assert np.allclose((m512 @ m512).numpy(), nm512 @ nm512, rtol=1e-4, atol=1e-3)"),
+         anchor=Side(np_eager, "m512 @ m512")),
+    Case("G5", "matmul 64x64, no grad", **G5,
+         dc=Side(dc_eager, "m64 @ m64", check="assert (m64 @ m64).shape == (64, 64)"),
+         anchor=Side(torch_eager, "torch.matmul(m64, m64)"), recorded=7200.0),
+    Case("G6", "relu (10,), no grad", **G6,
+         dc=Side(dc_eager, "relu(s10)", check="assert relu(s10).tolist() == np.maximum(ns10, 0).tolist()"),
+         anchor=Side(torch_eager, "torch.relu(s10)"), recorded=1060.0),
+    Case("G6", "sum (10,), no grad", **G6,
+         dc=Side(dc_eager, "sum(s10)", check="assert abs(sum(s10).item() - float(ns10.sum())) < 1e-5"),
+         anchor=Side(torch_eager, "torch.sum(s10)"), recorded=1390.0),
+    Case("G7", "relu (1_000_000,) vs the best numpy kernel", **G7,
+         dc=Side(dc_eager, "relu(s1m)"), anchor=Side(np_eager, "np.maximum(s1m, zero)")),
+    Case("G8", "view(-1) on (32, 64)", **G8,
+         dc=Side(dc_eager, "v.view(-1)", check="assert v.view(-1)._base is v"),
+         anchor=Side(torch_eager, "v.view(-1)"), recorded=840.0),
+    Case("G8", "x[0] on (32, 64)", **G8,
+         dc=Side(dc_eager, "v[0]", check="assert v[0]._base is v"),
+         anchor=Side(torch_eager, "v[0]"), recorded=840.0),
+    Case("G8", "x.t() on (32, 64)", **G8,
+         dc=Side(dc_eager, "v.t()", check="assert v.t()._base is v"),
+         anchor=Side(torch_eager, "v.t()"), recorded=840.0),
+    Case("G9", "in-place x.add_(y) (10,)", **G1,
+         dc=Side(dc_eager, "s10.add_(t10)"), anchor=Side(torch_eager, "s10.add_(t10)"), recorded=870.0),
+]
 
 CASES: list[Case] = [
     # G15: a user Python kernel registered for a key, called through the dispatcher, minus
@@ -270,16 +650,24 @@ CASES: list[Case] = [
                      base=inner("t_nopks(TKS_CPU, a)"), per=INNER,
                      label="torch nopks.default(a) - t_nopks(ks, a) in _AutoDispatchBelowAutograd",
                      check="with C._AutoDispatchBelowAutograd():\n    assert opks(a) is OUT")),
-    # G17: grad-mode guards. dispatchcore has no grad mode until the autograd issue.
-    Case("G17", "no_grad() enter+exit, built each time", **G17, dc=None,
+    # G17: grad-mode guards, constructed each time, enter+exit (no_grad leaves the key sets alone;
+    # inference_mode edits them and the autograd state).
+    Case("G17", "no_grad() enter+exit, built each time", **G17,
+         dc=Side(dc_autograd, "with dc.no_grad(): pass", label="with dc.no_grad(): pass",
+                 check="before = tls_get()\nwith dc.no_grad():\n    assert not dc.is_grad_enabled()\n"
+                       "    assert tls_get() == before\nassert dc.is_grad_enabled()"),
          anchor=Side(torch_guards, "with torch.no_grad(): pass", label="with torch.no_grad(): pass",
                      check="with torch.no_grad():\n    assert not torch.is_grad_enabled()"),
-         recorded=1450.0, na="n/a until the autograd issue"),
-    Case("G17", "inference_mode() enter+exit, built each time", **G17, dc=None,
+         recorded=1450.0),
+    Case("G17", "inference_mode() enter+exit, built each time", **G17,
+         dc=Side(dc_autograd, "with dc.inference_mode(): pass", label="with dc.inference_mode(): pass",
+                 check="before = tls_get()\nwith dc.inference_mode():\n    assert dc.is_inference_mode_enabled()\n"
+                       "    assert dc.tls_is_dispatch_key_excluded('AutogradFunctionality')\n"
+                       "assert tls_get() == before and not dc.is_inference_mode_enabled()"),
          anchor=Side(torch_guards, "with torch.inference_mode(): pass",
                      label="with torch.inference_mode(): pass",
                      check="with torch.inference_mode():\n    assert torch.is_inference_mode_enabled()"),
-         recorded=1410.0, na="n/a until the autograd issue"),
+         recorded=1410.0),
     # G18: dispatch-key guards, constructed each time, enter+exit.
     Case("G18", "ExcludeDispatchKeyGuard(ks) enter+exit, ks pre-built", **G18,
          dc=Side(dc_ops, "with E(ks): pass", label="with ExcludeDispatchKeyGuard(ks): pass",
@@ -329,6 +717,8 @@ CASES: list[Case] = [
                        "assert reg.table_entry('CPU')[1] == 'missing'"),
          anchor=None),
 ]
+CASES += _AUTOGRAD_CASES
+CASES = _EAGER_CASES + CASES
 
 
 # --- running --------------------------------------------------------------------------------

@@ -401,7 +401,7 @@ class Tensor:
             if t is not None:
                 t._grad = grad.detach().clone() if t._grad is None else t._grad + grad.detach()
 
-        self._grad_fn._register_output_pre_hook(self._output_nr, retain)
+        self._grad_fn._register_retains_grad_hook(self._output_nr, retain)  # runs after tensor hooks
 
     @property
     def retains_grad(self) -> bool:

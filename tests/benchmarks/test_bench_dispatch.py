@@ -1,4 +1,4 @@
-"""pytest-benchmark cases for the dispatcher goals of docs/performance.md (G15, G18) + registration.
+"""pytest-benchmark cases for the dispatcher goals of docs/performance.md (G15, G17, G18) + registration.
 
 Groups are named after the goal ids. Every case first checks that the path it times is the one
 it claims (which key the call dispatches to, what the kernel returned, what a guard changed),
@@ -7,7 +7,7 @@ executes each case once, untimed; ``--benchmark-enable`` times them. The same-pr
 comparison with torch and the must/target verdicts are in ``bench/compare.py``; torch anchor
 cases here are skipped when torch is missing.
 
-G17 (no_grad / inference_mode guards) waits for the autograd issue: dispatchcore has no grad mode.
+The autograd goals (G10-G14, G16, G20) are in test_bench_autograd.py.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import dispatchcore as dc
 from dispatchcore.tls import tls_get
 
 G15 = "G15 kernel overhead"
+G17 = "G17 grad-mode guards"
 G18 = "G18 dispatch-key guards"
 REG = "registration: table rebuild (no goal)"
 
@@ -249,9 +250,49 @@ def test_g18_torch_anchor(benchmark, torch_guards, name):
     assert (C._dispatch_tls_local_include_set(), C._dispatch_tls_local_exclude_set()) == before
 
 
-@pytest.mark.skip(reason="G17: dispatchcore has no grad mode (no_grad, inference_mode) until autograd")
-def test_g17_grad_mode_guard():  # pragma: no cover - placeholder for the autograd issue
-    pass
+# --- G17: grad-mode guards, constructed each time, enter+exit --------------------------------
+def no_grad_guard():
+    with dc.no_grad():
+        pass
+
+
+def inference_mode_guard():
+    with dc.inference_mode():
+        pass
+
+
+@pytest.mark.parametrize("name", ["no_grad", "inference_mode"])
+def test_g17_grad_mode_guard(benchmark, name):
+    benchmark.group = G17
+    before = tls_get()
+    if name == "no_grad":
+        with dc.no_grad():
+            assert not dc.is_grad_enabled()
+            assert tls_get() == before  # grad mode is not a dispatch key (spec §3.5)
+        timed = no_grad_guard
+    else:
+        with dc.inference_mode():
+            assert dc.is_inference_mode_enabled() and not dc.is_grad_enabled()
+            assert dc.tls_is_dispatch_key_excluded("AutogradFunctionality")
+            assert not dc.tls_is_dispatch_key_included("ADInplaceOrView")
+        timed = inference_mode_guard
+    assert benchmark(timed) is None
+    assert tls_get() == before
+    assert dc.is_grad_enabled() and not dc.is_inference_mode_enabled()
+
+
+@pytest.mark.parametrize("name", ["no_grad", "inference_mode"])
+def test_g17_torch_anchor(benchmark, name):
+    torch = pytest.importorskip("torch")
+    benchmark.group = G17
+    guard = torch.no_grad if name == "no_grad" else torch.inference_mode
+
+    def timed():
+        with guard():
+            pass
+
+    assert benchmark(timed) is None
+    assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
 
 
 # --- registration: what one impl + remove costs (each rebuilds the affected table slots) ----
