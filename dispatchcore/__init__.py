@@ -12,7 +12,19 @@ from . import (
     ops,
 )
 from . import aten as _aten_definitions  # noqa: F401 - defines the aten operators
+from . import cuda  # is_available, device_count; imports no pycuda
 from ._core_kernels import register_core_kernels as _register_core_kernels
+from .autocast import (
+    autocast,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .autograd import derivatives as _derivatives
 from .autograd.grad_mode import (
     enable_grad,
@@ -52,6 +64,7 @@ from .dtypes import (
     uint8,
 )
 from .errors import DispatchError, RegistrationError, SchemaError
+from .explain import CommuteReport, Explanation, WhatIf, check_commutes, explain, what_if
 from .factories import (
     arange,
     empty,
@@ -74,6 +87,7 @@ from .factories import (
 from .keys import BackendComponent, DispatchKey, alias_expansion, parse_dispatch_key
 from .keyset import DispatchKeySet, tensor_keyset
 from .library import Library, RegistrationHandle, fallthrough_kernel
+from .modes import DispatchMode, LoggingMode, current_dispatch_mode, dispatch_mode_stack
 from .operator import KernelRegistration, OperatorHandle, SourceLocation
 from .plugins import load_backends
 from .trace import show_dispatch_trace, trace
@@ -120,9 +134,29 @@ def dispatch_keys(t: Tensor) -> DispatchKeySet:
 __version__ = "0.1.0"
 
 __all__ = [
+    "DispatchMode",
+    "LoggingMode",
+    "autocast",
+    "clear_autocast_cache",
+    "current_dispatch_mode",
+    "dispatch_mode_stack",
+    "get_autocast_dtype",
+    "is_autocast_available",
+    "is_autocast_cache_enabled",
+    "is_autocast_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+    "CommuteReport",
+    "Explanation",
+    "WhatIf",
+    "check_commutes",
+    "explain",
+    "what_if",
     "show_dispatch_trace",
     "trace",
     "autograd",
+    "cuda",
     "enable_grad",
     "inference_mode",
     "is_grad_enabled",

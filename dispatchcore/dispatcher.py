@@ -464,7 +464,7 @@ _AUTOGRAD_FALLBACK_KEYS = (
     "AutogradMeta",
 )
 _PASS_THROUGH_KEYS = (
-    "Python", "FuncTorchDynamicLayerBackMode", "Functionalize", "Conjugate", "Negative",
+    "FuncTorchDynamicLayerBackMode", "Functionalize", "Conjugate", "Negative",
     "ZeroTensor", "Tracer", "FuncTorchBatched", "BatchedNestedTensor", "Batched",
     "FuncTorchGradWrapper", "PythonTLSSnapshot", "FuncTorchDynamicLayerFrontMode", "PreDispatch",
     "PythonDispatcher",
@@ -486,6 +486,9 @@ def _register_builtin_fallbacks() -> None:
         _builtin(key, fallthrough_kernel, False)
     for key in _AUTOGRAD_FALLBACK_KEYS:
         _builtin(key, _autograd_fallback, True, _bind_autograd_fallback)
+    from .modes import bind_python_fallback, python_fallback  # pythonFallback: dispatch modes
+
+    _builtin("Python", python_fallback, True, bind_python_fallback)
     for key in _PASS_THROUGH_KEYS:
         _builtin(key, _pass_through(DispatchKey[key]), True)
 

@@ -1,0 +1,333 @@
+"""Python dispatch modes: ``DispatchMode`` (``TorchDispatchMode``) and a ready ``LoggingMode``.
+
+Mirrors ``torch/utils/_python_dispatch.py``, ``c10/core/impl/TorchDispatchModeTLS.cpp`` and
+``aten/src/ATen/core/PythonFallbackKernel.cpp``:
+
+* Entering a mode pushes it on this thread's mode stack; the first push adds ``Python`` and
+  ``PythonTLSSnapshot`` to the thread-local include set, the last pop removes them again
+  (``TorchDispatchModeTLS::push_non_infra_mode_onto_stack`` / ``pop_stack``).
+* Every operator then reaches the ``Python`` key, which sits *below* Autograd, ADInplaceOrView and
+  Autocast: a mode sees the operators that actually run (``softmax.int`` decomposes before it,
+  backward formulas show up during ``backward()``), as in PyTorch.
+* The ``Python`` key's backend fallback (``pythonFallback``) excludes every key above ``Python``
+  (``after_Python_keyset`` in c10, which despite its name holds the keys *above* Python), takes
+  the innermost mode off the stack and calls ``mode.__dispatch__(func, types, args, kwargs)``.
+  Calling ``func(*args, **kwargs)`` in there dispatches afresh: to the next mode when one is left
+  (``Python`` is still included), else below the ``Python`` key (the backend). Afterwards the
+  mode goes back on the stack and the thread-local sets are restored, also when ``__dispatch__``
+  raises.
+
+The stack is a ``ContextVar`` like the key sets in ``tls.py``: a new thread (or asyncio task
+created outside the mode) never sees another's modes.
+
+Example:
+    >>> import dispatchcore as dc
+    >>> class Doubler(dc.DispatchMode):
+    ...     def __dispatch__(self, func, types, args=(), kwargs=None):
+    ...         out = func(*args, **(kwargs or {}))
+    ...         return func(out, out) if str(func) == "aten.add.Tensor" else out
+    >>> x = dc.ones(2)
+    >>> with Doubler():
+    ...     (x + x).tolist()
+    [4.0, 4.0]
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import weakref
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any, TextIO
+
+from .keys import DispatchKey
+from .keyset import FULL, full_after_bits, key_bits
+from .tls import _TLS
+
+__all__ = [
+    "DispatchMode",
+    "LoggingMode",
+    "current_dispatch_mode",
+    "dispatch_mode_stack",
+]
+
+_tls_get = _TLS.get
+_tls_set = _TLS.set
+_tls_reset = _TLS.reset
+
+_PYTHON = key_bits(DispatchKey.Python)
+# What the first mode adds to (and the last one removes from) the include set.
+_MODE_KEYS = _PYTHON | key_bits(DispatchKey.PythonTLSSnapshot)
+# c10's after_Python_keyset: FULL ^ (FULL_AFTER(Python) | Python). FULL_AFTER always keeps
+# PythonDispatcher, so this is every functionality key strictly between Python and
+# PythonDispatcher (Autograd*, ADInplaceOrView, Autocast*, PythonTLSSnapshot, ...), no backend bits.
+ABOVE_PYTHON = FULL ^ (full_after_bits(DispatchKey.Python) | _PYTHON)
+_BELOW_PYTHON = full_after_bits(DispatchKey.Python) & ~key_bits(DispatchKey.PythonDispatcher)
+_KEEP_BELOW = FULL & ~ABOVE_PYTHON  # ``keep`` update for excluded |= ABOVE_PYTHON
+_WITHOUT_MODE_KEYS = FULL & ~_MODE_KEYS
+
+# The stack as a linked list of (innermost mode, rest of the stack) nodes, None when empty:
+# the Python fallback pops and restores it without building a tuple.
+_Stack = tuple[Any, Any] | None
+_MODES: ContextVar[_Stack] = ContextVar("dispatchcore_dispatch_modes", default=None)
+_modes_get = _MODES.get
+_modes_set = _MODES.set
+
+
+class DispatchMode:
+    """Intercept every operator call below autograd (``torch.utils._python_dispatch.TorchDispatchMode``).
+
+    Subclass it and override ``__dispatch__(self, func, types, args=(), kwargs=None)``; enter an
+    instance with ``with``. ``func`` is the ``OperatorHandle`` being called (``str(func)`` is
+    ``"aten.add.Tensor"``), ``types`` is ``()`` (dispatchcore has no tensor subclasses), ``args``
+    a tuple and ``kwargs`` a dict. Whatever ``__dispatch__`` returns is the operator's result.
+    Inside it the mode is off the stack: ``func(*args, **kwargs)`` runs the next mode, or the
+    kernels below the ``Python`` key when none is left. A subclass written for PyTorch, which
+    defines ``__torch_dispatch__`` instead, works unchanged.
+
+    Modes nest: the innermost (most recently entered) sees a call first.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> class Seen(dc.DispatchMode):
+        ...     def __init__(self):
+        ...         self.ops = []
+        ...     def __dispatch__(self, func, types, args=(), kwargs=None):
+        ...         self.ops.append(str(func))
+        ...         return func(*args, **(kwargs or {}))
+        >>> x = dc.ones(3)
+        >>> with Seen() as seen:
+        ...     _ = (x * 2).relu()
+        >>> seen.ops
+        ['aten.mul.Scalar', 'aten.relu.default']
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A TorchDispatchMode port: __torch_dispatch__ serves as __dispatch__.
+        if "__torch_dispatch__" in cls.__dict__ and "__dispatch__" not in cls.__dict__:
+            cls.__dispatch__ = cls.__dict__["__torch_dispatch__"]  # type: ignore[method-assign]
+
+    def __dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
+                     kwargs: dict[str, Any] | None = None) -> Any:
+        """Handle one operator call; the default forwards it unchanged."""
+        return func(*args, **(kwargs or {}))
+
+    def __enter__(self) -> DispatchMode:
+        _push_mode(self)
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        _pop_mode(self)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+def _push_mode(mode: DispatchMode) -> None:
+    stack = _modes_get()
+    if stack is None:  # push_non_infra_mode_onto_stack: the first mode turns the Python keys on
+        included, excluded, keep = _tls_get()
+        if included & _MODE_KEYS != _MODE_KEYS:
+            _tls_set((included | _MODE_KEYS, excluded, keep))
+    _modes_set((mode, stack))
+
+
+def _pop_mode(mode: DispatchMode) -> None:
+    stack = _modes_get()
+    if stack is None or stack[0] is not mode:
+        modes = dispatch_mode_stack()
+        where = "not active" if all(m is not mode for m in modes) else "not the innermost mode"
+        raise RuntimeError(
+            f"Leaving {mode!r}, but it is {where} in this thread (stack: {modes}). Modes "
+            "must be left in the reverse order they were entered, in the thread that entered them.")
+    rest = stack[1]
+    _modes_set(rest)
+    if rest is None:  # pop_stack: the last mode turns the Python keys off
+        included, excluded, keep = _tls_get()
+        if included & _MODE_KEYS:
+            _tls_set((included & _WITHOUT_MODE_KEYS, excluded, keep))
+
+
+def current_dispatch_mode() -> DispatchMode | None:
+    """The innermost active mode of this thread (``_get_current_dispatch_mode``), or None."""
+    stack = _modes_get()
+    return None if stack is None else stack[0]
+
+
+def dispatch_mode_stack() -> list[DispatchMode]:
+    """This thread's active modes, outermost first (``_get_current_dispatch_mode_stack``)."""
+    modes = []
+    stack = _modes_get()
+    while stack is not None:
+        modes.append(stack[0])
+        stack = stack[1]
+    modes.reverse()
+    return modes
+
+
+# --- the Python key's backend fallback ----------------------------------------------------------
+def bind_python_fallback(op: Any) -> Callable[..., Any]:
+    """The ``Python`` fallback bound to ``op``, taking the raw key-set int first.
+
+    Installed by ``dispatcher.py`` as the built-in fallback of the ``Python`` key; bound per
+    operator so a call costs one Python frame here plus the mode's own ``__dispatch__``.
+    """
+
+    def python_fallback(bits: int, *args: Any, **kwargs: Any) -> Any:
+        state = _tls_get()
+        included, excluded, keep = state
+        stack = _modes_get()
+        if stack is not None:
+            # ExcludeDispatchKeyGuard(after_Python_keyset), then StashTorchDispatchModeGuard:
+            # the mode is off the stack (and, if it was the last, the Python keys off) inside
+            mode, rest = stack
+            _modes_set(rest)
+            _tls_set((included if rest is not None else included & _WITHOUT_MODE_KEYS,
+                      excluded | ABOVE_PYTHON, keep & _KEEP_BELOW))
+            try:
+                return mode.__dispatch__(op, (), args, kwargs)
+            finally:  # set back, not reset: cheaper, and the same value
+                _tls_set(state)
+                _modes_set(stack)
+        # No mode (the key was included by hand): redispatch below the Python key. c10 also
+        # edits the TLS for that redispatch (drops Python from the include set, excludes the keys
+        # above it); dispatchcore leaves the TLS alone here, so a kernel below that calls another
+        # operator passes through this fallback again, with the same result.
+        return op.redispatch(bits & _BELOW_PYTHON, *args, **kwargs)
+
+    python_fallback.__qualname__ = f"python_fallback[{op.qualname}]"
+    return python_fallback
+
+
+def python_fallback(ks: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
+    """The boxed form of the ``Python`` fallback: ``fallback(keyset, op, *args, **kwargs)``."""
+    return bind_python_fallback(op)(int(ks), *args, **kwargs)
+
+
+# --- LoggingMode --------------------------------------------------------------------------------
+# torch.utils._dtype_abbrs.dtype_abbrs, for the dtypes dispatchcore has
+DTYPE_ABBRS = {"bool": "b8", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32",
+               "int64": "i64", "float16": "f16", "float32": "f32", "float64": "f64",
+               "complex64": "c64", "complex128": "c128"}
+
+
+class LogRecord:
+    """One operator call seen by ``LoggingMode``: the handle, its arguments and its result."""
+
+    __slots__ = ("func", "args", "kwargs", "result", "line")
+
+    def __init__(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any,
+                 line: str) -> None:
+        self.func = func
+        self.args = args
+        self.kwargs = kwargs
+        self.result = result
+        self.line = line
+
+    @property
+    def name(self) -> str:
+        """``"aten.add.Tensor"``: the operator as the log line names it."""
+        return str(self.func)
+
+    def __repr__(self) -> str:
+        return f"<LogRecord {self.line}>"
+
+
+class LoggingMode(DispatchMode):
+    r"""Log every operator that runs, like ``LoggingTensorMode`` with ``capture_logs(is_mode=True)``.
+
+    Each call becomes one line in ``lines``, in PyTorch's format: tensors are numbered ``$0, $1``
+    in the order the mode first sees them, and results carry dtype and shape::
+
+        $2: f32[2, 4] = aten.mm.default($0, $1)
+
+    (PyTorch prints the handle as ``torch._ops.aten.mm.default``.) ``records`` keeps the
+    structured calls (``func``, ``args``, ``kwargs``, ``result``); ``print_ops=True`` (or
+    ``file=``) also prints each line as it happens. Backward formulas run through the
+    dispatcher, so ``loss.backward()`` inside the mode logs the backward operators too.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> x, w = dc.ones(2, 3), dc.ones(3, 4)
+        >>> with dc.LoggingMode() as log:
+        ...     _ = (x @ w).relu()
+        >>> print("\n".join(log.lines))
+        $2: f32[2, 4] = aten.mm.default($0, $1)
+        $3: f32[2, 4] = aten.relu.default($2)
+    """
+
+    def __init__(self, *, print_ops: bool = False, file: TextIO | None = None) -> None:
+        self.records: list[LogRecord] = []
+        self._file = file if file is not None else (sys.stdout if print_ops else None)
+        # id(tensor) -> (weak reference, number); by identity, as torch's WeakTensorKeyDictionary
+        self._ids: dict[int, tuple[weakref.ref[Any], int]] = {}
+        self._next_id = itertools.count()
+
+    @property
+    def lines(self) -> list[str]:
+        """The log, one formatted line per operator call."""
+        return [r.line for r in self.records]
+
+    @property
+    def ops(self) -> list[str]:
+        """The operator names in call order (``"aten.mm.default"``)."""
+        return [str(r.func) for r in self.records]
+
+    def __dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
+                     kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        self.log(func, args, kwargs, result)
+        return result
+
+    def log(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> LogRecord:
+        """Record (and maybe print) one call; the formatting of ``LoggingTensorHandler.emit``."""
+        fmt_args = ", ".join(itertools.chain(
+            (str(self._tree(a, False)) for a in args),
+            (f"{k}={self._tree(v, False)}" for k, v in kwargs.items()),
+        ))
+        line = f"{self._tree(result, True)} = {func}({fmt_args})"
+        record = LogRecord(func, args, kwargs, result, line)
+        self.records.append(record)
+        if self._file is not None:
+            print(line, file=self._file)
+        return record
+
+    def _tree(self, value: Any, with_type: bool) -> Any:
+        # torch's tree_map(self._fmt, ...): containers keep their shape, leaves become strings
+        if type(value) in (list, tuple):
+            return type(value)(self._tree(v, with_type) for v in value)
+        if isinstance(value, dict):
+            return {k: self._tree(v, with_type) for k, v in value.items()}
+        return self._fmt(value, with_type)
+
+    def _fmt(self, value: Any, with_type: bool) -> str:
+        if not _is_tensor(value):
+            return repr(value)
+        entry = self._ids.get(id(value))
+        if entry is not None and entry[0]() is value:
+            ident = entry[1]
+        else:
+            key, ids = id(value), self._ids
+            ident = next(self._next_id)
+            ids[key] = (weakref.ref(value, lambda _, key=key: ids.pop(key, None)), ident)
+        if not with_type:
+            return f"${ident}"
+        abbr = DTYPE_ABBRS.get(value.dtype.name, value.dtype.name)
+        return f"${ident}: {abbr}[{', '.join(map(str, value.shape))}]"
+
+    def __repr__(self) -> str:
+        return f"<LoggingMode: {len(self.records)} calls>"
+
+
+_tensor_class: list[type] = []
+
+
+def _is_tensor(value: Any) -> bool:
+    if not _tensor_class:  # imported late: this module loads while the dispatcher starts up
+        from .tensor import Tensor
+
+        _tensor_class.append(Tensor)
+    return isinstance(value, _tensor_class[0])
