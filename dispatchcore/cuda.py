@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import threading
+import warnings
 from typing import Any
 
 from .keys import DispatchKey
@@ -66,7 +67,17 @@ _state: _State | None = None
 
 
 def _probe() -> _State:
-    """Import pycuda, load the driver, find device 0 and push its primary context (once)."""
+    """Import pycuda, load the driver, find device 0 and push its primary context (once).
+
+    pycuda's own import-time warnings (deprecations in its dependencies) are not the user's
+    concern, and must not turn into errors where warnings are errors (pytest's filterwarnings).
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _probe_quietly()
+
+
+def _probe_quietly() -> _State:
     state = _State()
     try:
         import pycuda  # noqa: F401 - the package alone needs no driver
@@ -145,7 +156,7 @@ def init() -> None:
 
 
 def driver() -> Any:
-    """pycuda's driver module, after ``init()``: for the CUDA backend."""
+    """Pycuda's driver module, after ``init()``: for the CUDA backend."""
     init()
     return _state.driver  # type: ignore[union-attr]
 

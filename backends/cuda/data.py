@@ -72,6 +72,38 @@ class CudaData:
         """The viewed elements copied to a new host array (dense layouts keep their strides)."""
         return to_numpy(self)
 
+    # Element access for host-side tools that poke a tensor's data as numpy allows (gradcheck
+    # perturbs ``data[index]``): one element per call, copied synchronously. Integer indices only.
+    def _element_ptr(self, index: Any) -> int:
+        index = index if isinstance(index, tuple) else (index,)
+        if len(index) != self.ndim or not all(isinstance(i, (int, np.integer)) for i in index):
+            raise TypeError("CudaData supports element indexing with one integer per dimension only; "
+                            "use tensor operations for anything else")
+        offset = 0
+        for i, size, stride in zip(index, self.shape, self.element_strides()):
+            i = int(i)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension with size {size}")
+            offset += (i % size) * stride
+        return self.ptr + offset * self.itemsize
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        host = np.empty(1, self.dtype)
+        runtime.get_runtime().dtoh(host, self._element_ptr(index))
+        return host.reshape(())
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        runtime.get_runtime().htod(self._element_ptr(index), np.asarray(value).astype(self.dtype).reshape(1))
+
+    def reshape(self, *shape: Any) -> CudaData:
+        """A view with another shape; contiguous data only (``ndarray.reshape`` without a copy)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if not shapes.is_contiguous(self.shape, self.element_strides()):
+            raise ValueError("CudaData.reshape needs contiguous data; use Tensor.reshape")
+        new = shapes.infer_view_shape([int(s) for s in shape], self.size)
+        return CudaData(self.storage, new, shapes.contiguous_strides(new), self.dtype, self.storage_offset)
+
     def __repr__(self) -> str:
         return (f"CudaData(shape={self.shape}, strides={self.element_strides()}, dtype={self.dtype}, "
                 f"storage_offset={self.storage_offset})")

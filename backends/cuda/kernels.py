@@ -27,7 +27,7 @@ from ..meta import kernels as _meta_kernels
 from ..meta import shapes
 from ..meta.kernels import meta_tensor
 from . import launch, sources
-from .data import CUDA, CudaData, cuda_empty, cuda_tensor, from_numpy, to_numpy
+from .data import CudaData, cuda_empty, cuda_tensor, from_numpy, to_numpy
 
 __all__ = ["KERNELS"]
 
@@ -152,7 +152,11 @@ def _fresh(m: Tensor) -> tuple[Tensor, CudaData]:
 
 
 def _target(self: Tensor, m: Tensor, compute: np.dtype) -> tuple[Tensor, CudaData]:
-    """(tensor to return, data to compute into): ``self`` itself when its dtype is the compute dtype."""
+    """(tensor to return, data to compute into) of an in-place or out= op.
+
+    ``self``'s own data when its dtype is the compute dtype; otherwise a temporary, which ``_store``
+    then casts into ``self`` (TensorIterator computes in the common dtype, casts on the store).
+    """
     if self.dtype.np == compute:
         return self, self._data
     return self, cuda_empty(self.shape, compute)._data
@@ -373,7 +377,10 @@ def _unary(name: str, self: Tensor, out: Tensor | None, inplace: bool) -> Tensor
                                           "relu": (_MK.relu_meta, _MK.relu__meta, None)}[name]
         allowed = sources.NUMERIC
         compute = self.dtype.np
-    m = in_place(_meta(self)) if inplace else with_out(_meta(self), out=mo) if out is not None else functional(_meta(self))
+    if inplace:
+        m = in_place(_meta(self))
+    else:
+        m = with_out(_meta(self), out=mo) if out is not None else functional(_meta(self))
     code = _code(compute, f"{name}_cuda", allowed)
     a = _as(self, compute)
     if inplace:
@@ -427,8 +434,8 @@ def _clamp(self: Tensor, lo: Any, hi: Any, inplace: bool) -> Tensor:
     a = _as(self, compute)
     target, dst = _target(self, m, compute) if inplace else _fresh(m)
     flags = (lo is not None) | ((hi is not None) << 1)
-    extra = (*launch.scalar_args(0 if lo is None else lo, compute), *launch.scalar_args(0 if hi is None else hi, compute),
-             flags)
+    extra = (*launch.scalar_args(0 if lo is None else lo, compute),
+             *launch.scalar_args(0 if hi is None else hi, compute), flags)
     launch.pointwise("clamp", dst, [a], extra, code)
     return _store(dst, target)
 
@@ -465,7 +472,7 @@ _F32 = np.dtype(np.float32)
 
 
 def _sum_into(out: CudaData, src: Tensor, dims: Sequence[int], scale: float, name: str) -> None:
-    """sum (or, with ``scale``, mean) of ``src`` over ``dims`` into ``out``, accumulating as torch does."""
+    """Sum (or, with ``scale``, mean) of ``src`` over ``dims`` into ``out``, accumulating as torch does."""
     dt = out.dtype
     acc = _F32 if dt == np.float16 else dt  # half sums in float
     _code(acc, f"{name}_cuda", ("f32", "f64", "i64"))
@@ -879,4 +886,3 @@ def _table() -> tuple[tuple[str, Any], ...]:
 
 
 KERNELS: tuple[tuple[str, Any], ...] = _table()
-_ = CUDA  # the device CUDA tensors report (data.py)

@@ -137,10 +137,10 @@ def red_geom(kept: Sequence[int], kin: Sequence[int], kout: Sequence[int], red: 
     rs, (ri, ro) = coalesce(red, [rin, rout])
     if len(ks) > MAX_DIMS or len(rs) > MAX_DIMS:
         raise _too_many_dims(max(len(ks), len(rs)))
-    g = np.zeros(2 + 6 * MAX_DIMS, _I64)
-    g[0], g[1] = len(ks), len(rs)
+    g = np.zeros(4 + 6 * MAX_DIMS, _I64)
+    g[0], g[1], g[2], g[3] = len(ks), len(rs), shapes.numel(kept), shapes.numel(red)
     for k, values in enumerate((ks, ki, ko, rs, ri, ro)):
-        base = 2 + k * MAX_DIMS
+        base = 4 + k * MAX_DIMS
         g[base:base + len(values)] = values
     return g.tobytes()
 
@@ -219,9 +219,13 @@ def matmul(c: CudaData, a: CudaData, b: CudaData) -> None:
     else:
         batch, m, k = a.shape
         n = b.shape[2]
-    grid = ((n + 63) // 64, (m + 63) // 64, min(batch, 65535))
-    args = [c.ptr, a.ptr, b.ptr, m, n, k, batch, *sa, *sb, *sc]
-    get_runtime().launch("matmul", "matmul", _code(a.dtype), grid, args)
+    rt, code, size = get_runtime(), _code(a.dtype), a.itemsize
+    rows = 65535 * 64  # grid.y is at most 65535 tiles of 64 rows: taller products go in slices
+    for r0 in range(0, m, rows):
+        mr = min(rows, m - r0)
+        grid = ((n + 63) // 64, (mr + 63) // 64, min(batch, 65535))
+        args = [c.ptr + r0 * sc[1] * size, a.ptr + r0 * sa[1] * size, b.ptr, mr, n, k, batch, *sa, *sb, *sc]
+        rt.launch("matmul", "matmul", code, grid, args)
 
 
 _NO_BAD_TARGET = -(1 << 63)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import threading
+import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -34,7 +35,9 @@ class Runtime:
         major, minor = drv.Device(0).compute_capability()
         self.arch = f"sm_{major}{minor}"
         try:  # pycuda's caching allocator: cuMemAlloc/cuMemFree synchronise, a pool does not
-            from pycuda.tools import DeviceMemoryPool
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # its dependencies' import-time deprecations
+                from pycuda.tools import DeviceMemoryPool
 
             self.pool: Any = DeviceMemoryPool()
         except ImportError:

@@ -29,7 +29,7 @@ KERNEL_DIR = pathlib.Path(__file__).resolve().parent / "kernels"
 BLOCK = 256  # threads per block of every kernel (DC_THREADS; __launch_bounds__)
 MAX_DIMS = 8  # DC_MAX_DIMS
 PWGEOM_BYTES = 8 * (2 + MAX_DIMS + 4 * MAX_DIMS)
-REDGEOM_BYTES = 8 * (2 + 6 * MAX_DIMS)
+REDGEOM_BYTES = 8 * (4 + 6 * MAX_DIMS)
 
 # dtype codes, as the kernels' C typedefs name them
 CODES: dict[str, np.dtype] = {
@@ -104,7 +104,8 @@ def _pointwise(code: str) -> list[KernelSpec]:
                          f"Add<{acc}> f; f.alpha = dc_scalar<{acc}>(sd, si); dc_binary(g, out, a, b, f);"))
     for op, (functor, codes) in _BINARY.items():
         if t in codes:
-            ks.append(KernelSpec(kernel_name(op, t), (geom, out, a, b), f"dc_binary(g, out, a, b, {functor}<{acc}>());"))
+            body = f"dc_binary(g, out, a, b, {functor}<{acc}>());"
+            ks.append(KernelSpec(kernel_name(op, t), (geom, out, a, b), body))
     ks.append(KernelSpec(kernel_name("where", t), (geom, out, ("const b8*", "c"), a, b),
                          f"dc_where<{t}>(g, out, c, a, b);"))
     return ks
@@ -154,7 +155,7 @@ def _loss(code: str) -> list[KernelSpec]:
 _SPECS = {"pointwise": _pointwise, "reduce": _reduce, "softmax": _softmax, "matmul": _matmul, "loss": _loss}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def specs(family: str, code: str) -> tuple[KernelSpec, ...]:
     """The kernels of one module (family, dtype code)."""
     if code not in FAMILIES[family]:
@@ -201,7 +202,7 @@ def module_source(family: str, codes: tuple[str, ...] | str) -> str:
 
 # --- building ------------------------------------------------------------------------------------
 def nvcc_path() -> str | None:
-    """nvcc from ``$CUDA_HOME``/``$CUDA_ROOT``, PATH, or /usr/local/cuda."""
+    """Nvcc from ``$CUDA_HOME``/``$CUDA_ROOT``, PATH, or /usr/local/cuda."""
     for var in ("CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"):
         root = os.environ.get(var)
         if root and (pathlib.Path(root) / "bin" / "nvcc").exists():
@@ -213,7 +214,7 @@ def nvcc_path() -> str | None:
     return str(default) if default.exists() else None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _nvcc_version(nvcc: str) -> str:
     out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False).stdout
     return out.strip().splitlines()[-1] if out.strip() else "unknown"
@@ -333,3 +334,4 @@ def _parse_ptxas(log: str) -> list[PtxasReport]:
                                        int(current.get("stack", 0))))
             current = {}
     return reports
+

@@ -59,4 +59,5 @@ def test_backends_use_only_dispatchcore_public_modules():
 def test_entry_points_name_the_backends():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     eps = config["project"]["entry-points"]["dispatchcore.backends"]
-    assert eps == {"cpu": "dispatchcore_backends.cpu:register", "meta": "dispatchcore_backends.meta:register"}
+    assert eps == {"cpu": "dispatchcore_backends.cpu:register", "meta": "dispatchcore_backends.meta:register",
+                   "cuda": "dispatchcore_backends.cuda:register"}

@@ -32,8 +32,10 @@ struct PwGeom {
 // Reduction geometry: kept dimensions (one output element each) and reduced dimensions, with
 // input and output element strides for both (the output's reduced strides matter for softmax).
 struct RedGeom {
-  i64 nk;
-  i64 nr;
+  i64 nk;      // kept dimensions (after merging), and their element count = the number of outputs
+  i64 nr;      // reduced dimensions (after merging; size-1 dimensions are dropped, so it may be 0)
+  i64 knumel;
+  i64 rnumel;  // elements reduced into each output
   i64 ksizes[DC_MAX_DIMS];
   i64 kin[DC_MAX_DIMS];
   i64 kout[DC_MAX_DIMS];
@@ -116,6 +118,13 @@ template <typename C> __device__ __forceinline__ C dc_scalar(double d, i64 i) { 
 template <> __device__ __forceinline__ float dc_scalar<float>(double d, i64 i) { return static_cast<float>(d); }
 template <> __device__ __forceinline__ double dc_scalar<double>(double d, i64 i) { return d; }
 template <> __device__ __forceinline__ b8 dc_scalar<b8>(double d, i64 i) { return i != 0; }
+
+// A Scalar operand of a tensor of type T: first converted to T (TensorIterator casts a wrapped
+// number to the common dtype), then read in Acc<T>. Only half differs from dc_scalar.
+template <typename T> __device__ __forceinline__ typename Acc<T>::type dc_scalar_as(double d, i64 i) {
+  return dc_scalar<typename Acc<T>::type>(d, i);
+}
+template <> __device__ __forceinline__ float dc_scalar_as<f16>(double d, i64 i) { return __half2float(__double2half(d)); }
 
 // Math overloads: the float versions call the single-precision functions.
 __device__ __forceinline__ float dc_exp(float x) { return expf(x); }

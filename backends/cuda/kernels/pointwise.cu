@@ -132,7 +132,7 @@ template <typename O, typename T, template <typename> class F>
 __device__ __forceinline__ void dc_scalar_op(const PwGeom& g, O* out, const T* a, double sd, i64 si) {
   typedef typename Acc<T>::type C;
   F<C> f;
-  f.s = dc_scalar<C>(sd, si);
+  f.s = dc_scalar_as<T>(sd, si);
   dc_unary_loop(g, out, a, f);
 }
 
@@ -141,8 +141,8 @@ __device__ __forceinline__ void dc_clamp(const PwGeom& g, T* out, const T* a, do
                                          i64 hii, i64 flags) {
   typedef typename Acc<T>::type C;
   Clamp<C> f;
-  f.lo = dc_scalar<C>(lod, loi);
-  f.hi = dc_scalar<C>(hid, hii);
+  f.lo = dc_scalar_as<T>(lod, loi);
+  f.hi = dc_scalar_as<T>(hid, hii);
   f.flags = flags;
   dc_unary_loop(g, out, a, f);
 }

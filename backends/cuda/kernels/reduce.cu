@@ -24,7 +24,7 @@ __device__ __forceinline__ void dc_reduce(const RedGeom& g, T* out, const T* in,
   const i64 base = dc_kept_offset(g, o, g.kin);
   const i64 start = (i64)blockIdx.y * chunk;
   i64 end = start + chunk;
-  if (end > g.nr) end = g.nr;
+  if (end > g.rnumel) end = g.rnumel;
   A acc = init;
   for (i64 r = start + threadIdx.x; r < end; r += blockDim.x) {
     acc = op(acc, (A)dc_load(in + base + dc_offset(r, g.nr, g.rsizes, g.rin)));
@@ -38,8 +38,11 @@ __device__ __forceinline__ void dc_reduce(const RedGeom& g, T* out, const T* in,
 
 // argmax over the reduced dimensions (the index is linear over them, row-major), and with
 // out_val != 0 the max itself (max.dim). The first maximum wins; NaN counts as the maximum.
+// An index of -1 means "nothing seen yet" (a thread with no element): it loses to anything.
 template <typename A>
 __device__ __forceinline__ bool dc_arg_better(A v, i64 i, A best, i64 besti) {
+  if (i < 0) return false;
+  if (besti < 0) return true;
   if (dc_isnan(best)) return dc_isnan(v) && i < besti;
   if (dc_isnan(v)) return true;
   return v > best || (v == best && i < besti);
@@ -53,19 +56,19 @@ __device__ __forceinline__ void dc_argmax(const RedGeom& g, i64* out_idx, T* out
   const i64 o = blockIdx.x;
   const i64 base = dc_kept_offset(g, o, g.kin);
   A best = dc_lowest<A>();
-  i64 besti = g.nr;  // "none yet": loses every tie
-  for (i64 r = threadIdx.x; r < g.nr; r += blockDim.x) {
-    A v = (A)dc_load(in + base + dc_offset(r, g.nr, g.rsizes, g.rin));
-    if (besti == g.nr || dc_arg_better(v, r, best, besti)) {
+  i64 besti = -1;
+  for (i64 r = threadIdx.x; r < g.rnumel; r += blockDim.x) {
+    const A v = (A)dc_load(in + base + dc_offset(r, g.nr, g.rsizes, g.rin));
+    if (dc_arg_better(v, r, best, besti)) {
       best = v;
       besti = r;
     }
   }
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
   for (int off = 16; off > 0; off >>= 1) {
-    A v = __shfl_down_sync(0xffffffffu, best, off);
-    i64 i = __shfl_down_sync(0xffffffffu, besti, off);
-    if (i != g.nr && (besti == g.nr || dc_arg_better(v, i, best, besti))) {
+    const A v = __shfl_down_sync(0xffffffffu, best, off);
+    const i64 i = __shfl_down_sync(0xffffffffu, besti, off);
+    if (lane + off < 32 && dc_arg_better(v, i, best, besti)) {
       best = v;
       besti = i;
     }
@@ -78,7 +81,7 @@ __device__ __forceinline__ void dc_argmax(const RedGeom& g, i64* out_idx, T* out
   if (threadIdx.x == 0) {
     const unsigned nwarps = (blockDim.x + 31u) >> 5;
     for (unsigned w = 1; w < nwarps; ++w) {
-      if (sidx[w] != g.nr && (besti == g.nr || dc_arg_better(sval[w], sidx[w], best, besti))) {
+      if (dc_arg_better(sval[w], sidx[w], best, besti)) {
         best = sval[w];
         besti = sidx[w];
       }

@@ -9,7 +9,8 @@ __device__ __forceinline__ void dc_softmax(const RedGeom& g, T* out, const T* in
   const i64 o = blockIdx.x;
   const i64 ibase = dc_offset(o, g.nk, g.ksizes, g.kin);
   const i64 obase = dc_offset(o, g.nk, g.ksizes, g.kout);
-  const i64 n = g.rsizes[0], istride = g.rin[0], ostride = g.rout[0];
+  // a softmax dimension of size 1 was merged away (nr == 0): one element, stride irrelevant
+  const i64 n = g.rnumel, istride = g.nr ? g.rin[0] : 0, ostride = g.nr ? g.rout[0] : 0;
   A m = dc_lowest<A>();
   for (i64 r = threadIdx.x; r < n; r += blockDim.x) m = DcMax()(m, dc_load(in + ibase + r * istride));
   m = dc_block_reduce(m, DcMax(), smem);
