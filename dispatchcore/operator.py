@@ -238,16 +238,20 @@ class OperatorHandle:
         ``op.redispatch(ks & DispatchKeySet.full_after(DispatchKey.AutogradCPU), x)``.
         """
         bits = keyset if type(keyset) is int else keyset._bits  # type: ignore[union-attr]  # fast exact-int test
-        f = (bits >> NUM_BACKENDS).bit_length()
-        entry = self._dispatch[1][FUNCTIONALITY_BASE[f] + ((bits & BACKEND_MASK).bit_length() & BACKEND_SELECT[f])]
+        f = (bits >> 16).bit_length()  # as in __call__: literals instead of NUM_BACKENDS/BACKEND_MASK
+        entry = self._dispatch[1][FUNCTIONALITY_BASE[f] + ((bits & 0xFFFF).bit_length() & BACKEND_SELECT[f])]
         if entry is None:
             return self._report_missing(bits, args, kwargs, redispatched=True)
         fn, convention = entry
+        if kwargs:  # forwarding an empty **kwargs costs more than the test
+            if convention:
+                if convention == 2:
+                    return fn(bits, *args, **kwargs)
+                return fn(DispatchKeySet._from_bits(bits), *args, **kwargs)
+            return fn(*args, **kwargs)
         if convention:
-            if convention == 2:
-                return fn(bits, *args, **kwargs)
-            return fn(DispatchKeySet._from_bits(bits), *args, **kwargs)
-        return fn(*args, **kwargs)
+            return fn(bits, *args) if convention == 2 else fn(DispatchKeySet._from_bits(bits), *args)
+        return fn(*args)
 
     # --- the general and slow paths ---------------------------------------------------------
     def _call_general(self, args: tuple, kwargs: dict) -> Any:

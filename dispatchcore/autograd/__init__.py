@@ -4,6 +4,7 @@ Autograd lives at the Autograd dispatch keys: built-in derivatives and user ``Fu
 subclasses are Autograd-key kernels, and guards mask keys in the thread-local sets.
 """
 
+from .function import BackwardCFunction, Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -12,18 +13,21 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import AccumulateGrad, Node, backward, grad
-from .function import BackwardCFunction, Function, FunctionCtx, once_differentiable
 
 __all__ = [
     "AccumulateGrad",
     "BackwardCFunction",
     "Function",
     "FunctionCtx",
+    "GradcheckError",
     "Node",
     "backward",
     "enable_grad",
     "grad",
+    "gradcheck",
+    "gradgradcheck",
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",

@@ -151,11 +151,13 @@ def _mean_backward(g: Any, self_shape: tuple[int, ...], dim: Any, keepdim: bool)
     return A.div.Scalar(_sum_backward(g, self_shape, dim, keepdim), count)
 
 
-def _mse_backward(g: Any, self: Any, target: Any, reduction: int) -> tuple[Any, Any]:
+def _mse_backward(g: Any, self: Any, target: Any, reduction: int,
+                  grad_input_mask: tuple[bool, bool]) -> tuple[Any, Any]:
     diff = A.sub.Tensor(self, target)
     norm = 2.0 / diff.numel() if reduction == 1 else 2.0
     grad_self = A.mul.Tensor(A.mul.Scalar(diff, norm), g)
-    return grad_self, A.neg.default(grad_self)
+    return (grad_self if grad_input_mask[0] else None,
+            A.neg.default(grad_self) if grad_input_mask[1] else None)
 
 
 def _nll_backward(g: Any, self_shape: tuple[int, ...], target: Any, weight: Any, reduction: int,
@@ -364,6 +366,8 @@ def register(lib: Library) -> None:
     r(lib, "cat", "CatBackward0", ("tensors",), _cat_backward)
     r(lib, "stack", "StackBackward0", ("tensors",), _stack_backward)
     r(lib, "clone", "CloneBackward0", ("self",), lambda g: g)
+    r(lib, "_unsafe_view", "UnsafeViewBackward0", ("self",),
+      lambda g, self_shape: A.reshape.default(g, list(self_shape)))
     r(lib, "_to_copy", "ToCopyBackward0", ("self",), _to_copy_backward)
     r(lib, "copy_", "CopyBackwards", ("self", "src"), (lambda g: _zeros_like(g), lambda g: g), mutates="self")
     r(lib, "fill_.Scalar", "FillBackward2", ("self",), lambda g: _zeros_like(g), mutates="self")

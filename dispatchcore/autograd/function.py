@@ -22,10 +22,15 @@ from .graph import Node, SavedTensor, gradient_edge
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"]
 
 
-def _is_tensor(x: Any) -> bool:
-    from ..tensor import Tensor
+_tensor_type: list[type] = []  # dispatchcore.Tensor, bound on first use (tensor.py imports this package)
 
-    return isinstance(x, Tensor)
+
+def _is_tensor(x: Any) -> bool:
+    if not _tensor_type:
+        from ..tensor import Tensor
+
+        _tensor_type.append(Tensor)
+    return isinstance(x, _tensor_type[0])
 
 
 class FunctionCtx:
@@ -83,19 +88,31 @@ class BackwardCFunction(Node, FunctionCtx):
     """Base of the ``<Name>Backward`` node classes that custom Functions create."""
 
     _function: type[Function]
+    # per-node state; class-level defaults, so a node only stores what its Function sets
+    needs_input_grad: tuple[bool, ...] = ()
+    materialize_grads = True
+    _to_save: tuple[Any, ...] = ()
+    _dirty: tuple[Any, ...] = ()
+    _non_differentiable: tuple[Any, ...] = ()
+    _saved_variables: tuple[SavedTensor, ...] = ()
+    _is_tensor_input: tuple[bool, ...] = ()
+    _input_meta: tuple[Any, ...] = ()  # (shape, dtype) per tensor input
+    _output_meta: tuple[Any, ...] = ()  # (shape, dtype, device) per tensor output
 
     def __init__(self) -> None:
         Node.__init__(self, ())
-        self.saved_data: dict[str, Any] = {}
-        self.needs_input_grad: tuple[bool, ...] = ()
-        self.materialize_grads = True
-        self._to_save: tuple[Any, ...] = ()
-        self._dirty: tuple[Any, ...] = ()
-        self._non_differentiable: tuple[Any, ...] = ()
-        self._saved_variables: tuple[SavedTensor, ...] = ()
-        self._is_tensor_input: tuple[bool, ...] = ()
-        self._input_meta: tuple[Any, ...] = ()  # (shape, dtype) per tensor input
-        self._output_meta: tuple[Any, ...] = ()
+
+    @property
+    def saved_data(self) -> dict[str, Any]:
+        """C++ ``AutogradContext::saved_data``: a dict for non-tensor state, made on first use."""
+        data = self.__dict__.get("_saved_data")
+        if data is None:
+            data = self.__dict__["_saved_data"] = {}
+        return data
+
+    @saved_data.setter
+    def saved_data(self, value: dict[str, Any]) -> None:
+        self.__dict__["_saved_data"] = value
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         """``PyNode::apply``: call the user's backward, then check and fit its gradients."""
@@ -130,7 +147,7 @@ class BackwardCFunction(Node, FunctionCtx):
             if g is None or nxt is None:
                 continue
             shape, dtype = self._input_meta[i]
-            if tuple(g.shape) != shape:
+            if tuple(g._data.shape) != shape:
                 g = out[i] = _sum_to_or_raise(g, shape, type(self).__name__, i)
             if g.dtype != dtype:
                 out[i] = g.to(dtype)
@@ -186,6 +203,7 @@ class _FunctionMeta(type):
                                  {"_function": cls, "_forward_cls": cls})
 
 
+_NO_GRAD = ((False, False), (False, True))  # the autograd state for forward, by inference-mode flag
 _ACTIVE_FORWARDS: ContextVar[frozenset[Any]] = ContextVar("dispatchcore_active_forwards", default=frozenset())
 
 
@@ -234,18 +252,18 @@ class Function(metaclass=_FunctionMeta):
         if kwargs or custom_setup:
             args = _bind_forward(cls, args, kwargs, custom_setup)
         ctx = cls._backward_cls()
-        is_tensor = tuple(_is_tensor(a) for a in args)
-        needs = tuple(t and a._requires_grad for t, a in zip(is_tensor, args))
+        is_tensor = tuple([_is_tensor(a) for a in args])
+        needs = tuple([t and a._requires_grad for t, a in zip(is_tensor, args)])
         state = _AUTOGRAD_STATE.get()
-        executable = state[0] and any(needs)
+        executable = state[0] and True in needs
         ctx.needs_input_grad = needs
         ctx._is_tensor_input = is_tensor
         tensor_inputs = [a for a, t in zip(args, is_tensor) if t]
         if executable:
             # edges are collected before forward runs: forward may rebase a dirty input's history
-            ctx.next_functions = tuple(gradient_edge(a) for a in tensor_inputs)
-            ctx._input_meta = tuple((tuple(a.shape), a.dtype) for a in tensor_inputs)
-        _autograd_state_set((False, state[1]))  # forward runs with grad mode off (dispatch TLS untouched)
+            ctx.next_functions = tuple([gradient_edge(a) for a in tensor_inputs])
+            ctx._input_meta = tuple([(tuple(a._data.shape), a.dtype) for a in tensor_inputs])
+        _autograd_state_set(_NO_GRAD[state[1]])  # forward runs with grad mode off (dispatch TLS untouched)
         try:
             if custom_setup:
                 output = cls.forward(*args)
@@ -358,9 +376,9 @@ def _wrap_outputs(ctx: BackwardCFunction, tensor_inputs: list[Any], output: Any,
             results.append(out)
             continue
         is_input = id(out) in input_ids
-        is_modified = any(out is d for d in dirty)
-        differentiable = executable and not any(out is n for n in non_diff) and (
-            out.dtype.is_floating_point or out.dtype.is_complex)
+        is_modified = bool(dirty) and any(out is d for d in dirty)
+        differentiable = executable and out._data.dtype.kind in "fc" and not (
+            non_diff and any(out is n for n in non_diff))
         if not differentiable:
             if not out._requires_grad:
                 if is_input and not is_modified:
@@ -397,8 +415,8 @@ def _wrap_outputs(ctx: BackwardCFunction, tensor_inputs: list[Any], output: Any,
             "Some elements marked as dirty during the forward method were not returned as output. "
             "The inputs that are modified inplace must all be outputs of the Function.")
     if executable:
-        ctx._output_meta = tuple((tuple(o.shape), o.dtype, o.device) if _is_tensor(o) else None
-                                 for o in results)
+        ctx._output_meta = tuple([(tuple(o._data.shape), o.dtype, o.device) if _is_tensor(o) else None
+                                  for o in results])
         ctx._num_outputs = len(results)  # type: ignore[attr-defined]
         saved = []
         for i, t in enumerate(to_save):

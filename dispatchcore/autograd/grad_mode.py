@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from ..keys import DispatchKey
 from ..keyset import AUTOGRAD_KEYSET, key_bits
-from ..tls import _TLS, _state
+from ..tls import _DEFAULT_STATE, _TLS, _state
 
 __all__ = [
     "enable_grad",
@@ -128,9 +128,14 @@ def _restore_grad_mode(token: Any) -> None:
     try:
         _autograd_state_reset(token)
     except (RuntimeError, ValueError):
-        old = token.old_value
-        prev = True if old is token.MISSING else old[0]
+        prev = _old_value(token, (True, False))[0]
         _autograd_state_set(_STATES[prev][autograd_state_get()[1]])
+
+
+def _old_value(token: Any, default: Any) -> Any:
+    """The value a ContextVar had before ``token``'s set (its default when it had none)."""
+    old = token.old_value
+    return default if old is token.MISSING else old
 
 
 class _GradModeGuard(_NoParamDecoratorContextManager):
@@ -230,8 +235,8 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
             _autograd_state_reset(self._state_token)
             _tls_reset(self._tls_token)
         except (RuntimeError, ValueError):  # re-entered instance or another context: set, not reset
-            _autograd_state_set(self._state_token.old_value)
-            _tls_set(self._tls_token.old_value)
+            _autograd_state_set(_old_value(self._state_token, (True, False)))
+            _tls_set(_old_value(self._tls_token, _DEFAULT_STATE))
 
     def _clone(self) -> Any:
         return inference_mode(self._mode)

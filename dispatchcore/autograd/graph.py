@@ -3,8 +3,10 @@
 Mirrors ``torch/csrc/autograd/{function.h,engine.cpp,saved_variable.cpp}``. A node's
 ``next_functions`` are ``(node, input_nr)`` edges to the nodes that produced its inputs (or to
 a leaf's ``AccumulateGrad``). The engine counts dependencies first, then runs nodes from a
-ready heap ordered by sequence number (newest first, as torch's CPU ready queue does), so the
-order is deterministic. Backward formulas call dispatched operators, so with
+ready heap ordered by sequence number (newest first, as torch's CPU ready queue does; an
+AccumulateGrad has the largest, so a ready leaf accumulates first), so the order is
+deterministic. With ``inputs`` (``autograd.grad``, ``backward(inputs=...)``) only the nodes on a
+path to them run, and only their hooks fire (``init_to_execute``). Backward formulas call dispatched operators, so with
 ``create_graph=True`` they record a graph of their own and higher-order gradients work.
 """
 
@@ -177,8 +179,11 @@ def gradient_edge(t: Any) -> tuple[Node | None, int]:
 
 
 def _view_grad_fn(t: Any) -> Any:
-    """A view's current grad_fn; dispatchcore.autograd.kernels replaces this with the version
-    that regenerates it after an in-place change of its base (``VariableHooks::grad_fn``)."""
+    """A view's current grad_fn (``VariableHooks::grad_fn``).
+
+    dispatchcore.autograd.kernels replaces this with the version that regenerates it after an
+    in-place change of its base.
+    """
     return t._grad_fn
 
 
@@ -463,11 +468,12 @@ def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any] | None) -> l
                         f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
                 g = ones_like(out)
         elif hasattr(g, "_key_bits"):
-            if tuple(g.shape) != tuple(out.shape):
+            gdata, odata = g._data, out._data  # backend data: numpy's shape and dtype attributes
+            if gdata.shape != odata.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape!r} and output[{i}] "
                     f"has a shape of {out.shape!r}.")
-            if out.dtype.is_complex != g.dtype.is_complex:
+            if (odata.dtype.kind == "c") != (gdata.dtype.kind == "c"):
                 raise RuntimeError(
                     "For complex Tensors, both grad_output and output are required to have the same "
                     f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and "
@@ -562,8 +568,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     grads = _make_grads(outputs, _as_list(grad_outputs) if grad_outputs is not None else None)
     if retain_graph is None:
         retain_graph = create_graph
+    roots = _roots(outputs, grads)  # first, as torch does: a leaf output gets its accumulator here
     edges = _input_edges(inputs)
-    captured = run_backward(_roots(outputs, grads), retain_graph=retain_graph,
+    captured = run_backward(roots, retain_graph=retain_graph,
                             create_graph=create_graph, inputs=edges, accumulate_grad=False)
     result = []
     for i, (t, g) in enumerate(zip(inputs, captured)):

@@ -47,9 +47,11 @@ __all__ = [
     "Derivative",
     "ViewMeta",
     "make_autograd_kernel",
+    "rebase_history",
     "register_derivative",
     "register_nondifferentiable",
     "register_out_kernel",
+    "set_creation_meta",
     "sum_to",
     "view_grad_fn",
 ]
@@ -60,6 +62,7 @@ _tls_reset = _TLS.reset
 _state_get = _AUTOGRAD_STATE.get
 _BELOW_CLEAR = FULL & ~(AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW & ~BACKEND_MASK)
 _below_cache: dict[tuple[int, int, int], tuple[int, int, int]] = {}
+_AFTER_AUTOGRAD = AFTER_AUTOGRAD
 _node_init = Node.__init__
 _new = object.__new__
 _FLOAT_KINDS = "fc"  # numpy dtype kinds of differentiable (floating and complex) dtypes
@@ -76,8 +79,9 @@ def below_state(state: tuple[int, int, int]) -> tuple[int, int, int]:
 
 
 # --- views: creation meta and grad_fn regeneration -------------------------------------------
-# torch's CreationMeta (torch/csrc/autograd/variable.h), as far as dispatchcore models it
-CREATION_DEFAULT, CREATION_NO_GRAD, CREATION_INFERENCE = 0, 3, 4
+# torch's CreationMeta (torch/csrc/autograd/variable.h)
+CREATION_DEFAULT, CREATION_IN_CUSTOM_FUNCTION, CREATION_MULTI_OUTPUT_NODE = 0, 1, 2
+CREATION_NO_GRAD, CREATION_INFERENCE = 3, 4
 
 
 class ViewMeta(AutogradMeta):
@@ -108,6 +112,18 @@ def _view_meta(t: Any) -> ViewMeta:
         new.retains_grad = meta.retains_grad
     t._meta = new
     return new
+
+
+def set_creation_meta(view: Any, creation_meta: int) -> None:
+    """Record how a view was made (``set_creation_meta``), e.g. ``CREATION_IN_CUSTOM_FUNCTION``.
+
+    torch's ``_wrap_outputs`` marks the views a custom Function returns this way; an in-place op
+    on such a view is then refused with torch's text.
+    """
+    if view._base is not None and view._vc is not None:
+        meta = _view_meta(view)
+        meta.creation_meta = creation_meta
+        meta.attr_version = view._vc[0]
 
 
 def mark_inference_view(out: Any) -> None:
@@ -157,11 +173,27 @@ def _regenerate_view_grad_fn(t: Any) -> Node:
     node._deriv = d
     node._num_outputs = 1
     node._in_meta = ((tuple(base._data.shape), base._data.dtype),)
+    old, old_nr = t._grad_fn, t._output_nr
     t._grad_fn = node
     t._output_nr = 0
     t._requires_grad = True
     _view_meta(t).attr_version = t._vc[0]
+    _move_retains_grad_hook(t, old, old_nr, node)
     return node
+
+
+def _move_retains_grad_hook(t: Any, old: Any, old_nr: int, new: Node) -> None:
+    """``update_tensor_hooks_on_new_gradfn``: ``retain_grad`` follows the tensor to its new grad_fn.
+
+    Hooks registered before stay on the old node and see the gradient of the old value.
+    """
+    meta = t._meta
+    if meta is None or not meta.retains_grad or old is None:
+        return
+    hooks = old._retains_grad_hooks
+    hook = hooks.pop(old_nr, None) if hooks else None
+    if hook is not None:
+        new._register_retains_grad_hook(t._output_nr, hook)
 
 
 _AS_STRIDED: list[Derivative] = []  # the as_strided derivative, once registered
@@ -190,18 +222,25 @@ class BuiltinNode(Node):
             if all(g is None for g in grads):
                 return (None,) * n
             grad = grads
-        values = {name: (v.unpack(self) if type(v) is SavedTensor else v) for name, v in self._values.items()}
+        raw = self._values
         formulas = d.per_input
         if formulas is None:
+            values = {name: _unpack(v, self) for name, v in raw.items()}
             if d.wants_mask:
                 values["grad_input_mask"] = tuple(e[0] is not None for e in self.next_functions)
             result = d.formula(grad, **values)
             if type(result) is not tuple:
                 result = (result,)
-        else:
-            result = tuple(
-                f(grad, **{p: values[p] for p in params}) if f is not None and edge[0] is not None else None
-                for (f, params), edge in zip(formulas, self.next_functions))
+        else:  # only the inputs with an edge, each formula with its own saved values, in order
+            out = []
+            for (f, params), edge in zip(formulas, self.next_functions):
+                if f is None or edge[0] is None:
+                    out.append(None)
+                elif params:
+                    out.append(f(grad, *[_unpack(raw[p], self) for p in params]))
+                else:
+                    out.append(f(grad))
+            result = tuple(out)
         return _validate_outputs(self, result)
 
     def _release_variables(self) -> None:
@@ -209,6 +248,15 @@ class BuiltinNode(Node):
         for v in self._values.values():
             if type(v) is SavedTensor:
                 v.free()
+
+
+def _unpack(v: Any, node: Node) -> Any:
+    """A saved value as the formula sees it (tensors version-checked)."""
+    if type(v) is SavedTensor:
+        return v.unpack(node)
+    if type(v) is list and v and type(v[0]) is SavedTensor:
+        return [x.unpack(node) for x in v]
+    return v
 
 
 def _validate_outputs(node: BuiltinNode, grads: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -287,8 +335,8 @@ class CopySlices(Node):
 
 
 # --- derivatives --------------------------------------------------------------------------------
-# what a formula parameter saves: an argument, its metadata, an output, or the mask of inputs
-_ARG, _SHAPE, _DTYPE, _DEVICE, _GEOMETRY, _RESULT, _MASK = range(7)
+# what a formula parameter saves: an argument, its metadata, or an output
+_ARG, _SHAPE, _DTYPE, _DEVICE, _GEOMETRY, _RESULT = range(6)
 _SUFFIXES = (("_shape", _SHAPE), ("_dtype", _DTYPE), ("_device", _DEVICE), ("_geometry", _GEOMETRY))
 
 
@@ -343,18 +391,18 @@ class Derivative:
         self._plans: dict[tuple[bool, ...], tuple[tuple[Any, ...], ...]] = {}
 
     def _plan_entry(self, p: str, names: list[str]) -> tuple[Any, ...]:
+        """``(name, kind, position, argument, default, is the mutated argument)`` of one saved value."""
         if p == "result":
-            return (p, _RESULT, 0, None)
+            return (p, _RESULT, 0, None, None, False)
         if p.startswith("result") and p[6:].isdigit():
-            return (p, _RESULT, int(p[6:]), None)
+            return (p, _RESULT, int(p[6:]), None, None, False)
         for suffix, kind in _SUFFIXES:
             if p.endswith(suffix) and p[:-len(suffix)] in names:
                 base = p[:-len(suffix)]
-                return (p, kind, self.positions.get(base, -1), base)
+                return (p, kind, self.positions.get(base, -1), base, self.defaults.get(base), False)
         if p not in names:
             raise ValueError(f"{self.node_name}: formula parameter {p!r} names no argument of {self.op.schema}")
-        kind = _ARG
-        return (p, kind, self.positions.get(p, -1), p)
+        return (p, _ARG, self.positions.get(p, -1), p, self.defaults.get(p), p == self.mutates)
 
     def plan(self, mask: tuple[bool, ...]) -> tuple[tuple[Any, ...], ...]:
         """The values to save when the inputs needing a gradient are ``mask``."""
@@ -371,19 +419,6 @@ class Derivative:
 
 def _params(f: Callable[..., Any]) -> tuple[str, ...]:
     return tuple(inspect.signature(f).parameters)[1:]
-
-
-def _arg(d: Derivative, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    i = d.positions.get(name, -1)
-    if 0 <= i < len(args):
-        return args[i]
-    if name in kwargs:
-        return kwargs[name]
-    return d.defaults.get(name)
-
-
-def _is_tensor(v: Any) -> bool:
-    return hasattr(v, "_key_bits")
 
 
 def _meta_of(t: Any, kind: int) -> Any:
@@ -428,36 +463,47 @@ def _add_edge(t: Any, edges: list[Any], in_meta: list[Any]) -> None:
         in_meta.append(None)
 
 
-def _save(d: Derivative, node: Node, plan: tuple[tuple[Any, ...], ...], args: tuple[Any, ...],
-          kwargs: dict[str, Any], values: dict[str, Any], *, before: bool) -> None:
-    """Save the plan's argument values (``before`` the op) or its outputs (after it)."""
-    mutated = d.mutates
-    for name, kind, pos, base in plan:
+_PLAIN_TYPES = frozenset({int, float, bool, str, complex})
+
+
+def _save(plan: tuple[tuple[Any, ...], ...], args: tuple[Any, ...], kwargs: dict[str, Any],
+          values: dict[str, Any]) -> None:
+    """Save the plan's argument values (outputs are saved after the op by ``_save_results``)."""
+    nargs = len(args)
+    for name, kind, pos, base, default, mutated in plan:
         if kind == _RESULT:
-            continue  # outputs are saved after the op
-        if kind == _MASK:
             continue
-        v = args[pos] if 0 <= pos < len(args) else (kwargs[base] if base in kwargs else d.defaults.get(base))
+        if 0 <= pos < nargs:
+            v = args[pos]
+        elif base in kwargs:
+            v = kwargs[base]
+        else:
+            v = default
+        tv = type(v)
         if kind == _ARG:
-            if hasattr(v, "_key_bits"):
-                if base == mutated:
+            if v is None or tv in _PLAIN_TYPES:
+                values[name] = v
+            elif tv is list or tv is tuple:
+                values[name] = [SavedTensor(x) for x in v] if v and hasattr(v[0], "_key_bits") else tuple(v)
+            elif hasattr(v, "_key_bits"):
+                if mutated:
                     v = aten.clone.default(v)  # an in-place op saves the original value
                 values[name] = SavedTensor(v)
-            elif type(v) is list and v and hasattr(v[0], "_key_bits"):
-                values[name] = [SavedTensor(x) for x in v]
             else:
                 values[name] = v
         elif v is None:
             values[name] = None
-        elif type(v) in (list, tuple):
-            values[name] = [_meta_of(x, kind) if x is not None else None for x in v]
+        elif tv is list or tv is tuple:
+            values[name] = [None if x is None else _meta_of(x, kind) for x in v]
+        elif kind == _SHAPE:
+            values[name] = tuple(v._data.shape)
         else:
             values[name] = _meta_of(v, kind)
 
 
 def _save_results(plan: tuple[tuple[Any, ...], ...], node: Node, outputs: tuple[Any, ...],
                   values: dict[str, Any]) -> None:
-    for name, kind, index, _ in plan:
+    for name, kind, index, *_ in plan:
         if kind == _RESULT:
             out = outputs[index]
             differentiable = out._grad_fn is node
@@ -472,6 +518,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
     if view:
         return _make_view_kernel(d)
     op = d.op
+    redispatch = op.redispatch
     positions = tuple(p for p in d.input_positions if p >= 0)
     by_name = tuple(n for n, p in zip(d.input_names, d.input_positions) if p < 0)
     list_positions = tuple(d.positions[n] for n in d.input_names if n in d.list_inputs)
@@ -482,33 +529,28 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
     single = d.num_outputs == 1
     node_class = d.node_class
     num_outputs = d.num_outputs
-    plans = d._plans
+    plans: dict[int, tuple[tuple[Any, ...], ...]] = {}  # by bitmask of the inputs needing a gradient
     plan_for = d.plan
 
     def autograd_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
         needs = False
         if _state_get()[0]:  # grad mode: does any differentiable input require grad?
             nargs = len(args)
-            for i in positions:
-                if i < nargs:
-                    if i in list_positions:
-                        if any(getattr(x, "_requires_grad", False) for x in args[i]):
-                            needs = True
-                            break
-                    elif getattr(args[i], "_requires_grad", False):
+            if simple:
+                for i in positions:
+                    if i < nargs and getattr(args[i], "_requires_grad", False):
                         needs = True
                         break
             else:
-                for n in by_name:
-                    if getattr(kwargs.get(n), "_requires_grad", False):
-                        needs = True
-                        break
+                needs = _any_requires_grad(args, kwargs, positions, list_positions, by_name)
         # AutoDispatchBelowADInplaceOrView, set directly: the kernel below must not record again
         state = _tls_get()
-        below = _below_cache.get(state)
-        token = _tls_set(below if below is not None else below_state(state))
         try:
-            result = op.redispatch(bits & AFTER_AUTOGRAD, *args, **kwargs)
+            token = _tls_set(_below_cache[state])
+        except KeyError:
+            token = _tls_set(below_state(state))
+        try:
+            result = redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
             _tls_reset(token)
         if not needs:
@@ -518,7 +560,8 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
             node = _new(node_class)
             edges = []
             in_meta = []
-            mask = []
+            bits_needed = 0  # bit k: input k needs a gradient (its edge is valid)
+            bit = 1
             for i in positions:
                 t = args[i]
                 try:
@@ -526,35 +569,41 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 except AttributeError:
                     edges.append(_NO_EDGE)
                     in_meta.append(None)
-                    mask.append(False)
+                    bit <<= 1
                     continue
                 if base is None:
                     fn = t._grad_fn
                     if fn is not None:
-                        e = (fn, t._output_nr)
+                        edges.append((fn, t._output_nr))
+                        bits_needed |= bit
                     elif t._requires_grad:
-                        e = (_grad_accumulator(t), 0)
+                        m = t._meta
+                        acc = None if m is None else m.grad_accumulator
+                        edges.append((acc if acc is not None else _grad_accumulator(t), 0))
+                        bits_needed |= bit
                     else:
-                        e = _NO_EDGE
+                        edges.append(_NO_EDGE)
                 else:
                     e = gradient_edge(t)
-                edges.append(e)
+                    edges.append(e)
+                    if e[0] is not None:
+                        bits_needed |= bit
+                bit <<= 1
                 data = t._data
                 in_meta.append((data.shape, data.dtype))
-                mask.append(e[0] is not None)
             _node_init(node, tuple(edges))
             node._deriv = d
             node._num_outputs = num_outputs
             node._in_meta = tuple(in_meta)
-            mask = tuple(mask)
+            plan = plans.get(bits_needed)
+            if plan is None:
+                plan = plans[bits_needed] = plan_for(tuple(bool(bits_needed >> k & 1) for k in range(len(positions))))
         else:
             node, mask = _new_node(d, args, kwargs)
-        plan = plans.get(mask)
-        if plan is None:
             plan = plan_for(mask)
         if plan:
             values: dict[str, Any] = {}
-            _save(d, node, plan, args, kwargs, values, before=True)
+            _save(plan, args, kwargs, values)
         else:
             values = _NO_VALUES
         if single:
@@ -580,6 +629,19 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
     return autograd_kernel
 
 
+def _any_requires_grad(args: tuple[Any, ...], kwargs: dict[str, Any], positions: tuple[int, ...],
+                       list_positions: tuple[int, ...], by_name: tuple[str, ...]) -> bool:
+    nargs = len(args)
+    for i in positions:
+        if i < nargs:
+            if i in list_positions:
+                if any(getattr(x, "_requires_grad", False) for x in args[i]):
+                    return True
+            elif getattr(args[i], "_requires_grad", False):
+                return True
+    return any(getattr(kwargs.get(n), "_requires_grad", False) for n in by_name)
+
+
 _NO_EDGE = (None, 0)
 _NO_VALUES: dict[str, Any] = {}  # shared by nodes that save nothing (never mutated)
 
@@ -587,41 +649,55 @@ _NO_VALUES: dict[str, Any] = {}  # shared by nodes that save nothing (never muta
 def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
     """View ops: record like a functional op, and give the view its ViewMeta (``as_view``)."""
     op = d.op
+    redispatch = op.redispatch
+    node_class = d.node_class
+    plan_with_edge = d.plan((True,))
+    plan_without_edge = d.plan((False,))
 
     def autograd_view_kernel(bits: int, self: Any, *args: Any, **kwargs: Any) -> Any:
         grad_mode = _state_get()[0]
         state = _tls_get()
-        below = _below_cache.get(state)
-        token = _tls_set(below if below is not None else below_state(state))
         try:
-            out = op.redispatch(bits & AFTER_AUTOGRAD, self, *args, **kwargs)
+            token = _tls_set(_below_cache[state])
+        except KeyError:
+            token = _tls_set(below_state(state))
+        try:
+            out = redispatch(bits & _AFTER_AUTOGRAD, self, *args, **kwargs)
         finally:
             _tls_reset(token)
-        if out._base is None or out._vc is None or out._data.dtype.kind not in _FLOAT_KINDS:
-            return out  # not a differentiable view (below ADInplaceOrView, inference, integers)
         if grad_mode:
-            if self._requires_grad:
-                full = (self, *args)
-                node, mask = _new_node(d, full, kwargs)
-                values: dict[str, Any] = {}
-                plan = d.plan(mask)
-                if plan:
-                    _save(d, node, plan, full, kwargs, values, before=True)
-                node._values = values
-                out._grad_fn = node
-                out._requires_grad = True
-                out._output_nr = 0
-                creation = CREATION_DEFAULT
-                if self._base is not None:
+            if not self._requires_grad:
+                if self._base is not None:  # propagate_creation_meta of a no_grad/inference view
                     m = self._meta
-                    if type(m) is ViewMeta:
-                        creation = m.creation_meta
-                out._meta = ViewMeta(creation, out._vc[0])
-            elif self._base is not None:
+                    if type(m) is ViewMeta and m.creation_meta != CREATION_DEFAULT and out._base is not None:
+                        out._meta = ViewMeta(m.creation_meta, out._vc[0])
+                return out
+            if out._base is None or out._vc is None or out._data.dtype.kind not in _FLOAT_KINDS:
+                return out  # not a differentiable view (below ADInplaceOrView, inference, integers)
+            node = _new(node_class)
+            edge = gradient_edge(self)
+            _node_init(node, (edge,))
+            node._deriv = d
+            node._num_outputs = 1
+            data = self._data
+            node._in_meta = ((data.shape, data.dtype),)
+            plan = plan_with_edge if edge[0] is not None else plan_without_edge
+            if plan:
+                values: dict[str, Any] = {}
+                _save(plan, (self, *args), kwargs, values)
+                node._values = values
+            else:
+                node._values = _NO_VALUES
+            out._grad_fn = node
+            out._requires_grad = True
+            out._output_nr = 0
+            creation = CREATION_DEFAULT
+            if self._base is not None:
                 m = self._meta
-                if type(m) is ViewMeta and m.creation_meta != CREATION_DEFAULT:
-                    out._meta = ViewMeta(m.creation_meta, out._vc[0])  # propagate_creation_meta
-        else:
+                if type(m) is ViewMeta:
+                    creation = m.creation_meta
+            out._meta = ViewMeta(creation, out._vc[0])
+        elif out._base is not None and out._vc is not None and out._data.dtype.kind in _FLOAT_KINDS:
             out._meta = ViewMeta(CREATION_NO_GRAD, out._vc[0])
             if out._base._requires_grad:
                 out._requires_grad = True  # a view of a tensor that requires grad requires grad
@@ -634,6 +710,7 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
 def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
     """In-place ops: torch's ``check_inplace``, then ``rebase_history`` of the mutated tensor."""
     op = d.op
+    redispatch = op.redispatch
     positions = tuple(p for p in d.input_positions if p >= 0)
     by_name = tuple(n for n, p in zip(d.input_names, d.input_positions) if p < 0)
     mutated_pos = d.positions[d.mutates]
@@ -661,12 +738,14 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
                 plan = d.plan(mask)
                 values: dict[str, Any] = {}
                 if plan:
-                    _save(d, node, plan, args, kwargs, values, before=True)
+                    _save(plan, args, kwargs, values)
         state = _tls_get()
-        below = _below_cache.get(state)
-        token = _tls_set(below if below is not None else below_state(state))
         try:
-            result = op.redispatch(bits & AFTER_AUTOGRAD, *args, **kwargs)
+            token = _tls_set(_below_cache[state])
+        except KeyError:
+            token = _tls_set(below_state(state))
+        try:
+            result = redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
             _tls_reset(token)
         if node is not None:
@@ -681,16 +760,39 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
     return autograd_inplace_kernel
 
 
-_NO_GRAD_VIEW = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
-    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-    "moving both the view and the inplace either both inside the no_grad block (if you don't want "
-    "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
-_INFERENCE_VIEW = (
-    "A view was created in inference mode and is being modified inplace in normal mode. Given that "
-    "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-    "moving both the view and the inplace either both inside the inference_mode block (if you "
-    "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+_FORBIDDEN = (
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the {block} block (if you don't "
+    "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def _view_on_rebase_message(t: Any, creation_meta: int) -> str:
+    """``handle_view_on_rebase``'s text for a view that must not be modified in place."""
+    fn = t._grad_fn
+    node = None if fn is None else _graph._strip_backward(type(fn).__name__)
+    if creation_meta in (CREATION_NO_GRAD, CREATION_INFERENCE) or fn is None:
+        if fn is not None:  # a view (with history) of a view made in that mode
+            prefix = f"Output {t._output_nr} of {node} is a view of a view which was created in"
+        else:
+            prefix = "A view was created in"
+        if creation_meta == CREATION_INFERENCE:
+            msg = f"{prefix} inference mode and is being modified inplace in normal mode."
+        else:
+            msg = f"{prefix} no_grad mode and is being modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {t._output_nr} of {node} is a view and is being modified inplace."
+    if creation_meta == CREATION_MULTI_OUTPUT_NODE:
+        return msg + (" This view is the output of a function that returns multiple views. Such functions do "
+                      "not allow the output views to be modified inplace. You should replace the inplace "
+                      "operation by an out-of-place one.")
+    if creation_meta == CREATION_NO_GRAD:
+        return msg + _FORBIDDEN.format(block="no_grad")
+    if creation_meta == CREATION_INFERENCE:
+        return msg + _FORBIDDEN.format(block="inference_mode")
+    return msg + (" This view was created inside a custom Function (or because an input was returned as-is) "
+                  "and the autograd logic to handle view+inplace would override the custom backward "
+                  "associated with the custom Function, leading to incorrect gradients. This behavior is "
+                  "forbidden. You can fix this by cloning the output of the custom Function.")
 
 
 def _check_inplace(t: Any) -> None:
@@ -700,7 +802,7 @@ def _check_inplace(t: Any) -> None:
         meta = t._meta
         if type(meta) is ViewMeta and meta.creation_meta != CREATION_DEFAULT:
             # handle_view_on_rebase
-            raise RuntimeError(_NO_GRAD_VIEW if meta.creation_meta == CREATION_NO_GRAD else _INFERENCE_VIEW)
+            raise RuntimeError(_view_on_rebase_message(t, meta.creation_meta))
         if (t._requires_grad or base._requires_grad) and base._grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         if t._requires_grad and view_grad_fn(t) is None:
@@ -722,23 +824,30 @@ def rebase_history(t: Any, node: Node) -> None:
         cs._fn = node
         cs._base_geometry = _geometry(base)
         cs._view_geometry = _geometry(t)
+        old, old_nr = base._grad_fn, base._output_nr
         base._grad_fn = cs
         base._requires_grad = True
         base._output_nr = 0
+        _move_retains_grad_hook(base, old, old_nr, cs)
         _regenerate_view_grad_fn(t)
         return
+    old, old_nr = t._grad_fn, t._output_nr
     t._grad_fn = node
     t._requires_grad = True
     t._output_nr = 0
+    _move_retains_grad_hook(t, old, old_nr, node)
 
 
 def _make_nondifferentiable_kernel(op: Any) -> Callable[..., Any]:
+    redispatch = op.redispatch
     def autograd_nondifferentiable_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
         state = _tls_get()
-        below = _below_cache.get(state)
-        token = _tls_set(below if below is not None else below_state(state))
         try:
-            return op.redispatch(bits & AFTER_AUTOGRAD, *args, **kwargs)
+            token = _tls_set(_below_cache[state])
+        except KeyError:
+            token = _tls_set(below_state(state))
+        try:
+            return redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
             _tls_reset(token)
 
@@ -750,6 +859,7 @@ def _make_out_kernel(op: Any) -> Callable[..., Any]:
     """``out=`` variants: torch refuses them when grad mode is on and an argument requires grad."""
     message = (f"{op.name.partition('::')[2]}(): functions with out=... arguments don't support automatic "
                "differentiation, but one of the arguments requires grad.")
+    redispatch = op.redispatch
 
     def autograd_out_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
         if _state_get()[0]:
@@ -757,10 +867,12 @@ def _make_out_kernel(op: Any) -> Callable[..., Any]:
                 if getattr(v, "_requires_grad", False):
                     raise RuntimeError(message)
         state = _tls_get()
-        below = _below_cache.get(state)
-        token = _tls_set(below if below is not None else below_state(state))
         try:
-            return op.redispatch(bits & AFTER_AUTOGRAD, *args, **kwargs)
+            token = _tls_set(_below_cache[state])
+        except KeyError:
+            token = _tls_set(below_state(state))
+        try:
+            return redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
             _tls_reset(token)
 
@@ -888,7 +1000,7 @@ def _tensors_in(values: Any) -> list[Any]:
 
 
 def _autograd_fallback_warn(ks: Any, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """basicAutogradNotImplementedFallback in mode "warn": redispatch, then attach the warning node."""
+    """The autograd fallback in mode "warn" (``basicAutogradNotImplementedFallback``): redispatch, attach the node."""
     inputs = _tensors_in(args) + _tensors_in(kwargs.values())
     any_rg = _state_get()[0] and any(t._requires_grad for t in inputs)
     result = op.redispatch(int(ks) & AFTER_AUTOGRAD, *args, **kwargs)  # no TLS guard, as in c10
@@ -903,7 +1015,8 @@ def _autograd_fallback_warn(ks: Any, op: Any, args: tuple[Any, ...], kwargs: dic
         if not hasattr(out, "_key_bits") or not (out.dtype.is_floating_point or out.dtype.is_complex):
             continue
         if out._requires_grad:
-            out.register_hook(lambda g, name=op.qualname: warnings.warn(_warn_text(name), UserWarning) or g)
+            out.register_hook(
+                lambda g, name=op.qualname: warnings.warn(_warn_text(name), UserWarning, stacklevel=2) or g)
         elif not written:
             out._grad_fn = node
             out._requires_grad = True

@@ -161,7 +161,7 @@ def test_saved_tensors_after_backward_are_freed():
     assert y.grad_fn.saved_tensors[0] is x
     y.sum().backward()
     with pytest.raises(RuntimeError, match="^Trying to backward through the graph a second time"):
-        y.grad_fn.saved_tensors
+        _ = y.grad_fn.saved_tensors
 
 
 def test_modified_saved_output_error_names_the_function():
@@ -453,7 +453,8 @@ def test_mark_dirty_leaf_that_requires_grad_raises():
         def backward(ctx, g):
             return g
 
-    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad has been used in an in-place operation.$"):
+    with pytest.raises(RuntimeError,
+                       match="^a leaf Variable that requires grad has been used in an in-place operation.$"):
         AddOne.apply(leaf(1.0))
 
 
@@ -778,7 +779,8 @@ def test_missing_forward():
     class NoForward(Function):
         pass
 
-    with pytest.raises(NotImplementedError, match="^You must implement the forward function for custom autograd.Function.$"):
+    with pytest.raises(NotImplementedError,
+                       match="^You must implement the forward function for custom autograd.Function.$"):
         NoForward.apply(leaf(1.0))
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 import dispatchcore as dc
+from dispatchcore.autograd.grad_mode import _AUTOGRAD_STATE
 from dispatchcore.keyset import AUTOGRAD_KEYSET, DEFAULT_EXCLUDED, key_bits
-from dispatchcore.tls import tls_get
+from dispatchcore.tls import _TLS, tls_get
 
 INPLACE_INFERENCE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
@@ -263,7 +264,7 @@ def test_inference_mode_tls_raw_values():
         assert dc.tls_local_include_set() == dc.DispatchKeySet(dc.DispatchKey.BackendSelect)
         assert inc == 0x4000000  # BackendSelect only
         assert exc == excluded | AUTOGRAD_KEYSET
-        assert exc & 0x1FFB800000000 == 0x1FFB800000000  # AutogradFunctionality etc. (hidden in print)
+        assert exc == 0x1FFB800000000  # torch's raw value: autocast + AutogradFunctionality/Other/NestedTensor
         assert dc.tls_is_dispatch_key_excluded("AutogradFunctionality")
         # as in torch: the per-key query also wants the CPU backend bit, which is not excluded
         assert not dc.tls_is_dispatch_key_excluded("AutogradCPU")
@@ -341,12 +342,7 @@ def test_inference_mode_instance_reentered_keeps_torch_quirk():
     try:
         assert state() == (False, True) and tls_get() == inside  # torch 2.13 leaks the same way
     finally:
-        dc.tls_set_dispatch_key_included("ADInplaceOrView", True)
-        for key in ("AutogradOther", "AutogradFunctionality", "AutogradNestedTensor"):
-            dc.tls_set_dispatch_key_excluded(key, False)
-        dc.set_grad_enabled(True)
-        from dispatchcore.autograd.grad_mode import _AUTOGRAD_STATE
-
+        _TLS.set(before)
         _AUTOGRAD_STATE.set((True, False))
     assert tls_get() == before
 
@@ -367,7 +363,7 @@ def test_inference_tensor_has_no_version_counter():
     with dc.inference_mode():
         t = dc.ones(2)
     with pytest.raises(RuntimeError, match="^Inference tensors do not track version counter.$"):
-        t._version
+        _ = t._version
 
 
 def test_normal_tensor_inside_inference_mode_still_bumps_version_and_makes_views():
