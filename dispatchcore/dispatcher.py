@@ -233,11 +233,17 @@ def dump_table(qualname: OperatorHandle | str) -> str:
     rule chose the kernel (``kernel``, ``math kernel``, ``default backend kernel``,
     ``autograd kernel``, ``backend fallback``, ...).
     """
+    from .plugins import load_backends
+
+    load_backends()  # inspecting a table is a first use too: show the backends' kernels
     return format_table(_as_op(qualname))
 
 
 def dump_state(qualname: OperatorHandle | str) -> str:
     """Schema and registrations, as ``torch._C._dispatch_dump(qualname)`` prints them."""
+    from .plugins import load_backends
+
+    load_backends()
     return format_state(_as_op(qualname))
 
 
@@ -429,6 +435,11 @@ def _bind_autograd_fallback(op: OperatorHandle) -> Callable[..., Any]:
 
 
 def _meta_fallback(op: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
+    from . import plugins
+
+    if plugins.backends_pending():  # lazy discovery: the Meta backend may not be loaded yet
+        plugins.load_backends()
+        return op(*args, **kwargs)
     raise DispatchError(
         f"{op.qualname}: attempted to run this operator with Meta tensors, but there was no fake "
         "impl or Meta kernel registered. You may have run into this message while using an "

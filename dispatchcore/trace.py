@@ -233,7 +233,7 @@ def _record_hop(rec: Trace | None, op: OperatorHandle, key: DispatchKey, label: 
         for _, b in hop.arg_keys:
             contributed |= b
         unmasked = (contributed | hop.included) & ~(hop.excluded & ~BACKEND_MASK)
-        hop.skipped = unmasked & ~bits & ~BACKEND_MASK
+        hop.skipped = unmasked & ~bits & ~BACKEND_MASK  # functionality bits (renderers name them all)
     if parent is not None:
         parent.children.append(hop)
     elif rec is not None:
@@ -244,17 +244,19 @@ def _record_hop(rec: Trace | None, op: OperatorHandle, key: DispatchKey, label: 
     versions: list[tuple[int | str, Any, int]] = [
         (i, a, a._vc[0]) for i, a in enumerate(args) if getattr(a, "_vc", None) is not None]
     versions += [(name, a, a._vc[0]) for name, a in kwargs.items() if getattr(a, "_vc", None) is not None]
+    grad_fns = [(a, a._grad_fn) for a in args if getattr(a, "_vc", None) is not None]
     stack.append(hop)
     try:
         result = _invoke(fn, convention, bits, args, kwargs)
     finally:
         stack.pop()
     if rec is not None:
-        _note_effects(rec, hop, op, versions, result)
+        _note_effects(rec, hop, op, versions, result, grad_fns)
     return result
 
 
-def _note_effects(rec: Trace, hop: Hop, op: OperatorHandle, versions: list[Any], result: Any) -> None:
+def _note_effects(rec: Trace, hop: Hop, op: OperatorHandle, versions: list[Any], result: Any,
+                  grad_fns: list[tuple[Any, Any]]) -> None:
     names = [a.name for a in op.schema.arguments] if op.schema is not None else []
     for where, tensor, before in versions:
         after = tensor._vc[0]
@@ -269,6 +271,8 @@ def _note_effects(rec: Trace, hop: Hop, op: OperatorHandle, versions: list[Any],
     outputs = result if isinstance(result, tuple) else (result,)
     for out in outputs:
         node = getattr(out, "_grad_fn", None)
+        if any(out is t and before is node for t, before in grad_fns):
+            continue  # an input returned as is (in-place ops): its node is older than this hop
         if node is not None and node._hop is None:  # a node no earlier hop claimed: made here
             node._hop = hop
             event = Event("node_created", f"{op.qualname} created {type(node).__name__}", hop,

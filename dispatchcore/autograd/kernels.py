@@ -33,7 +33,14 @@ import numpy as np
 
 from .. import dispatcher as _dispatcher
 from ..dtypes import _by_np
-from ..keyset import AFTER_AUTOGRAD, AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW, BACKEND_MASK, FULL
+from ..keyset import (
+    AFTER_AUTOGRAD,
+    AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW,
+    BACKEND_MASK,
+    BACKEND_SELECT,
+    FULL,
+    FUNCTIONALITY_BASE,
+)
 from ..ops import aten
 from ..tensor import AutogradMeta
 from ..tls import _TLS
@@ -63,6 +70,7 @@ _state_get = _AUTOGRAD_STATE.get
 _BELOW_CLEAR = FULL & ~(AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW & ~BACKEND_MASK)
 _below_cache: dict[tuple[int, int, int], tuple[int, int, int]] = {}
 _AFTER_AUTOGRAD = AFTER_AUTOGRAD
+_BASE, _SELECT = FUNCTIONALITY_BASE, BACKEND_SELECT  # table-index arithmetic (see keyset.py)
 _node_init = Node.__init__
 _new = object.__new__
 _FLOAT_KINDS = "fc"  # numpy dtype kinds of differentiable (floating and complex) dtypes
@@ -550,7 +558,15 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         except KeyError:
             token = _tls_set(below_state(state))
         try:
-            result = redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
+            # redispatch(bits & after_autograd_keyset) with the table lookup inlined: this kernel
+            # runs on every call of every differentiable op, so it saves a frame per call
+            below = bits & _AFTER_AUTOGRAD
+            f = (below >> 16).bit_length()
+            entry = op._dispatch[1][_BASE[f] + ((below & 0xFFFF).bit_length() & _SELECT[f])]
+            if entry is not None and not entry[1] and not kwargs:
+                result = entry[0](*args)
+            else:
+                result = redispatch(below, *args, **kwargs)
         finally:
             _tls_reset(token)
         if not needs:
@@ -662,7 +678,13 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
         except KeyError:
             token = _tls_set(below_state(state))
         try:
-            out = redispatch(bits & _AFTER_AUTOGRAD, self, *args, **kwargs)
+            below = bits & _AFTER_AUTOGRAD  # redispatch inlined, as in autograd_kernel
+            f = (below >> 16).bit_length()
+            entry = op._dispatch[1][_BASE[f] + ((below & 0xFFFF).bit_length() & _SELECT[f])]
+            if entry is not None and entry[1] == 2 and not kwargs:
+                out = entry[0](below, self, *args)  # the ADInplaceOrView view kernel takes raw bits
+            else:
+                out = redispatch(below, self, *args, **kwargs)
         finally:
             _tls_reset(token)
         if grad_mode:
