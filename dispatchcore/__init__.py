@@ -9,10 +9,11 @@ the built-in backend fallbacks, the ``aten`` schemas and the backend-independent
 from . import (
     _tensor_methods,  # noqa: F401 - attaches Tensor methods and operators
     autograd,
+    cuda,  # is_available, device_count; imports no pycuda
     ops,
 )
 from . import aten as _aten_definitions  # noqa: F401 - defines the aten operators
-from . import cuda  # is_available, device_count; imports no pycuda
+from ._composites import compute_stride
 from ._core_kernels import register_core_kernels as _register_core_kernels
 from .autocast import (
     autocast,
@@ -34,7 +35,6 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .library import Library as _Library
 from .dispatcher import (
     Dispatcher,
     dump_state,
@@ -87,10 +87,10 @@ from .factories import (
 from .keys import BackendComponent, DispatchKey, alias_expansion, parse_dispatch_key
 from .keyset import DispatchKeySet, tensor_keyset
 from .library import Library, RegistrationHandle, fallthrough_kernel
+from .library import Library as _Library
 from .modes import DispatchMode, LoggingMode, current_dispatch_mode, dispatch_mode_stack
 from .operator import KernelRegistration, OperatorHandle, SourceLocation
 from .plugins import load_backends
-from .trace import show_dispatch_trace, trace
 from .schema import FunctionSchema, OperatorName, parse_schema
 from .tensor import Size, Tensor, register_device, rename_privateuse1_backend, wrap
 from .tls import (
@@ -109,6 +109,7 @@ from .tls import (
     tls_set_dispatch_key_excluded,
     tls_set_dispatch_key_included,
 )
+from .trace import show_dispatch_trace, trace
 
 _register_core_kernels()
 _autograd_library = _Library("aten", "IMPL")
@@ -134,6 +135,7 @@ def dispatch_keys(t: Tensor) -> DispatchKeySet:
 __version__ = "0.1.0"
 
 __all__ = [
+    "compute_stride",
     "DispatchMode",
     "LoggingMode",
     "autocast",

@@ -8,19 +8,22 @@ only, so every backend (and, later, autograd) gets them for free.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from .library import Library
 from .ops import aten
-from .tensor import Tensor, _new
+from .tensor import Tensor, detached_alias
 
 __all__ = ["compute_stride", "register"]
 
 
-def compute_stride(old_shape: tuple[int, ...], old_stride: tuple[int, ...],
-                   new_shape: tuple[int, ...]) -> tuple[int, ...] | None:
-    """Strides that view ``old`` as ``new_shape`` without copying, or None (``computeStride``).
+def compute_stride(old_shape: Sequence[int], old_stride: Sequence[int],
+                   new_shape: Sequence[int]) -> tuple[int, ...] | None:
+    """Strides that view ``old`` as ``new_shape`` without copying, or None (``at::detail::computeStride``).
+
+    The one copy of this rule: ``reshape`` here and the backends' ``view`` kernels use it.
 
     Example:
         >>> compute_stride((2, 3), (3, 1), (3, 2))
@@ -28,6 +31,8 @@ def compute_stride(old_shape: tuple[int, ...], old_stride: tuple[int, ...],
         >>> compute_stride((2, 3), (1, 2), (6,)) is None
         True
     """
+    if not old_shape:
+        return (1,) * len(new_shape)
     numel = 1
     for s in old_shape:
         numel *= s
@@ -41,7 +46,7 @@ def compute_stride(old_shape: tuple[int, ...], old_stride: tuple[int, ...],
         return tuple(reversed(strides))
     new_stride = [0] * len(new_shape)
     view_d = len(new_shape) - 1
-    chunk_base_stride = old_stride[-1] if old_stride else 1
+    chunk_base_stride = old_stride[-1]
     tensor_numel = 1
     view_numel = 1
     for tensor_d in range(len(old_shape) - 1, -1, -1):
@@ -185,18 +190,7 @@ def nll_loss(self: Tensor, target: Tensor, weight: Tensor | None = None, reducti
 
 def detach(self: Tensor) -> Tensor:
     """CompositeExplicitAutograd: a new tensor over the same data and version counter, no graph."""
-    out = _new(Tensor)
-    out._data = self._data
-    out._device = self._device
-    out._key_bits = self._key_bits
-    out._vc = self._vc
-    out._base = None
-    out._requires_grad = False
-    out._grad_fn = None
-    out._grad = None
-    out._output_nr = 0
-    out._meta = None
-    return out
+    return detached_alias(self)
 
 
 def register(lib: Library) -> None:

@@ -143,6 +143,26 @@ def wrap_cpu(data: np.ndarray) -> Tensor:
     return t
 
 
+def detached_alias(t: Tensor) -> Tensor:
+    """A new tensor over ``t``'s data, key set and version counter, with no autograd history.
+
+    ``detach()``'s CompositeExplicitAutograd kernel, and the engine's way to hold a saved output
+    without a reference cycle.
+    """
+    out = _new(type(t))
+    out._data = t._data
+    out._device = t._device
+    out._key_bits = t._key_bits
+    out._vc = t._vc
+    out._base = None
+    out._requires_grad = False
+    out._grad_fn = None
+    out._grad = None
+    out._output_nr = 0
+    out._meta = None
+    return out
+
+
 class Tensor:
     """An n-dimensional array whose operations all dispatch (``torch.Tensor``).
 

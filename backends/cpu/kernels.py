@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dispatchcore import dtypes
+from dispatchcore import compute_stride, dtypes
 from dispatchcore.tensor import wrap_cpu
 
 from . import random as _random
@@ -1345,40 +1345,7 @@ def _infer_view_size(size: Any, numel: int) -> tuple:
     raise RuntimeError(f"shape '{_shape_str(shape)}' is invalid for input of size {numel}")
 
 
-def _compute_stride(oldshape: tuple, oldstride: tuple, newshape: tuple) -> tuple | None:
-    """Mirror ``at::detail::computeStride``: strides of a view with ``newshape``, or None if impossible."""
-    if not oldshape:
-        return (1,) * len(newshape)
-    numel = math.prod(oldshape)
-    if numel == 0 and tuple(oldshape) == tuple(newshape):
-        return tuple(oldstride)
-    newstride = [0] * len(newshape)
-    if numel == 0:
-        for view_d in range(len(newshape) - 1, -1, -1):
-            if view_d == len(newshape) - 1:
-                newstride[view_d] = 1
-            else:
-                newstride[view_d] = max(newshape[view_d + 1], 1) * newstride[view_d + 1]
-        return tuple(newstride)
-    view_d = len(newshape) - 1
-    chunk_base_stride = oldstride[-1]
-    tensor_numel = view_numel = 1
-    for tensor_d in range(len(oldshape) - 1, -1, -1):
-        tensor_numel *= oldshape[tensor_d]
-        if tensor_d == 0 or (oldshape[tensor_d - 1] != 1
-                             and oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride):
-            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
-                newstride[view_d] = view_numel * chunk_base_stride
-                view_numel *= newshape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if tensor_d > 0:
-                chunk_base_stride = oldstride[tensor_d - 1]
-                tensor_numel = view_numel = 1
-    if view_d != -1:
-        return None
-    return tuple(newstride)
+_compute_stride = compute_stride  # at::detail::computeStride, shared with reshape and Meta
 
 
 def _view(a: np.ndarray, size: Any) -> np.ndarray:

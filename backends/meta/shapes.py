@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from dispatchcore import compute_stride
+
 __all__ = [
     "broadcast_shapes",
     "channels_last_strides",
@@ -300,34 +302,7 @@ def view_strides(old_shape: Sequence[int], old_strides: Sequence[int],
         >>> view_strides((3, 4), (1, 3), (12,)) is None
         True
     """
-    if len(old_shape) == 0:
-        return (1,) * len(new_shape)
-    total = numel(old_shape)
-    if total == 0 and tuple(old_shape) == tuple(new_shape):
-        return tuple(old_strides)
-    if total == 0:
-        return contiguous_strides(new_shape)
-    new_strides = [0] * len(new_shape)
-    view_d = len(new_shape) - 1
-    chunk_base_stride = old_strides[-1]
-    tensor_numel = view_numel = 1
-    for tensor_d in range(len(old_shape) - 1, -1, -1):
-        tensor_numel *= old_shape[tensor_d]
-        # a chunk ends where the old strides stop being contiguous with each other
-        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1
-                             and old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
-            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
-                new_strides[view_d] = view_numel * chunk_base_stride
-                view_numel *= new_shape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if tensor_d > 0:
-                chunk_base_stride = old_strides[tensor_d - 1]
-                tensor_numel = view_numel = 1
-    if view_d != -1:
-        return None
-    return tuple(new_strides)
+    return compute_stride(old_shape, old_strides, new_shape)
 
 
 def expand_geometry(shape: Sequence[int], strides: Sequence[int],

@@ -242,18 +242,9 @@ class SavedTensor:
 
 def _detached_alias(t: Any) -> Any:
     """``t.detach()`` without dispatching: same data and version counter, no autograd history."""
-    out = _new(type(t))
-    out._data = t._data
-    out._device = t._device
-    out._key_bits = t._key_bits
-    out._vc = t._vc
-    out._base = None
-    out._requires_grad = False
-    out._grad_fn = None
-    out._grad = None
-    out._output_nr = 0
-    out._meta = None
-    return out
+    from ..tensor import detached_alias
+
+    return detached_alias(t)
 
 
 _new = object.__new__
