@@ -150,6 +150,7 @@ def tour_roi_align(out: Callable[[str], Any] = print) -> None:
                 f"y.grad_fn = {y.grad_fn.name()}")
             out("\n   y.sum().backward():\n")
             y.sum().backward()
+        assert x.grad is not None  # backward() reached x
         out(f"\n   x.grad has shape {list(x.grad.shape)} and sums to {x.grad.sum().item():.4f} "
             "(2 channels x 4 bins, each passing on its gradient of 1)")
         out("   python docs/examples/roi_align.py adds a numerical gradient check and shows what goes wrong")

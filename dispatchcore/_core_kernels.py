@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
-from .dtypes import device as _device
 from .autograd.grad_mode import autograd_state_get
+from .dtypes import device as _device
 from .keys import DispatchKey
 from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
 from .library import Library

@@ -312,7 +312,11 @@ class LoggingMode(DispatchMode):
         else:
             key, ids = id(value), self._ids
             ident = next(self._next_id)
-            ids[key] = (weakref.ref(value, lambda _, key=key: ids.pop(key, None)), ident)
+
+            def forget(_: weakref.ref[Any], key: int = key) -> None:
+                ids.pop(key, None)
+
+            ids[key] = (weakref.ref(value, forget), ident)
         if not with_type:
             return f"${ident}"
         abbr = DTYPE_ABBRS.get(value.dtype.name, value.dtype.name)

@@ -174,7 +174,7 @@ def _arg_keys(op: OperatorHandle, args: tuple[Any, ...], kwargs: dict[str, Any])
     out: list[tuple[str, int]] = []
     if op.schema is None:
         return out
-    for index, name, kind, kwarg_only in op.schema.dispatch_arguments:
+    for index, name, _kind, kwarg_only in op.schema.dispatch_arguments:
         value = kwargs.get(name) if kwarg_only or index >= len(args) else args[index]
         bits = 0
         for v in (value if isinstance(value, (list, tuple)) else [value]):

@@ -69,7 +69,8 @@ KERNELS: tuple[tuple[str, object], ...] = (
     ("fill_.Scalar", _k.fill__scalar_cpu), ("zero_", _k.zero__cpu),
     ("_to_copy", _k._to_copy_cpu),
     # views
-    ("view", _k.view_cpu), ("_unsafe_view", _k._unsafe_view_cpu), ("_reshape_alias", _k._reshape_alias_cpu), ("t", _k.t_cpu),
+    ("view", _k.view_cpu), ("_unsafe_view", _k._unsafe_view_cpu), ("_reshape_alias", _k._reshape_alias_cpu),
+    ("t", _k.t_cpu),
     ("transpose.int", _k.transpose_int_cpu), ("permute", _k.permute_cpu), ("expand", _k.expand_cpu),
     ("squeeze", _k.squeeze_cpu), ("squeeze.dim", _k.squeeze_dim_cpu), ("unsqueeze", _k.unsqueeze_cpu),
     ("select.int", _k.select_int_cpu), ("slice.Tensor", _k.slice_tensor_cpu),

@@ -182,7 +182,7 @@ def _nll_backward(g: Any, self_shape: tuple[int, ...], target: Any, weight: Any,
 def _cat_backward(g: Any, tensors_shape: list[tuple[int, ...]], dim: int) -> tuple[Any, ...]:
     nd = g.dim()
     d = _wrap(dim, nd)
-    grads = []
+    grads: list[Any] = []
     offset = 0
     for shape in tensors_shape:
         if len(shape) == 1 and shape[0] == 0 and nd != 1:  # legacy empty tensors are skipped

@@ -54,6 +54,8 @@ class FunctionCtx:
         tensor(6.)
     """
 
+    _saved_variables: tuple[SavedTensor, ...]  # set when apply records the node (a BackwardCFunction)
+
     def save_for_backward(self, *tensors: Any) -> None:
         """Save tensors (or None) for ``backward``; they are checked for in-place changes.
 
@@ -77,7 +79,8 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
         """The tensors given to ``save_for_backward``, version-checked (``ctx.saved_tensors``)."""
-        return tuple(s.unpack(self) for s in self._saved_variables)
+        # a ctx is always a BackwardCFunction, i.e. also the Node that unpack reconnects outputs to
+        return tuple(s.unpack(self) for s in self._saved_variables)  # type: ignore[arg-type]  # mixin of a Node
 
     def get_saved_variables(self) -> tuple[Any, ...]:
         """C++ ``AutogradContext::get_saved_variables()``: the same as ``saved_tensors``."""
@@ -304,7 +307,7 @@ class Function(metaclass=_FunctionMeta):
 
 
 @functools.lru_cache(maxsize=256)
-def _forward_signature(cls: type, custom_setup: bool) -> tuple[inspect.Signature, tuple[str, ...], bool]:
+def _forward_signature(cls: type[Function], custom_setup: bool) -> tuple[inspect.Signature, tuple[str, ...], bool]:
     """The signature of forward without ctx, its positional parameter names, whether any has a default."""
     sig = inspect.signature(cls.forward)
     params = list(sig.parameters.values())
@@ -316,7 +319,8 @@ def _forward_signature(cls: type, custom_setup: bool) -> tuple[inspect.Signature
     return sig.replace(parameters=params), names, defaults
 
 
-def _bind_forward(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], custom_setup: bool) -> tuple[Any, ...]:
+def _bind_forward(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any],
+                  custom_setup: bool) -> tuple[Any, ...]:
     """The inputs ``apply`` sees, as torch builds them (``Function.apply`` / ``THPFunction_apply``).
 
     With ``setup_context``, torch binds the call to forward's signature and fills in defaults.

@@ -13,7 +13,7 @@ import functools
 import inspect
 import sys
 from collections.abc import Callable
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import Any, TypeVar
 
 from ..keys import DispatchKey
@@ -212,6 +212,9 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
     """
 
     __slots__ = ("_mode", "_tls_token", "_state_token")
+    _mode: bool
+    _tls_token: Token[tuple[int, int, int]]
+    _state_token: Token[tuple[bool, bool]]
 
     def __new__(cls, mode: Any = True) -> Any:
         if mode is True or mode is False:

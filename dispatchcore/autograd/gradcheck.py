@@ -99,11 +99,11 @@ def _numerical_jacobian(func: Callable[..., Any], inputs: tuple[Any, ...], func_
         for index in np.ndindex(*data.shape):
             orig = data[index].copy()
             data[index] = orig - eps
-            outa = _as_tuple(func(*inputs))
-            outa = [_host(outa[k]) for k in out_indices]
+            out = _as_tuple(func(*inputs))
+            outa = [_host(out[k]) for k in out_indices]
             data[index] = orig + eps
-            outb = _as_tuple(func(*inputs))
-            outb = [_host(outb[k]) for k in out_indices]
+            out = _as_tuple(func(*inputs))
+            outb = [_host(out[k]) for k in out_indices]
             data[index] = orig
             for k, (a, b) in enumerate(zip(outa, outb)):
                 columns[k].append(((b - a) / (2 * eps)).reshape(-1))

@@ -377,6 +377,7 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
     buffers: dict[Node, list[Any]] = {}
     ready: list[tuple[int, int, Node]] = []
     tie = itertools.count()
+    buf: list[Any] | None  # a node's gradient buffer; None from buffers.get() below
     for node, output_nr, g in roots:
         buf = buffers.setdefault(node, [None] * max(_num_outputs(node), output_nr + 1))
         _accumulate(buf, output_nr, g)

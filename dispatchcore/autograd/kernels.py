@@ -218,6 +218,10 @@ class BuiltinNode(Node):
     """
 
     __slots__ = ("_values", "_deriv", "_num_outputs", "_in_meta")
+    _values: dict[str, Any]  # saved values by formula parameter name
+    _deriv: Derivative
+    _num_outputs: int
+    _in_meta: tuple[tuple[Any, Any] | None, ...]  # (shape, numpy dtype) per input edge; None: not a tensor
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         d = self._deriv
@@ -240,7 +244,7 @@ class BuiltinNode(Node):
             if type(result) is not tuple:
                 result = (result,)
         else:  # only the inputs with an edge, each formula with its own saved values, in order
-            out = []
+            out: list[Any] = []
             for (f, params), edge in zip(formulas, self.next_functions):
                 if f is None or edge[0] is None:
                     out.append(None)
@@ -320,6 +324,9 @@ class CopySlices(Node):
     """
 
     __slots__ = ("_fn", "_base_geometry", "_view_geometry")
+    _fn: Node  # the in-place op's node
+    _base_geometry: tuple[tuple[int, ...], tuple[int, ...], int]  # (size, stride, storage offset)
+    _view_geometry: tuple[tuple[int, ...], tuple[int, ...], int]
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         grad = grads[0]
@@ -367,7 +374,7 @@ class Derivative:
                  *, mutates: str | None = None, differentiable_outputs: tuple[int, ...] | None = None) -> None:
         self.op = op
         self.node_name = node_name
-        self.node_class = type(node_name, (BuiltinNode,), {"__slots__": ()})
+        self.node_class: type[BuiltinNode] = type(node_name, (BuiltinNode,), {"__slots__": ()})
         schema = op.schema
         names = [a.name for a in schema.arguments]
         self.positions = {a.name: i for i, a in enumerate(schema.arguments) if not a.kwarg_only}
@@ -439,14 +446,14 @@ def _meta_of(t: Any, kind: int) -> Any:
     return _geometry(t)
 
 
-def _new_node(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Node, tuple[bool, ...]]:
+def _new_node(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[BuiltinNode, tuple[bool, ...]]:
     """A node with its edges and input metadata (taken before the op runs, as torch does)."""
     node = _new(d.node_class)
     edges: list[tuple[Any, int]] = []
     in_meta: list[Any] = []
     mask = []
     for name, pos in zip(d.input_names, d.input_positions):
-        t = args[pos] if 0 <= pos < len(args) else kwargs.get(name)
+        t: Any = args[pos] if 0 <= pos < len(args) else kwargs.get(name)  # a list for Tensor[] inputs
         if name in d.list_inputs:
             for x in t:
                 _add_edge(x, edges, in_meta)
@@ -574,8 +581,8 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         if simple and last < len(args):
             # _new_node, inlined: edges and input metadata of the positional Tensor inputs
             node = _new(node_class)
-            edges = []
-            in_meta = []
+            edges: list[tuple[Node | None, int]] = []
+            in_meta: list[tuple[Any, Any] | None] = []
             bits_needed = 0  # bit k: input k needs a gradient (its edge is valid)
             bit = 1
             for i in positions:
@@ -994,6 +1001,7 @@ class WarnNotImplemented(Node):
     """The node the autograd fallback attaches: warns at backward and returns no gradients."""
 
     __slots__ = ("_op_name",)
+    _op_name: str
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         warnings.warn(_warn_text(self._op_name), UserWarning, stacklevel=2)

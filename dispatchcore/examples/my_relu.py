@@ -57,11 +57,13 @@ def demo(out: Callable[[str], Any] = print) -> dict[str, Any]:
     out(f"its grad_fn             = {y.grad_fn.name()} (next: {_next_names(y.grad_fn)})")
     y.sum().backward()
     grad = x.grad
+    assert grad is not None  # backward() reached x
     out(f"x.grad after backward   = {grad}")
 
     x2 = dc.tensor(values, requires_grad=True)
     ref = x2.relu()
     ref.sum().backward()
+    assert x2.grad is not None
     same = ref.tolist() == y.tolist() and x2.grad.tolist() == grad.tolist()
     out(f"built-in x.relu()       = {ref}")
     out(f"its gradient            = {x2.grad}: " + ("the same as MyReLU's" if same else "DIFFERENT"))

@@ -311,6 +311,7 @@ def numerical_check(eps: float = 1e-6, atol: float = 1e-5) -> float:
     out = dc.ops.torchvision.roi_align.default(x, rois, *args)
     weights = dc.rand(*out.shape, dtype=dc.float64)  # a random projection of the output
     (out * weights).sum().backward()
+    assert x.grad is not None  # backward() reached x
     analytic = _array(x.grad).ravel()
     base = _array(x).copy()
     numeric = np.empty_like(analytic)

@@ -59,6 +59,7 @@ def train(steps: int = 60, lr: float = 0.1, every: int = 10,
         loss.backward()
         with dc.no_grad():
             for p in params:
+                assert p.grad is not None  # backward() gave every parameter a gradient
                 p -= lr * p.grad
                 p.grad = None
         losses.append(loss.item())

@@ -99,7 +99,7 @@ def test_inference_tensors_have_no_version_counter_and_cannot_be_mutated_outside
     assert t.is_inference()
     assert dc.dispatch_keys(t) == dc.DispatchKeySet(["CPU", "AutocastCPU"])
     with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
-        t._version
+        _ = t._version
     with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode"):
         t.add_(1.0)
     assert (t + 1).is_inference() is False  # functional ops outside make normal tensors
