@@ -6,6 +6,8 @@ dispatchcore's CPU autocast dtype is float16 (numpy has no bfloat16), so torch r
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -159,6 +161,16 @@ def test_constant_returning_mode_matches_torch():
         torch.mm(t2, t2)
     with DSeven():
         assert dc.ops.aten.mm.default(d2, d2) == 7
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging_tensor_logger():
+    """torch's capture_logs leaves its logger non-propagating; pytest >= 9.2 then attaches its own
+    handler to it at the next test's start, and that handler cannot format torch's log records."""
+    logger = logging.getLogger("LoggingTensor")
+    propagate, level = logger.propagate, logger.level
+    yield
+    logger.propagate, logger.level = propagate, level
 
 
 # --- LoggingMode vs LoggingTensorMode --------------------------------------------------------------
