@@ -508,7 +508,7 @@ def _eager_arrays() -> dict:
 
 @functools.cache
 def dc_eager() -> dict:
-    """dispatchcore tensors over the same data as the numpy and torch sides (no requires_grad)."""
+    """The dispatchcore tensors, over the same data as the numpy and torch sides (no requires_grad)."""
     import numpy as np
 
     import dispatchcore as dc
@@ -575,7 +575,8 @@ _EAGER_CASES: list[Case] = [
     Case("G4", "in-place add_ (1_000_000,) vs numpy out=", **G4,
          dc=Side(dc_eager, "add_(s1m, t1m)"), anchor=Side(np_eager, "np.add(s1m, t1m, out=s1m)")),
     Case("G4", "matmul 512x512 vs numpy", **G4,
-         dc=Side(dc_eager, "m512 @ m512", check="assert np.allclose((m512 @ m512).numpy(), nm512 @ nm512, rtol=1e-4, atol=1e-3)"),
+         dc=Side(dc_eager, "m512 @ m512",
+                 check="assert np.allclose((m512 @ m512).numpy(), nm512 @ nm512, rtol=1e-4, atol=1e-3)"),
          anchor=Side(np_eager, "m512 @ m512")),
     Case("G5", "matmul 64x64, no grad", **G5,
          dc=Side(dc_eager, "m64 @ m64", check="assert (m64 @ m64).shape == (64, 64)"),

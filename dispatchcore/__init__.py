@@ -13,7 +13,6 @@ from . import (
     ops,
 )
 from . import aten as _aten_definitions  # noqa: F401 - defines the aten operators
-from ._composites import compute_stride
 from ._core_kernels import register_core_kernels as _register_core_kernels
 from .autocast import (
     autocast,
@@ -92,6 +91,7 @@ from .modes import DispatchMode, LoggingMode, current_dispatch_mode, dispatch_mo
 from .operator import KernelRegistration, OperatorHandle, SourceLocation
 from .plugins import load_backends
 from .schema import FunctionSchema, OperatorName, parse_schema
+from .shapes import compute_stride
 from .tensor import Size, Tensor, register_device, rename_privateuse1_backend, wrap
 from .tls import (
     AutoDispatchBelowADInplaceOrView,

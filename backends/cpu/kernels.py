@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from dispatchcore import compute_stride, dtypes
+from dispatchcore import dtypes
+from dispatchcore.shapes import broadcast_shapes, compute_stride, infer_size, infer_size_dv
 from dispatchcore.tensor import wrap_cpu
 
 from . import random as _random
@@ -152,30 +153,6 @@ def _reduce_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
             raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
         seen.append(w)
     return tuple(seen) if ndim else ()
-
-
-def _infer_size(a: tuple, b: tuple) -> tuple:
-    """Mirror ``infer_size``: the broadcast shape of two shapes, with torch's error text."""
-    na, nb = len(a), len(b)
-    ndim = max(na, nb)
-    out = [0] * ndim
-    for i in range(ndim - 1, -1, -1):
-        offset = ndim - 1 - i
-        da, db = na - 1 - offset, nb - 1 - offset
-        sa = a[da] if da >= 0 else 1
-        sb = b[db] if db >= 0 else 1
-        if sa != sb and sa != 1 and sb != 1:
-            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
-                               f"at non-singleton dimension {i}")
-        out[i] = sb if sa == 1 else sa
-    return tuple(out)
-
-
-def _broadcast_shapes(*shapes: tuple) -> tuple:
-    result = shapes[0]
-    for s in shapes[1:]:
-        result = _infer_size(result, s)
-    return result
 
 
 def _can_cast(frm: np.dtype, to: np.dtype) -> bool:
@@ -1322,30 +1299,8 @@ def _strides(a: np.ndarray) -> tuple:
     return tuple(s // itemsize for s in a.strides)
 
 
-def _infer_view_size(size: Any, numel: int) -> tuple:
-    """Mirror ``infer_size_dv``: resolve one -1, with torch's error texts."""
-    shape = [int(s) for s in size]
-    newsize, infer = 1, None
-    for i, s in enumerate(shape):
-        if s == -1:
-            if infer is not None:
-                raise RuntimeError("only one dimension can be inferred")
-            infer = i
-        elif s >= 0:
-            newsize *= s
-        else:
-            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {_shape_str(shape)}")
-    if numel == newsize or (infer is not None and newsize > 0 and numel % newsize == 0):
-        if infer is not None:
-            if newsize == 0:
-                raise RuntimeError(f"cannot reshape tensor of {numel} elements into shape {_shape_str(shape)} "
-                                   "because the unspecified dimension size -1 can be any value and is ambiguous")
-            shape[infer] = numel // newsize
-        return tuple(shape)
-    raise RuntimeError(f"shape '{_shape_str(shape)}' is invalid for input of size {numel}")
-
-
-_compute_stride = compute_stride  # at::detail::computeStride, shared with reshape and Meta
+_compute_stride = compute_stride  # the shared shape rules of dispatchcore.shapes
+_infer_size, _broadcast_shapes, _infer_view_size = infer_size, broadcast_shapes, infer_size_dv
 
 
 def _view(a: np.ndarray, size: Any) -> np.ndarray:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from dispatchcore import compute_stride
+from dispatchcore.shapes import broadcast_shapes, compute_stride, infer_size, infer_size_dv
 
 __all__ = [
     "broadcast_shapes",
@@ -38,6 +38,9 @@ __all__ = [
 ]
 
 Shape = tuple[int, ...]
+
+infer_view_shape = infer_size_dv  # the meta kernels' name for it
+view_strides = compute_stride
 
 
 def numel(shape: Iterable[int]) -> int:
@@ -67,41 +70,6 @@ def wrap_dim(dim: int, ndim: int, wrap_scalar: bool = True) -> int:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
     return dim + ndim if dim < 0 else dim
-
-
-def infer_size(a: Sequence[int], b: Sequence[int]) -> Shape:
-    """Mirror ``infer_size``: the broadcast of two shapes, with torch's error text.
-
-    Example:
-        >>> infer_size((3, 1), (4,))
-        (3, 4)
-    """
-    ndim = max(len(a), len(b))
-    out = [0] * ndim
-    for i in range(ndim - 1, -1, -1):
-        offset = ndim - 1 - i
-        dim_a, dim_b = len(a) - 1 - offset, len(b) - 1 - offset
-        size_a = a[dim_a] if dim_a >= 0 else 1
-        size_b = b[dim_b] if dim_b >= 0 else 1
-        if size_a != size_b and size_a != 1 and size_b != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) "
-                f"at non-singleton dimension {i}")
-        out[i] = size_b if size_a == 1 else size_a  # 1s map to the other size (even 0)
-    return tuple(out)
-
-
-def broadcast_shapes(*shapes: Sequence[int]) -> Shape:
-    """The broadcast of any number of shapes, folded left to right as TensorIterator does.
-
-    Example:
-        >>> broadcast_shapes((2, 1), (3,), ())
-        (2, 3)
-    """
-    result: Shape = ()
-    for shape in shapes:
-        result = infer_size(result, shape)
-    return result
 
 
 def contiguous_strides(shape: Sequence[int]) -> Shape:
@@ -262,49 +230,6 @@ def storage_nbytes(shape: Sequence[int], strides: Sequence[int], itemsize: int, 
 
 
 # --- views ---------------------------------------------------------------------------------------
-def infer_view_shape(shape: Sequence[int], total: int) -> Shape:
-    """Mirror ``infer_size_dv``: resolve one ``-1`` in a view/reshape shape for ``total`` elements.
-
-    Example:
-        >>> infer_view_shape([2, -1], 6)
-        (2, 3)
-    """
-    shape = list(shape)
-    known = 1
-    infer_dim = None
-    for i, s in enumerate(shape):
-        if s == -1:
-            if infer_dim is not None:
-                raise RuntimeError("only one dimension can be inferred")
-            infer_dim = i
-        elif s >= 0:
-            known *= s
-        else:
-            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
-    if total == known or (infer_dim is not None and known > 0 and total % known == 0):
-        if infer_dim is not None:
-            if known == 0:
-                raise RuntimeError(
-                    f"cannot reshape tensor of 0 elements into shape {shape} because the "
-                    "unspecified dimension size -1 can be any value and is ambiguous")
-            shape[infer_dim] = total // known
-        return tuple(shape)
-    raise RuntimeError(f"shape '{shape}' is invalid for input of size {total}")
-
-
-def view_strides(old_shape: Sequence[int], old_strides: Sequence[int],
-                 new_shape: Sequence[int]) -> Shape | None:
-    """Mirror ``computeStride``: strides viewing ``old`` as ``new_shape`` without a copy, or None.
-
-    Example:
-        >>> view_strides((2, 3), (3, 1), (3, 2))
-        (2, 1)
-        >>> view_strides((3, 4), (1, 3), (12,)) is None
-        True
-    """
-    return compute_stride(old_shape, old_strides, new_shape)
-
-
 def expand_geometry(shape: Sequence[int], strides: Sequence[int],
                     sizes: Sequence[int]) -> tuple[Shape, Shape]:
     """Mirror ``inferExpandGeometry``: sizes/strides of ``expand(sizes)``; broadcast dims get 0.
