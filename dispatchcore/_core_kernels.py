@@ -16,14 +16,18 @@ from __future__ import annotations
 from typing import Any
 
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
+from . import trace as _trace
 from .autograd.grad_mode import autograd_state_get
+from .autograd.kernels import below_state as _below
 from .dtypes import device as _device
 from .keys import DispatchKey
 from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
 from .library import Library
 from .ops import aten
 from .tensor import _DEVICES, Tensor
-from .tls import AutoDispatchBelowADInplaceOrView, tls_get
+from .tls import _TLS, AutoDispatchBelowADInplaceOrView, tls_get
+
+_tls_get, _tls_set, _tls_reset = _TLS.get, _TLS.set, _TLS.reset
 
 __all__ = ["register_core_kernels"]
 
@@ -35,8 +39,15 @@ _AFTER_BACKEND_SELECT = full_after_bits(DispatchKey.BackendSelect)
 # --- ADInplaceOrView ------------------------------------------------------------------------
 def _make_view_kernel(op: Any) -> Any:
     def ad_inplace_or_view_view(bits: int, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        with AutoDispatchBelowADInplaceOrView():
-            out = op.redispatch(bits & AFTER_ADINPLACEORVIEW, self, *args, **kwargs)
+        if _trace._enabled:  # tracing: take the guard object, so the trace records it
+            with AutoDispatchBelowADInplaceOrView():
+                out = op.redispatch(bits & AFTER_ADINPLACEORVIEW, self, *args, **kwargs)
+        else:  # the same guard, set directly: no guard object per view op
+            token = _tls_set(_below(_tls_get()))
+            try:
+                out = op.redispatch(bits & AFTER_ADINPLACEORVIEW, self, *args, **kwargs)
+            finally:
+                _tls_reset(token)
         # as_view: the view shares its base's version counter and remembers the root base
         out._base = self if self._base is None else self._base
         out._vc = self._vc
@@ -62,8 +73,15 @@ def _make_inplace_kernel(op: Any, mutated: str) -> Any:
                 "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
                 "make a clone to get a normal tensor before doing inplace update.See "
                 "https://github.com/pytorch/rfcs/pull/17 for more details.")
-        with AutoDispatchBelowADInplaceOrView():
-            result = op.redispatch(bits & AFTER_ADINPLACEORVIEW, *args, **kwargs)
+        if _trace._enabled:  # tracing: take the guard object, so the trace records it
+            with AutoDispatchBelowADInplaceOrView():
+                result = op.redispatch(bits & AFTER_ADINPLACEORVIEW, *args, **kwargs)
+        else:  # the same guard, set directly
+            token = _tls_set(_below(_tls_get()))
+            try:
+                result = op.redispatch(bits & AFTER_ADINPLACEORVIEW, *args, **kwargs)
+            finally:
+                _tls_reset(token)
         if target._vc is not None:
             target._vc[0] += 1  # increment_version
         return result
