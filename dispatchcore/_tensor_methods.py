@@ -166,6 +166,8 @@ def _dtypes():
 
 # --- indexing: basic indexing is a chain of view ops (select, slice, unsqueeze) --------------
 def _index_views(self: Tensor, index: Any) -> Tensor:
+    if type(index) is int:  # x[i], the common case: one select
+        return A.select.int(self, 0, index)
     if not isinstance(index, tuple):
         index = (index,)
     if any(i is Ellipsis for i in index):
