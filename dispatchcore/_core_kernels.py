@@ -18,7 +18,7 @@ from typing import Any
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from . import trace as _trace
 from .autograd.grad_mode import autograd_state_get
-from .autograd.kernels import below_state as _below
+from .autograd.kernels import enter_below
 from .dtypes import device as _device
 from .keys import DispatchKey
 from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
@@ -27,7 +27,7 @@ from .ops import aten
 from .tensor import _DEVICES, Tensor
 from .tls import _TLS, AutoDispatchBelowADInplaceOrView, tls_get
 
-_tls_get, _tls_set, _tls_reset = _TLS.get, _TLS.set, _TLS.reset
+_tls_reset = _TLS.reset
 
 __all__ = ["register_core_kernels"]
 
@@ -43,7 +43,7 @@ def _make_view_kernel(op: Any) -> Any:
             with AutoDispatchBelowADInplaceOrView():
                 out = op.redispatch(bits & AFTER_ADINPLACEORVIEW, self, *args, **kwargs)
         else:  # the same guard, set directly: no guard object per view op
-            token = _tls_set(_below(_tls_get()))
+            token = enter_below()
             try:
                 out = op.redispatch(bits & AFTER_ADINPLACEORVIEW, self, *args, **kwargs)
             finally:
@@ -77,7 +77,7 @@ def _make_inplace_kernel(op: Any, mutated: str) -> Any:
             with AutoDispatchBelowADInplaceOrView():
                 result = op.redispatch(bits & AFTER_ADINPLACEORVIEW, *args, **kwargs)
         else:  # the same guard, set directly
-            token = _tls_set(_below(_tls_get()))
+            token = enter_below()
             try:
                 result = op.redispatch(bits & AFTER_ADINPLACEORVIEW, *args, **kwargs)
             finally:

@@ -86,6 +86,16 @@ def below_state(state: tuple[int, int, int]) -> tuple[int, int, int]:
     return below
 
 
+def enter_below() -> Any:
+    """Enter AutoDispatchBelowADInplaceOrView without a guard object; ``_TLS.reset`` the token after.
+
+    The hottest kernels (``autograd_kernel``, ``autograd_view_kernel``) inline these lines.
+    """
+    state = _tls_get()
+    below = _below_cache.get(state)
+    return _tls_set(below if below is not None else below_state(state))
+
+
 # --- views: creation meta and grad_fn regeneration -------------------------------------------
 # torch's CreationMeta (torch/csrc/autograd/variable.h)
 CREATION_DEFAULT, CREATION_IN_CUSTOM_FUNCTION, CREATION_MULTI_OUTPUT_NODE = 0, 1, 2
@@ -870,11 +880,7 @@ def rebase_history(t: Any, node: Node) -> None:
 def _make_nondifferentiable_kernel(op: Any) -> Callable[..., Any]:
     redispatch = op.redispatch
     def autograd_nondifferentiable_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
-        state = _tls_get()
-        try:
-            token = _tls_set(_below_cache[state])
-        except KeyError:
-            token = _tls_set(below_state(state))
+        token = enter_below()
         try:
             return redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
@@ -895,11 +901,7 @@ def _make_out_kernel(op: Any) -> Callable[..., Any]:
             for v in (*args, *kwargs.values()):
                 if getattr(v, "_requires_grad", False):
                     raise RuntimeError(message)
-        state = _tls_get()
-        try:
-            token = _tls_set(_below_cache[state])
-        except KeyError:
-            token = _tls_set(below_state(state))
+        token = enter_below()
         try:
             return redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
