@@ -17,17 +17,14 @@ from typing import Any
 
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from . import trace as _trace
-from .autograd.grad_mode import autograd_state_get
-from .autograd.kernels import enter_below
+from .autograd.kernels import _below_cache, below_state
 from .dtypes import device as _device
 from .keys import DispatchKey
 from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
 from .library import Library
 from .ops import aten
 from .tensor import _DEVICES, Tensor
-from .tls import _TLS, AutoDispatchBelowADInplaceOrView, tls_get
-
-_tls_reset = _TLS.reset
+from .tls import AutoDispatchBelowADInplaceOrView, local, tls_get
 
 __all__ = ["register_core_kernels"]
 
@@ -39,15 +36,13 @@ _AFTER_BACKEND_SELECT = full_after_bits(DispatchKey.BackendSelect)
 # --- ADInplaceOrView ------------------------------------------------------------------------
 def _make_view_kernel(op: Any) -> Any:
     def ad_inplace_or_view_view(bits: int, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        if _trace._enabled:  # tracing: take the guard object, so the trace records it
+        state = local.keys
+        below = _below_cache.get(state) or below_state(state)
+        if below is state and not _trace._enabled:  # already below: the Autograd kernel set it
+            out = op.redispatch(bits & AFTER_ADINPLACEORVIEW, self, *args, **kwargs)
+        else:  # AutoDispatchBelowADInplaceOrView (the guard object while tracing, so traces show it)
             with AutoDispatchBelowADInplaceOrView():
                 out = op.redispatch(bits & AFTER_ADINPLACEORVIEW, self, *args, **kwargs)
-        else:  # the same guard, set directly: no guard object per view op
-            token = enter_below()
-            try:
-                out = op.redispatch(bits & AFTER_ADINPLACEORVIEW, self, *args, **kwargs)
-            finally:
-                _tls_reset(token)
         # as_view: the view shares its base's version counter and remembers the root base
         out._base = self if self._base is None else self._base
         out._vc = self._vc
@@ -67,21 +62,19 @@ def _make_view_kernel(op: Any) -> Any:
 def _make_inplace_kernel(op: Any, mutated: str) -> Any:
     def ad_inplace_or_view_inplace(bits: int, *args: Any, **kwargs: Any) -> Any:
         target = kwargs[mutated] if mutated in kwargs else args[0]
-        if target._vc is None and not autograd_state_get()[1]:
+        if target._vc is None and not local.autograd[1]:
             # ADInplaceOrView stays TLS-included outside inference mode precisely to catch this
             raise RuntimeError(
                 "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
                 "make a clone to get a normal tensor before doing inplace update.See "
                 "https://github.com/pytorch/rfcs/pull/17 for more details.")
-        if _trace._enabled:  # tracing: take the guard object, so the trace records it
+        state = local.keys
+        below = _below_cache.get(state) or below_state(state)
+        if below is state and not _trace._enabled:  # already below: the Autograd kernel set it
+            result = op.redispatch(bits & AFTER_ADINPLACEORVIEW, *args, **kwargs)
+        else:  # AutoDispatchBelowADInplaceOrView (the guard object while tracing, so traces show it)
             with AutoDispatchBelowADInplaceOrView():
                 result = op.redispatch(bits & AFTER_ADINPLACEORVIEW, *args, **kwargs)
-        else:  # the same guard, set directly
-            token = enter_below()
-            try:
-                result = op.redispatch(bits & AFTER_ADINPLACEORVIEW, *args, **kwargs)
-            finally:
-                _tls_reset(token)
         if target._vc is not None:
             target._vc[0] += 1  # increment_version
         return result

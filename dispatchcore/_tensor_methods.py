@@ -19,16 +19,29 @@ __all__: list[str] = []
 _T = Tensor
 
 
+def fast(op: Any, tensors: int = 1) -> Any:
+    """``op``'s fixed-arity entry (``_call_first`` or ``_call2``), after checking its schema fits.
+
+    ``_call_first`` dispatches on the first argument only, ``_call2`` on the first two: right
+    only when those are exactly the operator's dispatch arguments, all required and positional.
+    """
+    positions = (0,) if tensors == 1 else (0, 1)
+    if op._tensor_pos != positions or len(op.schema.dispatch_arguments) != tensors or op._lo < tensors:
+        raise AssertionError(f"{op} does not dispatch on exactly its first {tensors} argument(s)")
+    return op._call_first if tensors == 1 else op._call2
+
+
 def _binary(tensor_op: Any, scalar_op: Any, *, alpha: bool = False):
+    tensor_call = fast(tensor_op, 2)
     if alpha:
         def method(self, other, *, alpha=1):
             if type(other) is _T or isinstance(other, _T):
-                return tensor_op(self, other) if alpha == 1 else tensor_op(self, other, alpha=alpha)
+                return tensor_call(self, other) if alpha == 1 else tensor_op(self, other, alpha=alpha)
             return scalar_op(self, other, alpha)
     else:
         def method(self, other):
             if type(other) is _T or isinstance(other, _T):
-                return tensor_op(self, other)
+                return tensor_call(self, other)
             return scalar_op(self, other)
     return method
 
@@ -66,8 +79,10 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
 Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
 
 def _unary(op: Any):
+    call = fast(op)
+
     def method(self):
-        return op(self)
+        return call(self)
     return method
 
 
@@ -82,14 +97,15 @@ def _dims(args: tuple) -> list[int]:
     return list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
 
 
-Tensor.view = lambda self, *shape: A.view.default(self, _dims(shape))
+_view, _select, _transpose = fast(A.view.default), fast(A.select.int), fast(A.transpose.int)
+Tensor.view = lambda self, *shape: _view(self, _dims(shape))
 Tensor.reshape = lambda self, *shape: A.reshape.default(self, _dims(shape))
 Tensor.permute = lambda self, *dims: A.permute.default(self, _dims(dims))
 Tensor.expand = lambda self, *sizes: A.expand.default(self, _dims(sizes))
-Tensor.transpose = lambda self, dim0, dim1: A.transpose.int(self, dim0, dim1)
+Tensor.transpose = lambda self, dim0, dim1: _transpose(self, dim0, dim1)
 Tensor.unsqueeze = lambda self, dim: A.unsqueeze.default(self, dim)
 Tensor.squeeze = lambda self, dim=None: A.squeeze.default(self) if dim is None else A.squeeze.dim(self, dim)
-Tensor.select = lambda self, dim, index: A.select.int(self, dim, index)
+Tensor.select = lambda self, dim, index: _select(self, dim, index)
 Tensor.as_strided = lambda self, size, stride, storage_offset=None: A.as_strided.default(
     self, list(size), list(stride), storage_offset)
 Tensor.contiguous = lambda self: A.contiguous.default(self)
@@ -167,7 +183,7 @@ def _dtypes():
 # --- indexing: basic indexing is a chain of view ops (select, slice, unsqueeze) --------------
 def _index_views(self: Tensor, index: Any) -> Tensor:
     if type(index) is int:  # x[i], the common case: one select
-        return A.select.int(self, 0, index)
+        return _select(self, 0, index)
     if not isinstance(index, tuple):
         index = (index,)
     if any(i is Ellipsis for i in index):

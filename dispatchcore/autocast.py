@@ -39,7 +39,6 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any
 
 from . import aten as _definitions  # noqa: F401 - defines the operators registered here
@@ -50,6 +49,7 @@ from .keyset import key_bits
 from .library import Library
 from .ops import aten
 from .tls import ExcludeDispatchKeyGuard, tls_get, tls_set_dispatch_key_excluded
+from .tls import local as _local
 
 __all__ = [
     "FP32_OPS",
@@ -98,14 +98,11 @@ class _State:
         self.cache: dict[int, tuple[Any, Any]] = {}
 
 
-_STATE: ContextVar[_State | None] = ContextVar("dispatchcore_autocast_state", default=None)
-
-
 def _state() -> _State:
-    state = _STATE.get()
+    """This thread's autocast state (``tls.local.autocast``), made on first use."""
+    state = _local.autocast
     if state is None:
-        state = _State()
-        _STATE.set(state)
+        state = _local.autocast = _State()
     return state
 
 

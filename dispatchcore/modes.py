@@ -17,8 +17,8 @@ Mirrors ``torch/utils/_python_dispatch.py``, ``c10/core/impl/TorchDispatchModeTL
   mode goes back on the stack and the thread-local sets are restored, also when ``__dispatch__``
   raises.
 
-The stack is a ``ContextVar`` like the key sets in ``tls.py``: a new thread (or asyncio task
-created outside the mode) never sees another's modes.
+The stack is per thread like the key sets in ``tls.py`` (``tls.local.modes``): a new thread
+starts with no mode and never sees another's modes.
 
 Example:
     >>> import dispatchcore as dc
@@ -38,12 +38,11 @@ import itertools
 import sys
 import weakref
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any, TextIO
 
 from .keys import DispatchKey
 from .keyset import FULL, full_after_bits, key_bits
-from .tls import _TLS
+from .tls import local as _local
 
 __all__ = [
     "DispatchMode",
@@ -51,10 +50,6 @@ __all__ = [
     "current_dispatch_mode",
     "dispatch_mode_stack",
 ]
-
-_tls_get = _TLS.get
-_tls_set = _TLS.set
-_tls_reset = _TLS.reset
 
 _PYTHON = key_bits(DispatchKey.Python)
 # What the first mode adds to (and the last one removes from) the include set.
@@ -70,9 +65,14 @@ _WITHOUT_MODE_KEYS = FULL & ~_MODE_KEYS
 # The stack as a linked list of (innermost mode, rest of the stack) nodes, None when empty:
 # the Python fallback pops and restores it without building a tuple.
 _Stack = tuple[Any, Any] | None
-_MODES: ContextVar[_Stack] = ContextVar("dispatchcore_dispatch_modes", default=None)
-_modes_get = _MODES.get
-_modes_set = _MODES.set
+
+
+def _modes_get() -> _Stack:
+    return _local.modes
+
+
+def _modes_set(stack: _Stack) -> None:
+    _local.modes = stack
 
 
 class DispatchMode:
@@ -128,9 +128,9 @@ class DispatchMode:
 def _push_mode(mode: DispatchMode) -> None:
     stack = _modes_get()
     if stack is None:  # push_non_infra_mode_onto_stack: the first mode turns the Python keys on
-        included, excluded, keep = _tls_get()
+        included, excluded, keep = _local.keys
         if included & _MODE_KEYS != _MODE_KEYS:
-            _tls_set((included | _MODE_KEYS, excluded, keep))
+            _local.keys = (included | _MODE_KEYS, excluded, keep)
     _modes_set((mode, stack))
 
 
@@ -145,9 +145,9 @@ def _pop_mode(mode: DispatchMode) -> None:
     rest = stack[1]
     _modes_set(rest)
     if rest is None:  # pop_stack: the last mode turns the Python keys off
-        included, excluded, keep = _tls_get()
+        included, excluded, keep = _local.keys
         if included & _MODE_KEYS:
-            _tls_set((included & _WITHOUT_MODE_KEYS, excluded, keep))
+            _local.keys = (included & _WITHOUT_MODE_KEYS, excluded, keep)
 
 
 def current_dispatch_mode() -> DispatchMode | None:
@@ -176,21 +176,22 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
     """
 
     def python_fallback(bits: int, *args: Any, **kwargs: Any) -> Any:
-        state = _tls_get()
+        local = _local
+        state = local.keys
         included, excluded, keep = state
-        stack = _modes_get()
+        stack = local.modes
         if stack is not None:
             # ExcludeDispatchKeyGuard(after_Python_keyset), then StashTorchDispatchModeGuard:
             # the mode is off the stack (and, if it was the last, the Python keys off) inside
             mode, rest = stack
-            _modes_set(rest)
-            _tls_set((included if rest is not None else included & _WITHOUT_MODE_KEYS,
-                      excluded | ABOVE_PYTHON, keep & _KEEP_BELOW))
+            local.modes = rest
+            local.keys = (included if rest is not None else included & _WITHOUT_MODE_KEYS,
+                          excluded | ABOVE_PYTHON, keep & _KEEP_BELOW)
             try:
                 return mode.__dispatch__(op, (), args, kwargs)
-            finally:  # set back, not reset: cheaper, and the same value
-                _tls_set(state)
-                _modes_set(stack)
+            finally:
+                local.keys = state
+                local.modes = stack
         # No mode (the key was included by hand): redispatch below the Python key. c10 also
         # edits the TLS for that redispatch (drops Python from the include set, excludes the keys
         # above it); dispatchcore leaves the TLS alone here, so a kernel below that calls another

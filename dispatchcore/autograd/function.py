@@ -13,10 +13,10 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
-from contextvars import ContextVar
 from typing import Any
 
-from .grad_mode import _AUTOGRAD_STATE, _autograd_state_set, no_grad
+from ..tls import local as _local
+from .grad_mode import no_grad
 from .graph import Node, SavedTensor, gradient_edge
 
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"]
@@ -207,7 +207,6 @@ class _FunctionMeta(type):
 
 
 _NO_GRAD = ((False, False), (False, True))  # the autograd state for forward, by inference-mode flag
-_ACTIVE_FORWARDS: ContextVar[frozenset[Any]] = ContextVar("dispatchcore_active_forwards", default=frozenset())
 
 
 class Function(metaclass=_FunctionMeta):
@@ -257,7 +256,8 @@ class Function(metaclass=_FunctionMeta):
         ctx = cls._backward_cls()
         is_tensor = tuple([_is_tensor(a) for a in args])
         needs = tuple([t and a._requires_grad for t, a in zip(is_tensor, args)])
-        state = _AUTOGRAD_STATE.get()
+        local = _local
+        state = local.autograd
         executable = state[0] and True in needs
         ctx.needs_input_grad = needs
         ctx._is_tensor_input = is_tensor
@@ -266,7 +266,7 @@ class Function(metaclass=_FunctionMeta):
             # edges are collected before forward runs: forward may rebase a dirty input's history
             ctx.next_functions = tuple([gradient_edge(a) for a in tensor_inputs])
             ctx._input_meta = tuple([(tuple(a._data.shape), a.dtype) for a in tensor_inputs])
-        _autograd_state_set(_NO_GRAD[state[1]])  # forward runs with grad mode off (dispatch TLS untouched)
+        local.autograd = _NO_GRAD[state[1]]  # forward runs with grad mode off (dispatch TLS untouched)
         try:
             if custom_setup:
                 output = cls.forward(*args)
@@ -274,7 +274,7 @@ class Function(metaclass=_FunctionMeta):
             else:
                 output = cls.forward(ctx, *args)
         finally:
-            _autograd_state_set(state)
+            local.autograd = state
         return _wrap_outputs(ctx, tensor_inputs, output, executable, custom_setup)
 
     @classmethod
@@ -286,7 +286,7 @@ class Function(metaclass=_FunctionMeta):
         """The Autograd-key kernel for ``op``: ``cls.apply``, guarded against endless re-entry."""
 
         def function_kernel(*args: Any, **kwargs: Any) -> Any:
-            active = _ACTIVE_FORWARDS.get()
+            active = _local.forwards  # the operators whose Function forward is running
             if op in active:
                 raise RuntimeError(
                     f"dispatchcore: {op.qualname}'s Autograd kernel {cls.__name__}.apply was "
@@ -296,11 +296,11 @@ class Function(metaclass=_FunctionMeta):
                     "overflows). Call the operator inside `with dispatchcore."
                     "AutoDispatchBelowADInplaceOrView():` so that it goes straight to the backend "
                     "kernel.")
-            token = _ACTIVE_FORWARDS.set(active | {op})
+            _local.forwards = active | {op}
             try:
                 return cls.apply(*args, **kwargs)
             finally:
-                _ACTIVE_FORWARDS.reset(token)
+                _local.forwards = active
 
         function_kernel.__qualname__ = f"{cls.__qualname__}.apply"
         return function_kernel
@@ -472,7 +472,7 @@ def once_differentiable(fn: Any) -> Any:
     def wrapper(ctx: Any, *args: Any) -> Any:
         with no_grad():
             outputs = fn(ctx, *args)
-        if not _AUTOGRAD_STATE.get()[0]:
+        if not _local.autograd[0]:
             return outputs
         if not any(_is_tensor(a) and a._requires_grad for a in args):
             return outputs

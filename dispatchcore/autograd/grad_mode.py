@@ -4,7 +4,7 @@ Mirrors ``torch/autograd/grad_mode.py`` over ``c10/core/GradMode.h`` and ``Infer
 Grad mode is a thread-local flag that changes no dispatch key (spec §3.5): Autograd kernels
 still run and simply record nothing. Inference mode is different: it also edits the dispatch
 key sets (drops ADInplaceOrView from the included set, excludes the autograd keys) and makes
-new tensors inference tensors (spec §3.4). Both state and guards are per thread and task.
+new tensors inference tensors (spec §3.4). The state is per thread (``tls.local.autograd``).
 """
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ import functools
 import inspect
 import sys
 from collections.abc import Callable
-from contextvars import ContextVar, Token
 from typing import Any, TypeVar
 
 from ..keys import DispatchKey
 from ..keyset import AUTOGRAD_KEYSET, key_bits
-from ..tls import _DEFAULT_STATE, _TLS, _state
+from ..tls import _state, local
 
 __all__ = [
     "enable_grad",
@@ -31,14 +30,19 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# (grad_mode, inference_mode): c10's AutogradState, as far as dispatchcore models it.
-_AUTOGRAD_STATE: ContextVar[tuple[bool, bool]] = ContextVar("dispatchcore_autograd", default=(True, False))
-autograd_state_get = _AUTOGRAD_STATE.get  # bound once: autograd kernels read it per call
-_autograd_state_set = _AUTOGRAD_STATE.set
-_autograd_state_reset = _AUTOGRAD_STATE.reset
-_tls_get = _TLS.get
-_tls_set = _TLS.set
-_tls_reset = _TLS.reset
+
+
+# local.autograd is (grad_mode, inference_mode): c10's AutogradState, as far as dispatchcore
+# models it. Hot paths read local.autograd directly.
+def autograd_state_get() -> tuple[bool, bool]:
+    """This thread's ``(grad_mode, inference_mode)``."""
+    return local.autograd
+
+
+def _autograd_state_set(state: tuple[bool, bool]) -> None:
+    local.autograd = state
+
+
 _new = object.__new__
 # (grad_mode, inference_mode) tuples, indexed [grad_mode][inference_mode], so guards allocate none
 _STATES = (((False, False), (False, True)), ((True, False), (True, True)))
@@ -47,12 +51,12 @@ _ADINPLACEORVIEW = key_bits(DispatchKey.ADInplaceOrView)
 
 def is_grad_enabled() -> bool:
     """True when operations record the autograd graph (``torch.is_grad_enabled``)."""
-    return _AUTOGRAD_STATE.get()[0]
+    return local.autograd[0]
 
 
 def is_inference_mode_enabled() -> bool:
     """True inside ``inference_mode()`` (``torch.is_inference_mode_enabled``)."""
-    return _AUTOGRAD_STATE.get()[1]
+    return local.autograd[1]
 
 
 class _DecoratorContextManager:
@@ -118,35 +122,18 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
         return cls()(orig_func)
 
 
-def _restore_grad_mode(token: Any) -> None:
-    """Exit of a grad-mode guard: back to the state before it was entered.
-
-    The ContextVar token is the fast path. Where it cannot be used (the instance is re-entered
-    while active, or entered and exited in different contexts), fall back to what torch does:
-    set the saved grad mode and keep the current inference-mode flag.
-    """
-    try:
-        _autograd_state_reset(token)
-    except (RuntimeError, ValueError):
-        prev = _old_value(token, (True, False))[0]
-        _autograd_state_set(_STATES[prev][autograd_state_get()[1]])
-
-
-def _old_value(token: Any, default: Any) -> Any:
-    """The value a ContextVar had before ``token``'s set (its default when it had none)."""
-    old = token.old_value
-    return default if old is token.MISSING else old
-
-
 class _GradModeGuard(_NoParamDecoratorContextManager):
-    __slots__ = ("_token",)
+    __slots__ = ("_prev",)
     _mode = True
 
     def __enter__(self) -> None:
-        self._token = _autograd_state_set(_STATES[self._mode][autograd_state_get()[1]])
+        state = local.autograd
+        self._prev = state[0]
+        local.autograd = _STATES[self._mode][state[1]]
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        _restore_grad_mode(self._token)
+        # torch's AutoGradMode destructor: the saved grad mode, the current inference flag
+        local.autograd = _STATES[self._prev][local.autograd[1]]
 
 
 class no_grad(_GradModeGuard):  # noqa: N801 - torch's name
@@ -211,10 +198,10 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
         DispatchKeySet(BackendSelect)
     """
 
-    __slots__ = ("_mode", "_tls_token", "_state_token")
+    __slots__ = ("_mode", "_saved_keys", "_saved_state")
     _mode: bool
-    _tls_token: Token[tuple[int, int, int]]
-    _state_token: Token[tuple[bool, bool]]
+    _saved_keys: tuple[int, int, int]
+    _saved_state: tuple[bool, bool]
 
     def __new__(cls, mode: Any = True) -> Any:
         if mode is True or mode is False:
@@ -225,21 +212,18 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
 
     def __enter__(self) -> None:
         mode = self._mode
-        dispatch_state = _tls_get()
+        dispatch_state = self._saved_keys = local.keys
         last = _inference_last[mode]  # (state entered from, state inside): the usual case
         if last[0] is not dispatch_state:
             last = _inference_last[mode] = (dispatch_state, _inference_tls_state(dispatch_state, mode))
-        self._tls_token = _tls_set(last[1])
-        self._state_token = _autograd_state_set(_INFERENCE_STATES[mode])
+        local.keys = last[1]
+        self._saved_state = local.autograd
+        local.autograd = _INFERENCE_STATES[mode]
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         # InferenceMode's destructor restores the saved key sets and autograd state, whole
-        try:
-            _autograd_state_reset(self._state_token)
-            _tls_reset(self._tls_token)
-        except (RuntimeError, ValueError):  # re-entered instance or another context: set, not reset
-            _autograd_state_set(_old_value(self._state_token, (True, False)))
-            _tls_set(_old_value(self._tls_token, _DEFAULT_STATE))
+        local.autograd = self._saved_state
+        local.keys = self._saved_keys
 
     def _clone(self) -> Any:
         return inference_mode(self._mode)

@@ -43,9 +43,8 @@ from ..keyset import (
 )
 from ..ops import aten
 from ..tensor import AutogradMeta
-from ..tls import _TLS
+from ..tls import local as _local
 from . import graph as _graph
-from .grad_mode import _AUTOGRAD_STATE
 from .graph import Node, SavedTensor, gradient_edge
 from .graph import grad_accumulator as _grad_accumulator
 
@@ -63,10 +62,6 @@ __all__ = [
     "view_grad_fn",
 ]
 
-_tls_get = _TLS.get
-_tls_set = _TLS.set
-_tls_reset = _TLS.reset
-_state_get = _AUTOGRAD_STATE.get
 _BELOW_CLEAR = FULL & ~(AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW & ~BACKEND_MASK)
 _below_cache: dict[tuple[int, int, int], tuple[int, int, int]] = {}
 _AFTER_AUTOGRAD = AFTER_AUTOGRAD
@@ -77,23 +72,30 @@ _FLOAT_KINDS = "fc"  # numpy dtype kinds of differentiable (floating and complex
 
 
 def below_state(state: tuple[int, int, int]) -> tuple[int, int, int]:
-    """The TLS tuple ``AutoDispatchBelowADInplaceOrView`` would set, memoised per state."""
+    """The TLS tuple ``AutoDispatchBelowADInplaceOrView`` would set, memoised per state.
+
+    A state that is already below gets itself back (the same object), so ``below is state``
+    tells a kernel that there is nothing to set.
+    """
     below = _below_cache.get(state)
     if below is None:
         below = (state[0], state[1] | AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW, state[2] & _BELOW_CLEAR)
+        if below == state:
+            below = state
         if len(_below_cache) < 256:
             _below_cache[state] = below
     return below
 
 
-def enter_below() -> Any:
-    """Enter AutoDispatchBelowADInplaceOrView without a guard object; ``_TLS.reset`` the token after.
+def enter_below() -> tuple[int, int, int]:
+    """Enter AutoDispatchBelowADInplaceOrView without a guard object; returns the state to restore.
 
-    The hottest kernels (``autograd_kernel``, ``autograd_view_kernel``) inline these lines.
+    Use as ``saved = enter_below()``, then ``try: ... finally: tls.local.keys = saved``. The
+    hottest kernels (``autograd_kernel``, ``autograd_view_kernel``) inline these lines.
     """
-    state = _tls_get()
-    below = _below_cache.get(state)
-    return _tls_set(below if below is not None else below_state(state))
+    state = _local.keys
+    _local.keys = _below_cache.get(state) or below_state(state)
+    return state
 
 
 # --- views: creation meta and grad_fn regeneration -------------------------------------------
@@ -559,33 +561,34 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
 
     def autograd_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
         needs = False
-        if _state_get()[0]:  # grad mode: does any differentiable input require grad?
-            nargs = len(args)
+        if _local.autograd[0]:  # grad mode: does any differentiable input require grad?
             if simple:
-                for i in positions:
-                    if i < nargs and getattr(args[i], "_requires_grad", False):
-                        needs = True
-                        break
+                try:
+                    for i in positions:
+                        if args[i]._requires_grad:
+                            needs = True
+                            break
+                except (AttributeError, IndexError):  # a non-Tensor dispatch argument, or omitted
+                    needs = _any_requires_grad(args, kwargs, positions, list_positions, by_name)
             else:
                 needs = _any_requires_grad(args, kwargs, positions, list_positions, by_name)
+        # op.redispatch(bits & after_autograd_keyset, ...) with its memo lookup inlined: this
+        # kernel runs on every call of every differentiable op, so it saves a frame per call
+        try:
+            fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
+        except KeyError:  # not memoised yet: redispatch resolves and memoises
+            fn, first = redispatch, bits & _AFTER_AUTOGRAD
         # AutoDispatchBelowADInplaceOrView, set directly: the kernel below must not record again
-        state = _tls_get()
+        local = _local
+        state = local.keys
+        local.keys = _below_cache.get(state) or below_state(state)
         try:
-            token = _tls_set(_below_cache[state])
-        except KeyError:
-            token = _tls_set(below_state(state))
-        try:
-            # redispatch(bits & after_autograd_keyset) with the table lookup inlined: this kernel
-            # runs on every call of every differentiable op, so it saves a frame per call
-            below = bits & _AFTER_AUTOGRAD
-            f = (below >> 16).bit_length()
-            entry = op._dispatch[1][_BASE[f] + ((below & 0xFFFF).bit_length() & _SELECT[f])]
-            if entry is not None and not entry[1] and not kwargs:
-                result = entry[0](*args)
+            if kwargs:
+                result = fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
             else:
-                result = redispatch(below, *args, **kwargs)
+                result = fn(*args) if first is None else fn(first, *args)
         finally:
-            _tls_reset(token)
+            local.keys = state
         if not needs:
             return result
         if simple and last < len(args):
@@ -688,22 +691,21 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
     plan_without_edge = d.plan((False,))
 
     def autograd_view_kernel(bits: int, self: Any, *args: Any, **kwargs: Any) -> Any:
-        grad_mode = _state_get()[0]
-        state = _tls_get()
-        try:
-            token = _tls_set(_below_cache[state])
+        local = _local
+        grad_mode = local.autograd[0]
+        try:  # redispatch's memo lookup inlined, as in autograd_kernel
+            fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
         except KeyError:
-            token = _tls_set(below_state(state))
+            fn, first = redispatch, bits & _AFTER_AUTOGRAD
+        state = local.keys
+        local.keys = _below_cache.get(state) or below_state(state)
         try:
-            below = bits & _AFTER_AUTOGRAD  # redispatch inlined, as in autograd_kernel
-            f = (below >> 16).bit_length()
-            entry = op._dispatch[1][_BASE[f] + ((below & 0xFFFF).bit_length() & _SELECT[f])]
-            if entry is not None and entry[1] == 2 and not kwargs:
-                out = entry[0](below, self, *args)  # the ADInplaceOrView view kernel takes raw bits
+            if kwargs:
+                out = fn(self, *args, **kwargs) if first is None else fn(first, self, *args, **kwargs)
             else:
-                out = redispatch(below, self, *args, **kwargs)
+                out = fn(self, *args) if first is None else fn(first, self, *args)
         finally:
-            _tls_reset(token)
+            local.keys = state
         if grad_mode:
             if not self._requires_grad:
                 if self._base is not None:  # propagate_creation_meta of a no_grad/inference view
@@ -758,7 +760,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
         needs = False
         node = None
         self = args[mutated_pos]
-        if _state_get()[0]:
+        if _local.autograd[0]:
             for i in positions:
                 if i < len(args) and getattr(args[i], "_requires_grad", False):
                     needs = True
@@ -778,15 +780,11 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
                 values: dict[str, Any] = {}
                 if plan:
                     _save(plan, args, kwargs, values)
-        state = _tls_get()
-        try:
-            token = _tls_set(_below_cache[state])
-        except KeyError:
-            token = _tls_set(below_state(state))
+        saved = enter_below()
         try:
             result = redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
-            _tls_reset(token)
+            _local.keys = saved
         if node is not None:
             if self._data.dtype.kind in _FLOAT_KINDS:
                 rebase_history(self, node)
@@ -880,11 +878,11 @@ def rebase_history(t: Any, node: Node) -> None:
 def _make_nondifferentiable_kernel(op: Any) -> Callable[..., Any]:
     redispatch = op.redispatch
     def autograd_nondifferentiable_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
-        token = enter_below()
+        saved = enter_below()
         try:
             return redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
-            _tls_reset(token)
+            _local.keys = saved
 
     autograd_nondifferentiable_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
     return autograd_nondifferentiable_kernel
@@ -897,15 +895,15 @@ def _make_out_kernel(op: Any) -> Callable[..., Any]:
     redispatch = op.redispatch
 
     def autograd_out_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
-        if _state_get()[0]:
+        if _local.autograd[0]:
             for v in (*args, *kwargs.values()):
                 if getattr(v, "_requires_grad", False):
                     raise RuntimeError(message)
-        token = enter_below()
+        saved = enter_below()
         try:
             return redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
-            _tls_reset(token)
+            _local.keys = saved
 
     autograd_out_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
     return autograd_out_kernel
@@ -1034,7 +1032,7 @@ def _tensors_in(values: Any) -> list[Any]:
 def _autograd_fallback_warn(ks: Any, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """The autograd fallback in mode "warn" (``basicAutogradNotImplementedFallback``): redispatch, attach the node."""
     inputs = _tensors_in(args) + _tensors_in(kwargs.values())
-    any_rg = _state_get()[0] and any(t._requires_grad for t in inputs)
+    any_rg = _local.autograd[0] and any(t._requires_grad for t in inputs)
     result = op.redispatch(int(ks) & AFTER_AUTOGRAD, *args, **kwargs)  # no TLS guard, as in c10
     if not any_rg:
         return result

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 import dispatchcore as dc
-from dispatchcore.autograd.grad_mode import _AUTOGRAD_STATE
 from dispatchcore.keyset import AUTOGRAD_KEYSET, DEFAULT_EXCLUDED, key_bits
-from dispatchcore.tls import _TLS, tls_get
+from dispatchcore.tls import local, tls_get
 
 INPLACE_INFERENCE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
@@ -342,8 +341,8 @@ def test_inference_mode_instance_reentered_keeps_torch_quirk():
     try:
         assert state() == (False, True) and tls_get() == inside  # torch 2.13 leaks the same way
     finally:
-        _TLS.set(before)
-        _AUTOGRAD_STATE.set((True, False))
+        local.keys = before
+        local.autograd = (True, False)
     assert tls_get() == before
 
 

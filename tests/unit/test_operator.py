@@ -71,7 +71,7 @@ def reference_key(fallthroughs: list[D], bits: int) -> D:
 
 def assert_dispatch_state_consistent(op: OperatorHandle) -> None:
     """The call path's (masks, slots) agree with the entries, however they were updated."""
-    masks, table = op._dispatch
+    masks, table = op._dispatch[:2]
     assert masks == OperatorHandle._compute_masks(op._entries)
     assert {k for k in RUNTIME_KEYS if table[k] is not None} == set(op._entries)
 
