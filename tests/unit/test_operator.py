@@ -320,3 +320,31 @@ def quiet_override():
     dispatcher._warned_override = True
     yield
     dispatcher._warned_override = previous
+
+
+def test_dispatch_memo_is_replaced_on_registration_and_on_library_destroy():
+    import dispatchcore as dc
+
+    lib = dc.Library("memo_t", "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: "cpu", "CPU")
+    x = dc.ones(1)
+    op = dc.ops.memo_t.f.default
+    assert op(x) == "cpu" and op._dispatch[2]  # memoised after the first call
+    extra = dc.Library("memo_t", "IMPL")
+    extra.impl("f", lambda x: "autograd", "AutogradCPU")
+    assert op(x) == "autograd" and op._call_first(x) == "autograd"
+    extra._destroy()
+    assert op(x) == "cpu" and op._call_first(x) == "cpu"
+    lib._destroy()
+
+
+def test_fast_entries_refuse_operators_that_dispatch_on_other_arguments():
+    from dispatchcore._tensor_methods import fast
+    from dispatchcore.ops import aten
+
+    assert fast(aten.add.Tensor, 2) == aten.add.Tensor._call2
+    with pytest.raises(AssertionError, match="first 2"):
+        fast(aten.add.Scalar, 2)
+    with pytest.raises(AssertionError, match="first 1"):
+        fast(aten.where.self, 1)
