@@ -38,7 +38,13 @@ def _make_view_kernel(op: Any) -> Any:
     def ad_inplace_or_view_view(bits: int, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         state = local.keys
         below = _below_cache.get(state) or below_state(state)
-        if below is state and not _trace._enabled:  # already below: the Autograd kernel set it
+        if below is state and not _trace._enabled and not kwargs:  # already below: the Autograd kernel set it
+            try:  # op.redispatch's memo lookup, inlined (See Note [Dispatch memo])
+                fn, first = op._dispatch[3][bits & AFTER_ADINPLACEORVIEW]
+            except KeyError:
+                fn, first = op.redispatch, bits & AFTER_ADINPLACEORVIEW
+            out = fn(self, *args) if first is None else fn(first, self, *args)
+        elif below is state and not _trace._enabled:
             out = op.redispatch(bits & AFTER_ADINPLACEORVIEW, self, *args, **kwargs)
         else:  # AutoDispatchBelowADInplaceOrView (the guard object while tracing, so traces show it)
             with AutoDispatchBelowADInplaceOrView():
@@ -70,7 +76,13 @@ def _make_inplace_kernel(op: Any, mutated: str) -> Any:
                 "https://github.com/pytorch/rfcs/pull/17 for more details.")
         state = local.keys
         below = _below_cache.get(state) or below_state(state)
-        if below is state and not _trace._enabled:  # already below: the Autograd kernel set it
+        if below is state and not _trace._enabled and not kwargs:  # already below: the Autograd kernel set it
+            try:  # op.redispatch's memo lookup, inlined (See Note [Dispatch memo])
+                fn, first = op._dispatch[3][bits & AFTER_ADINPLACEORVIEW]
+            except KeyError:
+                fn, first = op.redispatch, bits & AFTER_ADINPLACEORVIEW
+            result = fn(*args) if first is None else fn(first, *args)
+        elif below is state and not _trace._enabled:
             result = op.redispatch(bits & AFTER_ADINPLACEORVIEW, *args, **kwargs)
         else:  # AutoDispatchBelowADInplaceOrView (the guard object while tracing, so traces show it)
             with AutoDispatchBelowADInplaceOrView():
