@@ -37,9 +37,7 @@ from ..keyset import (
     AFTER_AUTOGRAD,
     AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW,
     BACKEND_MASK,
-    BACKEND_SELECT,
     FULL,
-    FUNCTIONALITY_BASE,
 )
 from ..ops import aten
 from ..tensor import AutogradMeta
@@ -65,7 +63,6 @@ __all__ = [
 _BELOW_CLEAR = FULL & ~(AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW & ~BACKEND_MASK)
 _below_cache: dict[tuple[int, int, int], tuple[int, int, int]] = {}
 _AFTER_AUTOGRAD = AFTER_AUTOGRAD
-_BASE, _SELECT = FUNCTIONALITY_BASE, BACKEND_SELECT  # table-index arithmetic (see keyset.py)
 _node_init = Node.__init__
 _new = object.__new__
 _FLOAT_KINDS = "fc"  # numpy dtype kinds of differentiable (floating and complex) dtypes
