@@ -24,7 +24,7 @@ from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
 from .library import Library
 from .ops import aten
 from .tensor import _DEVICES, Tensor
-from .tls import AutoDispatchBelowADInplaceOrView, local, tls_get
+from .tls import AutoDispatchBelowADInplaceOrView, per_thread, tls_get
 
 __all__ = ["register_core_kernels"]
 
@@ -36,7 +36,7 @@ _AFTER_BACKEND_SELECT = full_after_bits(DispatchKey.BackendSelect)
 # --- ADInplaceOrView ------------------------------------------------------------------------
 def _make_view_kernel(op: Any) -> Any:
     def ad_inplace_or_view_view(bits: int, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        state = local.keys
+        state = per_thread.state.keys
         below = _below_cache.get(state) or below_state(state)
         if below is state and not _trace._enabled and not kwargs:  # already below: the Autograd kernel set it
             try:  # op.redispatch's memo lookup, inlined (See Note [Dispatch memo])
@@ -68,13 +68,14 @@ def _make_view_kernel(op: Any) -> Any:
 def _make_inplace_kernel(op: Any, mutated: str) -> Any:
     def ad_inplace_or_view_inplace(bits: int, *args: Any, **kwargs: Any) -> Any:
         target = kwargs[mutated] if mutated in kwargs else args[0]
-        if target._vc is None and not local.autograd[1]:
+        st = per_thread.state
+        if target._vc is None and not st.autograd[1]:
             # ADInplaceOrView stays TLS-included outside inference mode precisely to catch this
             raise RuntimeError(
                 "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
                 "make a clone to get a normal tensor before doing inplace update.See "
                 "https://github.com/pytorch/rfcs/pull/17 for more details.")
-        state = local.keys
+        state = st.keys
         below = _below_cache.get(state) or below_state(state)
         if below is state and not _trace._enabled and not kwargs:  # already below: the Autograd kernel set it
             try:  # op.redispatch's memo lookup, inlined (See Note [Dispatch memo])

@@ -49,7 +49,7 @@ from .keyset import key_bits
 from .library import Library
 from .ops import aten
 from .tls import ExcludeDispatchKeyGuard, tls_get, tls_set_dispatch_key_excluded
-from .tls import local as _local
+from .tls import per_thread as _pt
 
 __all__ = [
     "FP32_OPS",
@@ -99,10 +99,10 @@ class _State:
 
 
 def _state() -> _State:
-    """This thread's autocast state (``tls.local.autocast``), made on first use."""
-    state = _local.autocast
+    """This thread's autocast state (``tls.per_thread.state.autocast``), made on first use."""
+    state = _pt.state.autocast
     if state is None:
-        state = _local.autocast = _State()
+        state = _pt.state.autocast = _State()
     return state
 
 

@@ -17,7 +17,7 @@ Mirrors ``torch/utils/_python_dispatch.py``, ``c10/core/impl/TorchDispatchModeTL
   mode goes back on the stack and the thread-local sets are restored, also when ``__dispatch__``
   raises.
 
-The stack is per thread like the key sets in ``tls.py`` (``tls.local.modes``): a new thread
+The stack is per thread like the key sets in ``tls.py`` (``tls.per_thread.state.modes``): a new thread
 starts with no mode and never sees another's modes.
 
 Example:
@@ -42,7 +42,7 @@ from typing import Any, TextIO
 
 from .keys import DispatchKey
 from .keyset import FULL, full_after_bits, key_bits
-from .tls import local as _local
+from .tls import per_thread as _pt
 
 __all__ = [
     "DispatchMode",
@@ -68,11 +68,11 @@ _Stack = tuple[Any, Any] | None
 
 
 def _modes_get() -> _Stack:
-    return _local.modes
+    return _pt.state.modes
 
 
 def _modes_set(stack: _Stack) -> None:
-    _local.modes = stack
+    _pt.state.modes = stack
 
 
 class DispatchMode:
@@ -128,9 +128,9 @@ class DispatchMode:
 def _push_mode(mode: DispatchMode) -> None:
     stack = _modes_get()
     if stack is None:  # push_non_infra_mode_onto_stack: the first mode turns the Python keys on
-        included, excluded, keep = _local.keys
+        included, excluded, keep = _pt.state.keys
         if included & _MODE_KEYS != _MODE_KEYS:
-            _local.keys = (included | _MODE_KEYS, excluded, keep)
+            _pt.state.keys = (included | _MODE_KEYS, excluded, keep)
     _modes_set((mode, stack))
 
 
@@ -145,9 +145,9 @@ def _pop_mode(mode: DispatchMode) -> None:
     rest = stack[1]
     _modes_set(rest)
     if rest is None:  # pop_stack: the last mode turns the Python keys off
-        included, excluded, keep = _local.keys
+        included, excluded, keep = _pt.state.keys
         if included & _MODE_KEYS:
-            _local.keys = (included & _WITHOUT_MODE_KEYS, excluded, keep)
+            _pt.state.keys = (included & _WITHOUT_MODE_KEYS, excluded, keep)
 
 
 def current_dispatch_mode() -> DispatchMode | None:
@@ -176,7 +176,7 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
     """
 
     def python_fallback(bits: int, *args: Any, **kwargs: Any) -> Any:
-        local = _local
+        local = _pt.state
         state = local.keys
         included, excluded, keep = state
         stack = local.modes

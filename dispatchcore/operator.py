@@ -31,7 +31,7 @@ from .keyset import (
     key_bits,
 )
 from .resolution import AMBIGUOUS_AUTOGRADOTHER, affected_keys, compute_table_entry
-from .tls import local as _local
+from .tls import per_thread as _pt
 from .tls import tls_get
 
 if TYPE_CHECKING:
@@ -226,7 +226,7 @@ class OperatorHandle:
     # DispatchKeySet, per its convention) or None for a plain kernel.
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Dispatch on the highest key of ``((arg keys | included) - excluded) & non_fallthrough``."""
-        included, _, keep = _local.keys
+        included, _, keep = _pt.state.keys
         if kwargs or not self._lo <= len(args) <= self._hi:
             return self._call_general(args, kwargs)
         bits = included
@@ -246,7 +246,7 @@ class OperatorHandle:
     # ``__call__`` without the argument tuple, keyword dict and arity checks, ~0.1 us less.
     def _call_first(self, a: Any, *rest: Any) -> Any:
         """``op(a, *rest)`` for an operator whose only dispatch argument is its first."""
-        included, _, keep = _local.keys
+        included, _, keep = _pt.state.keys
         try:
             fn, first = self._dispatch[2][(a._key_bits | included) & keep]
         except (KeyError, AttributeError, TypeError):
@@ -255,7 +255,7 @@ class OperatorHandle:
 
     def _call2(self, a: Any, b: Any) -> Any:
         """``op(a, b)`` for an operator whose dispatch arguments are exactly its first two."""
-        included, _, keep = _local.keys
+        included, _, keep = _pt.state.keys
         try:
             fn, first = self._dispatch[2][(a._key_bits | b._key_bits | included) & keep]
         except (KeyError, AttributeError, TypeError):

@@ -17,7 +17,7 @@ import numpy as np
 from .dtypes import _by_np, device
 from .keys import DispatchKey
 from .keyset import tensor_keyset
-from .tls import local as _local
+from .tls import per_thread as _pt
 
 __all__ = ["Size", "Tensor", "register_device", "rename_privateuse1_backend", "wrap"]
 
@@ -110,7 +110,7 @@ def wrap(data: Any, dev: device | str = "cpu", *, _inference: bool = False) -> T
         tensor([0., 1., 2.], dtype=dispatchcore.float64)
     """
     dev, bits, inference_bits = _device_info(dev)
-    inference = _inference or _local.autograd[1]
+    inference = _inference or _pt.state.autograd[1]
     t = _new(Tensor)
     t._data = data
     t._device = dev
@@ -127,7 +127,7 @@ def wrap(data: Any, dev: device | str = "cpu", *, _inference: bool = False) -> T
 
 def wrap_cpu(data: np.ndarray) -> Tensor:
     """The CPU fast path of ``wrap``: a new tensor over ``data`` (no checks)."""
-    if _local.autograd[1]:  # inside inference_mode: an inference tensor (TensorImpl's rule)
+    if _pt.state.autograd[1]:  # inside inference_mode: an inference tensor (TensorImpl's rule)
         return wrap(data, _CPU, _inference=True)
     t = _new(Tensor)
     t._data = data
@@ -368,7 +368,7 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` on a leaf (``torch.Tensor.requires_grad_``)."""
-        if requires_grad and self._vc is None and not _local.autograd[1]:
+        if requires_grad and self._vc is None and not _pt.state.autograd[1]:
             raise RuntimeError(
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):

@@ -15,7 +15,7 @@ import inspect
 import warnings
 from typing import Any
 
-from ..tls import local as _local
+from ..tls import per_thread as _pt
 from .grad_mode import no_grad
 from .graph import Node, SavedTensor, gradient_edge
 
@@ -256,7 +256,7 @@ class Function(metaclass=_FunctionMeta):
         ctx = cls._backward_cls()
         is_tensor = tuple([_is_tensor(a) for a in args])
         needs = tuple([t and a._requires_grad for t, a in zip(is_tensor, args)])
-        local = _local
+        local = _pt.state
         state = local.autograd
         executable = state[0] and True in needs
         ctx.needs_input_grad = needs
@@ -286,7 +286,8 @@ class Function(metaclass=_FunctionMeta):
         """The Autograd-key kernel for ``op``: ``cls.apply``, guarded against endless re-entry."""
 
         def function_kernel(*args: Any, **kwargs: Any) -> Any:
-            active = _local.forwards  # the operators whose Function forward is running
+            st = _pt.state
+            active = st.forwards  # the operators whose Function forward is running
             if op in active:
                 raise RuntimeError(
                     f"dispatchcore: {op.qualname}'s Autograd kernel {cls.__name__}.apply was "
@@ -296,11 +297,11 @@ class Function(metaclass=_FunctionMeta):
                     "overflows). Call the operator inside `with dispatchcore."
                     "AutoDispatchBelowADInplaceOrView():` so that it goes straight to the backend "
                     "kernel.")
-            _local.forwards = active | {op}
+            st.forwards = active | {op}
             try:
                 return cls.apply(*args, **kwargs)
             finally:
-                _local.forwards = active
+                st.forwards = active
 
         function_kernel.__qualname__ = f"{cls.__qualname__}.apply"
         return function_kernel
@@ -472,7 +473,7 @@ def once_differentiable(fn: Any) -> Any:
     def wrapper(ctx: Any, *args: Any) -> Any:
         with no_grad():
             outputs = fn(ctx, *args)
-        if not _local.autograd[0]:
+        if not _pt.state.autograd[0]:
             return outputs
         if not any(_is_tensor(a) and a._requires_grad for a in args):
             return outputs

@@ -4,7 +4,7 @@ Mirrors ``torch/autograd/grad_mode.py`` over ``c10/core/GradMode.h`` and ``Infer
 Grad mode is a thread-local flag that changes no dispatch key (spec §3.5): Autograd kernels
 still run and simply record nothing. Inference mode is different: it also edits the dispatch
 key sets (drops ADInplaceOrView from the included set, excludes the autograd keys) and makes
-new tensors inference tensors (spec §3.4). The state is per thread (``tls.local.autograd``).
+new tensors inference tensors (spec §3.4). The state is per thread (``tls.per_thread.state.autograd``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from ..keys import DispatchKey
 from ..keyset import AUTOGRAD_KEYSET, key_bits
-from ..tls import _state, local
+from ..tls import _state, per_thread
 
 __all__ = [
     "enable_grad",
@@ -32,15 +32,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 
-# local.autograd is (grad_mode, inference_mode): c10's AutogradState, as far as dispatchcore
-# models it. Hot paths read local.autograd directly.
+# per_thread.state.autograd is (grad_mode, inference_mode): c10's AutogradState, as far as dispatchcore
+# models it. Hot paths read per_thread.state.autograd directly.
 def autograd_state_get() -> tuple[bool, bool]:
     """This thread's ``(grad_mode, inference_mode)``."""
-    return local.autograd
+    return per_thread.state.autograd
 
 
 def _autograd_state_set(state: tuple[bool, bool]) -> None:
-    local.autograd = state
+    per_thread.state.autograd = state
 
 
 _new = object.__new__
@@ -51,12 +51,12 @@ _ADINPLACEORVIEW = key_bits(DispatchKey.ADInplaceOrView)
 
 def is_grad_enabled() -> bool:
     """True when operations record the autograd graph (``torch.is_grad_enabled``)."""
-    return local.autograd[0]
+    return per_thread.state.autograd[0]
 
 
 def is_inference_mode_enabled() -> bool:
     """True inside ``inference_mode()`` (``torch.is_inference_mode_enabled``)."""
-    return local.autograd[1]
+    return per_thread.state.autograd[1]
 
 
 class _DecoratorContextManager:
@@ -123,17 +123,19 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
 
 
 class _GradModeGuard(_NoParamDecoratorContextManager):
-    __slots__ = ("_prev",)
+    __slots__ = ("_prev", "_st")
     _mode = True
 
     def __enter__(self) -> None:
-        state = local.autograd
+        st = self._st = per_thread.state  # exited on the thread it was entered on
+        state = st.autograd
         self._prev = state[0]
-        local.autograd = _STATES[self._mode][state[1]]
+        st.autograd = _STATES[self._mode][state[1]]
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         # torch's AutoGradMode destructor: the saved grad mode, the current inference flag
-        local.autograd = _STATES[self._prev][local.autograd[1]]
+        st = self._st
+        st.autograd = _STATES[self._prev][st.autograd[1]]
 
 
 class no_grad(_GradModeGuard):  # noqa: N801 - torch's name
@@ -198,10 +200,11 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
         DispatchKeySet(BackendSelect)
     """
 
-    __slots__ = ("_mode", "_saved_keys", "_saved_state")
+    __slots__ = ("_mode", "_saved_keys", "_saved_state", "_st")
     _mode: bool
     _saved_keys: tuple[int, int, int]
     _saved_state: tuple[bool, bool]
+    _st: Any
 
     def __new__(cls, mode: Any = True) -> Any:
         if mode is True or mode is False:
@@ -212,18 +215,20 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
 
     def __enter__(self) -> None:
         mode = self._mode
-        dispatch_state = self._saved_keys = local.keys
+        st = self._st = per_thread.state
+        dispatch_state = self._saved_keys = st.keys
         last = _inference_last[mode]  # (state entered from, state inside): the usual case
         if last[0] is not dispatch_state:
             last = _inference_last[mode] = (dispatch_state, _inference_tls_state(dispatch_state, mode))
-        local.keys = last[1]
-        self._saved_state = local.autograd
-        local.autograd = _INFERENCE_STATES[mode]
+        st.keys = last[1]
+        self._saved_state = st.autograd
+        st.autograd = _INFERENCE_STATES[mode]
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         # InferenceMode's destructor restores the saved key sets and autograd state, whole
-        local.autograd = self._saved_state
-        local.keys = self._saved_keys
+        st = self._st
+        st.autograd = self._saved_state
+        st.keys = self._saved_keys
 
     def _clone(self) -> Any:
         return inference_mode(self._mode)

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..tls import local as _local
+from ..tls import per_thread as _pt
 
 __all__ = ["AccumulateGrad", "Node", "SavedTensor", "backward", "grad", "run_backward"]
 
@@ -133,7 +133,7 @@ class AccumulateGrad(Node):
         leaf = self.variable
         if grad is None or not leaf._requires_grad:
             return ()
-        create_graph = _local.autograd[0]  # the engine runs with grad mode = create_graph
+        create_graph = _pt.state.autograd[0]  # the engine runs with grad mode = create_graph
         if leaf._grad is None:
             # a buffer of our own: the incoming grad may be shared with other edges or be the
             # caller's grad_output. With create_graph the copy is differentiable, as torch's
@@ -384,8 +384,8 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
     for node in dict.fromkeys(root_nodes):
         if deps.get(node, 0) == 0 and (needed is None or node in needed or (captures and node in captures)):
             heapq.heappush(ready, (-node._seq, next(tie), node))
-    saved_state = _local.autograd
-    _local.autograd = (create_graph, saved_state[1])
+    saved_state = _pt.state.autograd
+    _pt.state.autograd = (create_graph, saved_state[1])
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -436,7 +436,7 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                 if remaining == 0:
                     heapq.heappush(ready, (-nxt._seq, next(tie), nxt))
     finally:
-        _local.autograd = saved_state
+        _pt.state.autograd = saved_state
     return captured
 
 

@@ -41,7 +41,7 @@ from ..keyset import (
 )
 from ..ops import aten
 from ..tensor import AutogradMeta
-from ..tls import local as _local
+from ..tls import per_thread as _pt
 from . import graph as _graph
 from .graph import Node, SavedTensor, gradient_edge
 from .graph import grad_accumulator as _grad_accumulator
@@ -87,11 +87,12 @@ def below_state(state: tuple[int, int, int]) -> tuple[int, int, int]:
 def enter_below() -> tuple[int, int, int]:
     """Enter AutoDispatchBelowADInplaceOrView without a guard object; returns the state to restore.
 
-    Use as ``saved = enter_below()``, then ``try: ... finally: tls.local.keys = saved``. The
-    hottest kernels (``autograd_kernel``, ``autograd_view_kernel``) inline these lines.
+    Use as ``saved = enter_below()``, then ``try: ... finally: per_thread.state.keys = saved``.
+    The hottest kernels (``autograd_kernel``, ``autograd_view_kernel``) inline these lines.
     """
-    state = _local.keys
-    _local.keys = _below_cache.get(state) or below_state(state)
+    st = _pt.state
+    state = st.keys
+    st.keys = _below_cache.get(state) or below_state(state)
     return state
 
 
@@ -557,8 +558,9 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
     plan_for = d.plan
 
     def autograd_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
+        st = _pt.state  # this thread's state, fetched once (See ThreadState in tls.py)
         needs = False
-        if _local.autograd[0]:  # grad mode: does any differentiable input require grad?
+        if st.autograd[0]:  # grad mode: does any differentiable input require grad?
             if simple:
                 try:
                     for i in positions:
@@ -576,16 +578,15 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         except KeyError:  # not memoised yet: redispatch resolves and memoises
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
         # AutoDispatchBelowADInplaceOrView, set directly: the kernel below must not record again
-        local = _local
-        state = local.keys
-        local.keys = _below_cache.get(state) or below_state(state)
+        state = st.keys
+        st.keys = _below_cache.get(state) or below_state(state)
         try:
             if kwargs:
                 result = fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
             else:
                 result = fn(*args) if first is None else fn(first, *args)
         finally:
-            local.keys = state
+            st.keys = state
         if not needs:
             return result
         if simple and last < len(args):
@@ -688,21 +689,21 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
     plan_without_edge = d.plan((False,))
 
     def autograd_view_kernel(bits: int, self: Any, *args: Any, **kwargs: Any) -> Any:
-        local = _local
-        grad_mode = local.autograd[0]
+        st = _pt.state
+        grad_mode = st.autograd[0]
         try:  # redispatch's memo lookup inlined, as in autograd_kernel
             fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
         except KeyError:
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
-        state = local.keys
-        local.keys = _below_cache.get(state) or below_state(state)
+        state = st.keys
+        st.keys = _below_cache.get(state) or below_state(state)
         try:
             if kwargs:
                 out = fn(self, *args, **kwargs) if first is None else fn(first, self, *args, **kwargs)
             else:
                 out = fn(self, *args) if first is None else fn(first, self, *args)
         finally:
-            local.keys = state
+            st.keys = state
         if grad_mode:
             if not self._requires_grad:
                 if self._base is not None:  # propagate_creation_meta of a no_grad/inference view
@@ -757,7 +758,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
         needs = False
         node = None
         self = args[mutated_pos]
-        if _local.autograd[0]:
+        if _pt.state.autograd[0]:
             for i in positions:
                 if i < len(args) and getattr(args[i], "_requires_grad", False):
                     needs = True
@@ -781,7 +782,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
         try:
             result = redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
-            _local.keys = saved
+            _pt.state.keys = saved
         if node is not None:
             if self._data.dtype.kind in _FLOAT_KINDS:
                 rebase_history(self, node)
@@ -879,7 +880,7 @@ def _make_nondifferentiable_kernel(op: Any) -> Callable[..., Any]:
         try:
             return redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
-            _local.keys = saved
+            _pt.state.keys = saved
 
     autograd_nondifferentiable_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
     return autograd_nondifferentiable_kernel
@@ -892,7 +893,7 @@ def _make_out_kernel(op: Any) -> Callable[..., Any]:
     redispatch = op.redispatch
 
     def autograd_out_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
-        if _local.autograd[0]:
+        if _pt.state.autograd[0]:
             for v in (*args, *kwargs.values()):
                 if getattr(v, "_requires_grad", False):
                     raise RuntimeError(message)
@@ -900,7 +901,7 @@ def _make_out_kernel(op: Any) -> Callable[..., Any]:
         try:
             return redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
         finally:
-            _local.keys = saved
+            _pt.state.keys = saved
 
     autograd_out_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
     return autograd_out_kernel
@@ -1029,7 +1030,7 @@ def _tensors_in(values: Any) -> list[Any]:
 def _autograd_fallback_warn(ks: Any, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """The autograd fallback in mode "warn" (``basicAutogradNotImplementedFallback``): redispatch, attach the node."""
     inputs = _tensors_in(args) + _tensors_in(kwargs.values())
-    any_rg = _local.autograd[0] and any(t._requires_grad for t in inputs)
+    any_rg = _pt.state.autograd[0] and any(t._requires_grad for t in inputs)
     result = op.redispatch(int(ks) & AFTER_AUTOGRAD, *args, **kwargs)  # no TLS guard, as in c10
     if not any_rg:
         return result

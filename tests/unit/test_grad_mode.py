@@ -6,7 +6,7 @@ import pytest
 
 import dispatchcore as dc
 from dispatchcore.keyset import AUTOGRAD_KEYSET, DEFAULT_EXCLUDED, key_bits
-from dispatchcore.tls import local, tls_get
+from dispatchcore.tls import per_thread, tls_get
 
 INPLACE_INFERENCE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
@@ -341,8 +341,8 @@ def test_inference_mode_instance_reentered_keeps_torch_quirk():
     try:
         assert state() == (False, True) and tls_get() == inside  # torch 2.13 leaks the same way
     finally:
-        local.keys = before
-        local.autograd = (True, False)
+        per_thread.state.keys = before
+        per_thread.state.autograd = (True, False)
     assert tls_get() == before
 
 
