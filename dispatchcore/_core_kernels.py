@@ -17,7 +17,13 @@ from typing import Any
 
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from . import trace as _trace
-from .autograd.kernels import _below_cache, below_state
+from .autograd.kernels import (
+    BUILTIN_AD_INPLACE_OR_VIEW,
+    INFERENCE_INPLACE_ERROR,
+    _below_cache,
+    as_view,
+    below_state,
+)
 from .dtypes import device as _device
 from .keys import DispatchKey
 from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
@@ -52,14 +58,8 @@ def _make_view_kernel(op: Any) -> Any:
         # as_view: the view shares its base's version counter and remembers the root base
         out._base = self if self._base is None else self._base
         out._vc = self._vc
-        if out._key_bits != self._key_bits:
-            # made inside inference_mode (wrap made an inference tensor): a view of a normal
-            # tensor is a normal tensor, remembered as created in inference mode (spec §3.4)
-            out._key_bits = self._key_bits
-            if self._vc is not None:
-                from .autograd.kernels import mark_inference_view
-
-                mark_inference_view(out)
+        if out._key_bits != self._key_bits:  # made inside inference_mode (wrap made an inference tensor)
+            as_view(self, out)
         return out
 
     return ad_inplace_or_view_view
@@ -71,10 +71,7 @@ def _make_inplace_kernel(op: Any, mutated: str) -> Any:
         st = per_thread.state
         if target._vc is None and not st.autograd[1]:
             # ADInplaceOrView stays TLS-included outside inference mode precisely to catch this
-            raise RuntimeError(
-                "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
-                "make a clone to get a normal tensor before doing inplace update.See "
-                "https://github.com/pytorch/rfcs/pull/17 for more details.")
+            raise RuntimeError(INFERENCE_INPLACE_ERROR)
         state = st.keys
         below = _below_cache.get(state) or below_state(state)
         if below is state and not _trace._enabled and not kwargs:  # already below: the Autograd kernel set it
@@ -98,14 +95,15 @@ def _make_inplace_kernel(op: Any, mutated: str) -> Any:
 def _register_ad_inplace_or_view(lib: Library) -> None:
     for name in VIEW_OPS:
         op = _find(name)
-        lib.impl(name, _make_view_kernel(op), "ADInplaceOrView", with_keyset=True, _raw_keyset=True)
+        kernel = BUILTIN_AD_INPLACE_OR_VIEW[op] = _make_view_kernel(op)  # Note [Fused ADInplaceOrView]
+        lib.impl(name, kernel, "ADInplaceOrView", with_keyset=True, _raw_keyset=True)
     for op in _all_aten_ops():
         schema = op.schema
         written = [a.name for a in schema.arguments if a.is_write]
         if written:
             name = op.qualname.partition("::")[2]
-            lib.impl(name, _make_inplace_kernel(op, written[0]), "ADInplaceOrView",
-                     with_keyset=True, _raw_keyset=True)
+            kernel = BUILTIN_AD_INPLACE_OR_VIEW[op] = _make_inplace_kernel(op, written[0])
+            lib.impl(name, kernel, "ADInplaceOrView", with_keyset=True, _raw_keyset=True)
 
 
 # --- BackendSelect --------------------------------------------------------------------------

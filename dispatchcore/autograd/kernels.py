@@ -34,6 +34,7 @@ import numpy as np
 from .. import dispatcher as _dispatcher
 from ..dtypes import _by_np
 from ..keyset import (
+    AFTER_ADINPLACEORVIEW,
     AFTER_AUTOGRAD,
     AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW,
     BACKEND_MASK,
@@ -94,6 +95,32 @@ def enter_below() -> tuple[int, int, int]:
     state = st.keys
     st.keys = _below_cache.get(state) or below_state(state)
     return state
+
+
+# Note [Fused ADInplaceOrView]: _core_kernels.py registers its built-in ADInplaceOrView kernels
+# here, by operator. When the kernel an Autograd view or in-place kernel would redispatch to is
+# exactly the built-in one of its operator (no override, no tracing wrapper: tracing wraps every
+# slot, so traces still show both hops), the Autograd kernel does that kernel's bookkeeping
+# itself (as_view, or the inference check and increment_version) and redispatches straight past
+# ADInplaceOrView: the same effects, the same TLS below, one Python frame fewer per call.
+BUILTIN_AD_INPLACE_OR_VIEW: dict[Any, Callable[..., Any]] = {}
+_builtin_adiov = BUILTIN_AD_INPLACE_OR_VIEW.get
+
+INFERENCE_INPLACE_ERROR = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
+    "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+    "more details.")
+
+
+def as_view(base: Any, out: Any) -> None:
+    """ADInplaceOrView's ``as_view`` for a view of a tensor made inside inference mode (the rare case).
+
+    A view of a normal tensor is a normal tensor, remembered as created in inference mode (spec
+    §3.4); the common case (same key set) is inlined by the callers.
+    """
+    out._key_bits = base._key_bits
+    if base._vc is not None:
+        mark_inference_view(out)
 
 
 # --- views: creation meta and grad_fn regeneration -------------------------------------------
@@ -700,6 +727,16 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
         try:
             if kwargs:
                 out = fn(self, *args, **kwargs) if first is None else fn(first, self, *args, **kwargs)
+            elif fn is _builtin_adiov(op):  # See Note [Fused ADInplaceOrView]
+                try:
+                    fn, first = op._dispatch[3][bits & AFTER_ADINPLACEORVIEW]
+                except KeyError:
+                    fn, first = redispatch, bits & AFTER_ADINPLACEORVIEW
+                out = fn(self, *args) if first is None else fn(first, self, *args)
+                out._base = self if self._base is None else self._base  # as_view
+                out._vc = self._vc
+                if out._key_bits != self._key_bits:
+                    as_view(self, out)
             else:
                 out = fn(self, *args) if first is None else fn(first, self, *args)
         finally:
@@ -755,10 +792,11 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
     mutated_pos = d.positions[d.mutates]
 
     def autograd_inplace_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
+        st = _pt.state
         needs = False
         node = None
         self = args[mutated_pos]
-        if _pt.state.autograd[0]:
+        if st.autograd[0]:
             for i in positions:
                 if i < len(args) and getattr(args[i], "_requires_grad", False):
                     needs = True
@@ -778,11 +816,29 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
                 values: dict[str, Any] = {}
                 if plan:
                     _save(plan, args, kwargs, values)
-        saved = enter_below()
+        try:  # redispatch's memo lookup inlined, as in autograd_kernel
+            fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
+        except KeyError:
+            fn, first = redispatch, bits & _AFTER_AUTOGRAD
+        state = st.keys
+        st.keys = _below_cache.get(state) or below_state(state)
         try:
-            result = redispatch(bits & _AFTER_AUTOGRAD, *args, **kwargs)
+            if kwargs:
+                result = fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
+            elif fn is _builtin_adiov(op) and mutated_pos == 0:  # See Note [Fused ADInplaceOrView]
+                if self._vc is None and not st.autograd[1]:
+                    raise RuntimeError(INFERENCE_INPLACE_ERROR)
+                try:
+                    fn, first = op._dispatch[3][bits & AFTER_ADINPLACEORVIEW]
+                except KeyError:
+                    fn, first = redispatch, bits & AFTER_ADINPLACEORVIEW
+                result = fn(*args) if first is None else fn(first, *args)
+                if self._vc is not None:
+                    self._vc[0] += 1  # increment_version
+            else:
+                result = fn(*args) if first is None else fn(first, *args)
         finally:
-            _pt.state.keys = saved
+            st.keys = state
         if node is not None:
             if self._data.dtype.kind in _FLOAT_KINDS:
                 rebase_history(self, node)
