@@ -19,16 +19,20 @@ __all__: list[str] = []
 _T = Tensor
 
 
-def fast(op: Any, tensors: int = 1) -> Any:
-    """``op``'s fixed-arity entry (``_call_first`` or ``_call2``), after checking its schema fits.
+def fast(op: Any, tensors: int = 1, nargs: int | None = None) -> Any:
+    """``op.entry(nargs, tensors)``, after checking that the operator's schema fits it.
 
-    ``_call_first`` dispatches on the first argument only, ``_call2`` on the first two: right
-    only when those are exactly the operator's dispatch arguments, all required and positional.
+    The entry dispatches on the first ``tensors`` arguments: right only when those are exactly
+    the operator's dispatch arguments, all required and positional, and when ``nargs``
+    positional arguments are a valid call.
     """
+    nargs = tensors if nargs is None else nargs
     positions = (0,) if tensors == 1 else (0, 1)
     if op._tensor_pos != positions or len(op.schema.dispatch_arguments) != tensors or op._lo < tensors:
         raise AssertionError(f"{op} does not dispatch on exactly its first {tensors} argument(s)")
-    return op._call_first if tensors == 1 else op._call2
+    if not op._lo <= nargs <= op._hi:
+        raise AssertionError(f"{op} does not take {nargs} positional argument(s)")
+    return op.entry(nargs, tensors)
 
 
 def _binary(tensor_op: Any, scalar_op: Any, *, alpha: bool = False):
@@ -79,11 +83,7 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
 Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
 
 def _unary(op: Any):
-    call = fast(op)
-
-    def method(self):
-        return call(self)
-    return method
+    return fast(op)  # a one-argument function: the method itself
 
 
 for _name in ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu",
@@ -97,8 +97,14 @@ def _dims(args: tuple) -> list[int]:
     return list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
 
 
-_view, _select, _transpose = fast(A.view.default), fast(A.select.int), fast(A.transpose.int)
-Tensor.view = lambda self, *shape: _view(self, _dims(shape))
+_view, _select, _transpose = fast(A.view.default, 1, 2), fast(A.select.int, 1, 3), fast(A.transpose.int, 1, 3)
+def _view_method(self: Tensor, *shape: Any) -> Tensor:
+    if len(shape) == 1 and type(shape[0]) is not int and isinstance(shape[0], (list, tuple)):
+        return _view(self, list(shape[0]))  # view((2, 3)) or view([2, 3])
+    return _view(self, [*shape])
+
+
+Tensor.view = _view_method
 Tensor.reshape = lambda self, *shape: A.reshape.default(self, _dims(shape))
 Tensor.permute = lambda self, *dims: A.permute.default(self, _dims(dims))
 Tensor.expand = lambda self, *sizes: A.expand.default(self, _dims(sizes))
@@ -124,9 +130,12 @@ Tensor.amax = lambda self, dim=(), keepdim=False: A.amax.default(
     self, [dim] if isinstance(dim, int) else list(dim), keepdim)
 
 
+_sum_all = fast(A.sum.default)
+
+
 def _sum(self, dim=None, keepdim=False, *, dtype=None):
     if dim is None:
-        return A.sum.default(self, dtype=dtype) if dtype is not None else A.sum.default(self)
+        return A.sum.default(self, dtype=dtype) if dtype is not None else _sum_all(self)
     return A.sum.dim_IntList(self, [dim] if isinstance(dim, int) else list(dim), keepdim, dtype=dtype)
 
 

@@ -243,24 +243,56 @@ class OperatorHandle:
         return fn(first, *args)
 
     # Fixed-arity entries for Tensor methods (``_tensor_methods.fast`` checks the schema fits):
-    # ``__call__`` without the argument tuple, keyword dict and arity checks, ~0.1 us less.
-    def _call_first(self, a: Any, *rest: Any) -> Any:
-        """``op(a, *rest)`` for an operator whose only dispatch argument is its first."""
-        included, _, keep = _pt.state.keys
-        try:
-            fn, first = self._dispatch[2][(a._key_bits | included) & keep]
-        except (KeyError, AttributeError, TypeError):
-            return self(a, *rest)
-        return fn(a, *rest) if first is None else fn(first, a, *rest)
+    # ``__call__`` without the instance-call slot, the argument tuple, the keyword dict, the
+    # arity checks and the ``*args`` re-spread; ~0.15 us less per call.
+    def entry(self, nargs: int, tensors: int = 1) -> Callable[..., Any]:
+        """A plain function ``f(a, ...)`` taking exactly ``nargs`` positional arguments.
 
-    def _call2(self, a: Any, b: Any) -> Any:
-        """``op(a, b)`` for an operator whose dispatch arguments are exactly its first two."""
-        included, _, keep = _pt.state.keys
-        try:
-            fn, first = self._dispatch[2][(a._key_bits | b._key_bits | included) & keep]
-        except (KeyError, AttributeError, TypeError):
-            return self(a, b)
-        return fn(a, b) if first is None else fn(first, a, b)
+        It dispatches on its first ``tensors`` arguments (1, or 2 for binary ops), so it is only
+        right for operators whose dispatch arguments are exactly those, all required and
+        positional; anything else (a non-tensor where a tensor was expected, a new key set)
+        falls back to ``op(...)``. Tensor methods are these functions.
+        """
+        op = self
+        if tensors == 2 and nargs == 2:
+            def call2(a: Any, b: Any) -> Any:
+                included, _, keep = _pt.state.keys
+                try:
+                    fn, first = op._dispatch[2][(a._key_bits | b._key_bits | included) & keep]
+                except (KeyError, AttributeError, TypeError):
+                    return op(a, b)
+                return fn(a, b) if first is None else fn(first, a, b)
+            return call2
+        if tensors != 1:
+            raise ValueError(f"no fixed-arity entry dispatching on {tensors} of {nargs} arguments")
+        if nargs == 1:
+            def call1(a: Any) -> Any:
+                included, _, keep = _pt.state.keys
+                try:
+                    fn, first = op._dispatch[2][(a._key_bits | included) & keep]
+                except (KeyError, AttributeError, TypeError):
+                    return op(a)
+                return fn(a) if first is None else fn(first, a)
+            return call1
+        if nargs == 2:
+            def call_first2(a: Any, x: Any) -> Any:
+                included, _, keep = _pt.state.keys
+                try:
+                    fn, first = op._dispatch[2][(a._key_bits | included) & keep]
+                except (KeyError, AttributeError, TypeError):
+                    return op(a, x)
+                return fn(a, x) if first is None else fn(first, a, x)
+            return call_first2
+        if nargs == 3:
+            def call_first3(a: Any, x: Any, y: Any) -> Any:
+                included, _, keep = _pt.state.keys
+                try:
+                    fn, first = op._dispatch[2][(a._key_bits | included) & keep]
+                except (KeyError, AttributeError, TypeError):
+                    return op(a, x, y)
+                return fn(a, x, y) if first is None else fn(first, a, x, y)
+            return call_first3
+        raise ValueError(f"no fixed-arity entry for {nargs} arguments")
 
     def redispatch(self, keyset: DispatchKeySet | int, *args: Any, **kwargs: Any) -> Any:
         """Call the kernel for ``keyset``'s highest key: no TLS, no fallthrough mask, no extraction.

@@ -441,7 +441,9 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 if r.ndim == 1:  # the common case first: one attribute read, no layout question
                     if r.size:
                         return wrap_cpu(r)
-                elif r.__class__ is _nd and r.size and a.flags.c_contiguous and b.flags.c_contiguous:
+                elif r.__class__ is not _nd:  # 0-d operands: numpy returns a scalar
+                    return wrap_cpu(r[...])
+                elif r.size and a.flags.c_contiguous and b.flags.c_contiguous:
                     return wrap_cpu(r)
                 return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
             return slow(name, ufunc, self, other, alpha)
@@ -493,7 +495,9 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 if r.ndim == 1:  # the common case first: one attribute read, no layout question
                     if r.size:
                         return wrap_cpu(r)
-                elif r.__class__ is _nd and r.size and a.flags.c_contiguous and b.flags.c_contiguous:
+                elif r.__class__ is not _nd:  # 0-d operands: numpy returns a scalar
+                    return wrap_cpu(r[...])
+                elif r.size and a.flags.c_contiguous and b.flags.c_contiguous:
                     return wrap_cpu(r)
                 return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
             return slow(name, ufunc, self, other)
@@ -1319,8 +1323,11 @@ def _view(a: np.ndarray, size: Any) -> np.ndarray:
 
 def view_cpu(self, size):
     a = self._data
-    if a.flags.c_contiguous and (not size or min(size) >= -1):  # numpy would infer any negative
+    if a.flags.c_contiguous:
         try:  # numpy reshapes a contiguous array as a view with torch's strides
+            for n in size:
+                if n < -1:  # numpy would infer any negative size; torch only -1
+                    raise ValueError
             return wrap_cpu(a.reshape(size))
         except (ValueError, TypeError):
             pass  # torch's error text, from the slow path
@@ -1433,6 +1440,8 @@ def _unsqueeze(a: np.ndarray, d: int) -> np.ndarray:
 
 def select_int_cpu(self, dim, index):
     a = self._data
+    if dim == 0 and a.ndim and type(index) is int and -a.shape[0] <= index < a.shape[0]:  # x[i]
+        return wrap_cpu(a[index, ...])  # the Ellipsis keeps a 0-d result an array view, not a scalar
     n = a.ndim
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")

@@ -333,17 +333,23 @@ def test_dispatch_memo_is_replaced_on_registration_and_on_library_destroy():
     assert op(x) == "cpu" and op._dispatch[2]  # memoised after the first call
     extra = dc.Library("memo_t", "IMPL")
     extra.impl("f", lambda x: "autograd", "AutogradCPU")
-    assert op(x) == "autograd" and op._call_first(x) == "autograd"
+    call1 = op.entry(1)
+    assert op(x) == "autograd" and call1(x) == "autograd"
     extra._destroy()
-    assert op(x) == "cpu" and op._call_first(x) == "cpu"
+    assert op(x) == "cpu" and call1(x) == "cpu"
     lib._destroy()
 
 
 def test_fast_entries_refuse_operators_that_dispatch_on_other_arguments():
+    import dispatchcore as dc
     from dispatchcore._tensor_methods import fast
     from dispatchcore.ops import aten
 
-    assert fast(aten.add.Tensor, 2) == aten.add.Tensor._call2
+    a, b = dc.ones(2), dc.ones(2)
+    assert fast(aten.add.Tensor, 2)(a, b).tolist() == [2.0, 2.0]
+    assert fast(aten.select.int, 1, 3)(dc.arange(3.0), 0, 1).item() == 1.0
+    with pytest.raises(AssertionError, match="3 positional"):
+        fast(aten.relu.default, 1, 3)
     with pytest.raises(AssertionError, match="first 2"):
         fast(aten.add.Scalar, 2)
     with pytest.raises(AssertionError, match="first 1"):
