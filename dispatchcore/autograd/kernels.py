@@ -614,8 +614,10 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 result = fn(*args) if first is None else fn(first, *args)
         finally:
             st.keys = state
-        if not needs:
-            return result
+        return record(result, args, kwargs) if needs else result
+
+    def record(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The graph part of the kernel: a node with the inputs' edges, saved values, outputs' grad_fn."""
         if simple and last < len(args):
             # _new_node, inlined: edges and input metadata of the positional Tensor inputs
             node = _new(node_class)
@@ -686,8 +688,64 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         node._values = values
         return result
 
-    autograd_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
-    return autograd_kernel
+    # Fixed-arity forms for the common calls (one or two positional Tensors and nothing else,
+    # as the Tensor methods make them): the generic kernel's body without building and
+    # re-spreading ``*args`` and ``**kwargs`` (~0.1 us). Any other call takes the generic kernel.
+    def autograd_kernel1(bits: int, a: Any = _NO_ARG, *rest: Any, **kwargs: Any) -> Any:
+        if rest or kwargs or a is _NO_ARG:
+            return autograd_kernel(bits, *_present(a), *rest, **kwargs)
+        st = _pt.state
+        try:
+            needs = st.autograd[0] and a._requires_grad
+        except AttributeError:  # not a Tensor
+            return autograd_kernel(bits, a)
+        try:  # redispatch's memo lookup inlined, as in autograd_kernel
+            fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
+        except KeyError:
+            fn, first = redispatch, bits & _AFTER_AUTOGRAD
+        state = st.keys
+        st.keys = _below_cache.get(state) or below_state(state)
+        try:
+            result = fn(a) if first is None else fn(first, a)
+        finally:
+            st.keys = state
+        return record(result, (a,), _NO_KWARGS) if needs else result
+
+    def autograd_kernel2(bits: int, a: Any = _NO_ARG, b: Any = _NO_ARG, *rest: Any, **kwargs: Any) -> Any:
+        if rest or kwargs or b is _NO_ARG:
+            return autograd_kernel(bits, *_present(a, b), *rest, **kwargs)
+        st = _pt.state
+        try:
+            needs = st.autograd[0] and (a._requires_grad or b._requires_grad)
+        except AttributeError:  # not Tensors
+            return autograd_kernel(bits, a, b)
+        try:
+            fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
+        except KeyError:
+            fn, first = redispatch, bits & _AFTER_AUTOGRAD
+        state = st.keys
+        st.keys = _below_cache.get(state) or below_state(state)
+        try:
+            result = fn(a, b) if first is None else fn(first, a, b)
+        finally:
+            st.keys = state
+        return record(result, (a, b), _NO_KWARGS) if needs else result
+
+    kernel = autograd_kernel
+    if simple and positions == (0,):
+        kernel = autograd_kernel1
+    elif simple and positions == (0, 1):
+        kernel = autograd_kernel2
+    autograd_kernel.__qualname__ = kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
+    return kernel
+
+
+_NO_ARG: Any = object()  # an argument the caller left out (only a hand-written redispatch can)
+_NO_KWARGS: dict[str, Any] = {}  # the keyword arguments of a fixed-arity call (never mutated)
+
+
+def _present(*args: Any) -> tuple[Any, ...]:
+    return tuple(a for a in args if a is not _NO_ARG)
 
 
 def _any_requires_grad(args: tuple[Any, ...], kwargs: dict[str, Any], positions: tuple[int, ...],
