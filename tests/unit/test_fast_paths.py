@@ -1,0 +1,115 @@
+"""The hot-path shortcuts behave exactly like the general paths they short-cut.
+
+Covers Note [Fused ADInplaceOrView] (Autograd kernels running the built-in ADInplaceOrView
+bookkeeping inline), the fixed-arity Autograd kernels, and the fixed-arity operator entries.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import dispatchcore as dc
+from dispatchcore.ops import aten
+
+
+@pytest.fixture
+def aten_impl():
+    """An IMPL library on aten whose override warnings are silenced (they are expected here)."""
+    lib = dc.Library("aten", "IMPL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        yield lib
+    lib._destroy()
+
+
+def test_fused_view_path_records_base_and_version_like_the_adinplaceorview_kernel():
+    x = dc.ones(2, 3, requires_grad=True)
+    v = x.view(-1)
+    s = x[1]
+    assert v._base is x and s._base is x
+    assert v._vc is x._vc and s._vc is x._vc
+    assert v.grad_fn is not None and type(v.grad_fn).__name__ == "ViewBackward0"
+
+
+def test_fused_inplace_path_bumps_the_version_once():
+    x, y = dc.ones(3), dc.ones(3)
+    x.add_(y)
+    x.mul_(y)
+    assert x._version == 2
+
+
+def test_an_overriding_adinplaceorview_kernel_runs_instead_of_the_fused_bookkeeping(aten_impl):
+    calls = []
+
+    def my_view(ks, self, size):
+        calls.append(int(ks))
+        with dc.AutoDispatchBelowADInplaceOrView():
+            return aten.view.default.redispatch(ks & dc.DispatchKeySet.full_after(dc.DispatchKey.ADInplaceOrView),
+                                                self, size)
+
+    aten_impl.impl("view", my_view, "ADInplaceOrView", with_keyset=True)
+    x = dc.ones(2, 3)
+    v = x.view(-1)
+    assert calls, "the user's ADInplaceOrView kernel did not run"
+    assert v._base is None  # the override did no as_view: nothing fused in behind its back
+
+
+def test_an_overriding_inplace_adinplaceorview_kernel_runs_instead_of_the_fused_bump(aten_impl):
+    def my_add_(ks, self, other, alpha=1):
+        with dc.AutoDispatchBelowADInplaceOrView():
+            return aten.add_.Tensor.redispatch(
+                ks & dc.DispatchKeySet.full_after(dc.DispatchKey.ADInplaceOrView), self, other)
+
+    aten_impl.impl("add_.Tensor", my_add_, "ADInplaceOrView", with_keyset=True)
+    x = dc.ones(3)
+    x.add_(dc.ones(3))
+    assert x.tolist() == [2.0, 2.0, 2.0] and x._version == 0  # the override bumps nothing
+
+
+def test_traces_still_show_the_adinplaceorview_hop_of_a_view():
+    x = dc.ones(2, 3)
+    with dc.trace() as t:
+        x.view(-1)
+        x.add_(1.0)
+    keys = [(h.op, h.key.name) for h in t.hops()]
+    assert ("aten::view", "ADInplaceOrView") in keys
+    assert ("aten::add_.Scalar", "ADInplaceOrView") in keys
+
+
+def test_inplace_on_an_inference_tensor_outside_inference_mode_raises_on_the_fused_path():
+    with dc.inference_mode():
+        x = dc.ones(3)
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode"):
+        x.add_(dc.ones(3))
+
+
+def test_fixed_arity_autograd_kernels_fall_back_for_keywords_and_extra_arguments():
+    a = dc.tensor([1.0, 2.0], requires_grad=True)
+    b = dc.tensor([3.0, 4.0], requires_grad=True)
+    assert aten.add.Tensor(a, b, alpha=2).tolist() == [7.0, 10.0]  # keyword: the generic kernel
+    assert aten.add.Tensor(a, other=b).tolist() == [4.0, 6.0]
+    out = aten.sum.dim_IntList(a, [0], True)  # extra positional arguments
+    assert out.tolist() == [3.0] and out.grad_fn is not None
+    ks = dc.DispatchKeySet(dc.DispatchKey.AutogradCPU).add(dc.DispatchKey.CPU)
+    assert aten.mul.Tensor.redispatch(ks, a, other=b).tolist() == [3.0, 8.0]  # tensor by keyword
+    (a * b).sum().backward()
+    assert a.grad.tolist() == [3.0, 4.0] and b.grad.tolist() == [1.0, 2.0]
+
+
+def test_fixed_arity_autograd_kernel_records_only_for_inputs_that_require_grad():
+    a = dc.tensor([1.0, 2.0], requires_grad=True)
+    b = dc.tensor([3.0, 4.0])
+    r = a * b
+    assert r.requires_grad and r.grad_fn.next_functions[1][0] is None
+    with dc.no_grad():
+        assert not (a * b).requires_grad
+    assert not (b * b).requires_grad
+
+
+def test_fixed_arity_entries_fall_back_to_the_general_call_for_non_tensors():
+    x = dc.ones(2, 3)
+    with pytest.raises(dc.SchemaError, match="Expected a value of type 'Tensor'"):
+        dc.Tensor.relu(3.0)
+    assert x.view([3, 2]).shape == (3, 2) and x.view((6,)).shape == (6,)
