@@ -29,9 +29,14 @@ def reshape(self: Tensor, shape: list[int]) -> Tensor:
     return aten._unsafe_view.default(aten.clone.default(self, memory_format=0), list(size))
 
 
+_mm = aten.mm.default.entry(2, 2)  # the fixed-arity entry: matrix @ matrix is the hot case
+
+
 def matmul(self: Tensor, other: Tensor) -> Tensor:
     """``_matmul_impl``: pick dot, mv, mm or bmm by the operands' dimensions."""
     d1, d2 = self.dim(), other.dim()
+    if d1 == 2 and d2 == 2:
+        return _mm(self, other)
     if d1 == 0 or d2 == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
@@ -46,8 +51,6 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
         return aten.squeeze.dim(aten.mm.default(self, aten.unsqueeze.default(other, -1)), -1)
     if d1 == 1 and d2 == 2:
         return aten.squeeze.dim(aten.mm.default(aten.unsqueeze.default(self, 0), other), 0)
-    if d1 == 2 and d2 == 2:
-        return aten.mm.default(self, other)
     if d1 >= 3 and d2 in (1, 2):
         # fold the batch dimensions of self into its rows, then one mm
         t2 = aten.unsqueeze.default(other, -1) if d2 == 1 else other

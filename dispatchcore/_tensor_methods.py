@@ -72,7 +72,7 @@ Tensor.__rtruediv__ = lambda self, other: A.div.Tensor(A.scalar_tensor.default(o
 Tensor.pow = Tensor.__pow__ = _binary(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar)
 Tensor.pow_ = Tensor.__ipow__ = _binary(A.pow_.Tensor, A.pow_.Scalar)
 Tensor.__rpow__ = lambda self, other: A.pow.Scalar(other, self)
-Tensor.__matmul__ = Tensor.matmul = lambda self, other: A.matmul.default(self, other)
+Tensor.__matmul__ = Tensor.matmul = fast(A.matmul.default, 2)
 Tensor.__neg__ = lambda self: A.neg.default(self)
 Tensor.__abs__ = lambda self: A.abs.default(self)
 

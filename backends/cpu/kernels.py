@@ -40,6 +40,7 @@ _asarray = np.asarray
 _empty = np.empty
 _add, _sub, _mul, _div, _pow = np.add, np.subtract, np.multiply, np.true_divide, np.power
 _maximum, _minimum = np.maximum, np.minimum
+_dot = np.dot
 _add_reduce = np.add.reduce
 _FP_ERRORS = (RuntimeWarning, FloatingPointError)
 _FAST_ERRORS = (ValueError, TypeError, OverflowError, RuntimeWarning, FloatingPointError)
@@ -921,7 +922,7 @@ def mm_cpu(self, mat2):
     a, b = self._data, mat2._data
     dt = a.dtype
     if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0] and dt is b.dtype and (dt is _F32 or dt is _F64):
-        r = np.matmul(a, b)
+        r = _dot(a, b)  # the same BLAS gemm as np.matmul, with less call overhead for 2-D operands
         return wrap_cpu(r if r.size else _result(r))
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
