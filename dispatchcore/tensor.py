@@ -17,6 +17,7 @@ import numpy as np
 from .dtypes import _by_np, device
 from .keys import DispatchKey
 from .keyset import tensor_keyset
+from .tls import inference_active as _inference_active
 from .tls import per_thread as _pt
 
 __all__ = ["Size", "Tensor", "register_device", "rename_privateuse1_backend", "wrap"]
@@ -110,7 +111,7 @@ def wrap(data: Any, dev: device | str = "cpu", *, _inference: bool = False) -> T
         tensor([0., 1., 2.], dtype=dispatchcore.float64)
     """
     dev, bits, inference_bits = _device_info(dev)
-    inference = _inference or _pt.state.autograd[1]
+    inference = _inference or (_inference_active and _pt.state.autograd[1])  # Note [Inference mode anywhere]
     t = _new(Tensor)
     t._data = data
     t._device = dev
@@ -127,7 +128,7 @@ def wrap(data: Any, dev: device | str = "cpu", *, _inference: bool = False) -> T
 
 def wrap_cpu(data: np.ndarray) -> Tensor:
     """The CPU fast path of ``wrap``: a new tensor over ``data`` (no checks)."""
-    if _pt.state.autograd[1]:  # inside inference_mode: an inference tensor (TensorImpl's rule)
+    if _inference_active and _pt.state.autograd[1]:  # in inference_mode: an inference tensor (TensorImpl's rule)
         return wrap(data, _CPU, _inference=True)
     t = _new(Tensor)
     t._data = data

@@ -87,6 +87,13 @@ class _PerThread(threading.local):
 per_thread = _PerThread()
 
 
+# Note [Inference mode anywhere]: one entry per inference_mode(True) guard that switched some
+# thread into inference mode and has not switched it back (list append and pop are atomic
+# under the GIL). Making a tensor must know whether its thread is in inference mode; it reads
+# this global first and fetches its thread's state only when the list is non-empty.
+inference_active: list[None] = []
+
+
 def thread_state() -> ThreadState:
     """This thread's :class:`ThreadState` (hot paths read ``per_thread.state`` inline)."""
     return per_thread.state

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from ..keys import DispatchKey
 from ..keyset import AUTOGRAD_KEYSET, key_bits
-from ..tls import _state, per_thread
+from ..tls import _state, inference_active, per_thread
 
 __all__ = [
     "enable_grad",
@@ -221,14 +221,19 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
         if last[0] is not dispatch_state:
             last = _inference_last[mode] = (dispatch_state, _inference_tls_state(dispatch_state, mode))
         st.keys = last[1]
-        self._saved_state = st.autograd
+        saved = self._saved_state = st.autograd
         st.autograd = _INFERENCE_STATES[mode]
+        if mode and not saved[1]:
+            inference_active.append(None)  # See Note [Inference mode anywhere]
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         # InferenceMode's destructor restores the saved key sets and autograd state, whole
         st = self._st
-        st.autograd = self._saved_state
+        was = st.autograd[1]
+        st.autograd = saved = self._saved_state
         st.keys = self._saved_keys
+        if was and not saved[1]:
+            inference_active.pop()
 
     def _clone(self) -> Any:
         return inference_mode(self._mode)

@@ -113,3 +113,39 @@ def test_fixed_arity_entries_fall_back_to_the_general_call_for_non_tensors():
     with pytest.raises(dc.SchemaError, match="Expected a value of type 'Tensor'"):
         dc.Tensor.relu(3.0)
     assert x.view([3, 2]).shape == (3, 2) and x.view((6,)).shape == (6,)
+
+
+def test_inference_tensors_are_made_only_on_the_thread_in_inference_mode():
+    import threading
+
+    from dispatchcore.tls import inference_active
+
+    made_elsewhere = []
+    inside = threading.Event()
+    done = threading.Event()
+
+    def other_thread():
+        inside.wait()
+        made_elsewhere.append(dc.ones(2).is_inference())
+        done.set()
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    with dc.inference_mode():
+        assert inference_active  # See Note [Inference mode anywhere]
+        inside.set()
+        done.wait()
+        assert dc.ones(2).is_inference()
+        with dc.inference_mode(False):
+            assert not dc.ones(2).is_inference()
+    worker.join()
+    assert made_elsewhere == [False]
+    assert not inference_active and not dc.ones(2).is_inference()
+
+
+def test_inference_mode_entry_is_popped_even_when_an_exception_passes():
+    from dispatchcore.tls import inference_active
+
+    with pytest.raises(ValueError), dc.inference_mode():
+        raise ValueError
+    assert not inference_active

@@ -6,7 +6,7 @@ import pytest
 
 import dispatchcore as dc
 from dispatchcore.keyset import AUTOGRAD_KEYSET, DEFAULT_EXCLUDED, key_bits
-from dispatchcore.tls import per_thread, tls_get
+from dispatchcore.tls import inference_active, per_thread, tls_get
 
 INPLACE_INFERENCE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
@@ -343,6 +343,7 @@ def test_inference_mode_instance_reentered_keeps_torch_quirk():
     finally:
         per_thread.state.keys = before
         per_thread.state.autograd = (True, False)
+        inference_active.clear()  # the leaked guard never popped its Note [Inference mode anywhere] entry
     assert tls_get() == before
 
 
