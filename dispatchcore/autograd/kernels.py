@@ -837,8 +837,46 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
                 out._requires_grad = True  # a view of a tensor that requires grad requires grad
         return out
 
+    # The common call in fixed-arity form: up to three positional arguments, grad mode on, a
+    # base tensor that does not require grad, the built-in ADInplaceOrView kernel below. It does
+    # exactly what the kernel above does for that case; every other call goes there.
+    def autograd_view_kernel_fast(bits: int, self: Any, x: Any = _NO_ARG, y: Any = _NO_ARG,
+                                  *rest: Any, **kwargs: Any) -> Any:
+        st = _pt.state
+        try:
+            simple = st.autograd[0] and not (rest or kwargs or self._requires_grad or self._base is not None)
+            memo = op._dispatch[3]
+            fn, first = memo[bits & _AFTER_AUTOGRAD]
+            if simple and fn is _builtin_adiov(op):  # See Note [Fused ADInplaceOrView]
+                fn, first = memo[bits & AFTER_ADINPLACEORVIEW]
+            else:
+                simple = False
+        except (AttributeError, KeyError):
+            simple = False
+        if not simple:
+            return autograd_view_kernel(bits, self, *_present(x, y), *rest, **kwargs)
+        state = st.keys
+        st.keys = _below_cache.get(state) or below_state(state)
+        try:
+            if first is None:
+                out = fn(self) if x is _NO_ARG else fn(self, x) if y is _NO_ARG else fn(self, x, y)
+            else:
+                out = (fn(first, self) if x is _NO_ARG else fn(first, self, x) if y is _NO_ARG
+                       else fn(first, self, x, y))
+        finally:
+            st.keys = state
+        out._base = self  # as_view of a base tensor
+        out._vc = self._vc
+        if out._key_bits != self._key_bits:
+            as_view(self, out)
+        return out
+
     autograd_view_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
-    return autograd_view_kernel
+    positional = [a for a in op.schema.arguments if not a.kwarg_only]
+    if len(positional) > 3 or any(a.has_default for a in positional):
+        return autograd_view_kernel  # x and y above stand for required arguments only
+    autograd_view_kernel_fast.__qualname__ = autograd_view_kernel.__qualname__
+    return autograd_view_kernel_fast
 
 
 def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
@@ -905,7 +943,43 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
             node._values = values
         return result
 
+    # ``self.op_(other)`` with two positional Tensors, in fixed-arity form, for the case that
+    # records nothing (grad mode off, or nothing requires grad); everything else goes above.
+    def autograd_inplace_kernel2(bits: int, a: Any = _NO_ARG, b: Any = _NO_ARG, *rest: Any, **kwargs: Any) -> Any:
+        st = _pt.state
+        try:
+            if rest or kwargs or b is _NO_ARG or (st.autograd[0] and (
+                    a._requires_grad or b._requires_grad or (a._base is not None and a._base._requires_grad))):
+                return autograd_inplace_kernel(bits, *_present(a, b), *rest, **kwargs)
+        except AttributeError:  # not Tensors
+            return autograd_inplace_kernel(bits, a, b)
+        try:
+            fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
+        except KeyError:
+            fn, first = redispatch, bits & _AFTER_AUTOGRAD
+        state = st.keys
+        st.keys = _below_cache.get(state) or below_state(state)
+        try:
+            if fn is _builtin_adiov(op):  # See Note [Fused ADInplaceOrView]
+                if a._vc is None and not st.autograd[1]:
+                    raise RuntimeError(INFERENCE_INPLACE_ERROR)
+                try:
+                    fn, first = op._dispatch[3][bits & AFTER_ADINPLACEORVIEW]
+                except KeyError:
+                    fn, first = redispatch, bits & AFTER_ADINPLACEORVIEW
+                result = fn(a, b) if first is None else fn(first, a, b)
+                if a._vc is not None:
+                    a._vc[0] += 1  # increment_version
+            else:
+                result = fn(a, b) if first is None else fn(first, a, b)
+        finally:
+            st.keys = state
+        return result
+
     autograd_inplace_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
+    if positions == (0, 1) and not by_name and mutated_pos == 0:
+        autograd_inplace_kernel2.__qualname__ = autograd_inplace_kernel.__qualname__
+        return autograd_inplace_kernel2
     return autograd_inplace_kernel
 
 

@@ -149,3 +149,23 @@ def test_inference_mode_entry_is_popped_even_when_an_exception_passes():
     with pytest.raises(ValueError), dc.inference_mode():
         raise ValueError
     assert not inference_active
+
+
+def test_fixed_arity_view_kernel_leaves_views_of_views_and_grad_cases_to_the_general_kernel():
+    x = dc.ones(4, 3, requires_grad=True)
+    v = x.view(-1)  # requires grad: general kernel, records ViewBackward0
+    w = v.view(3, 4)  # a view of a view: the root base is remembered
+    assert w._base is x and w.grad_fn is not None
+    y = dc.ones(4, 3)
+    with dc.no_grad():
+        n = y[0]  # grad mode off: general kernel, no_grad creation meta
+    assert n._base is y and not n.requires_grad
+    assert y.view(2, 6)._base is y
+
+
+def test_fixed_arity_inplace_kernel_records_when_the_base_of_a_view_requires_grad():
+    x = dc.ones(4, requires_grad=True).clone()
+    v = x[1:]
+    v.add_(dc.ones(3))
+    assert v.grad_fn is not None and x.grad_fn is not None
+    assert x._version == v._version == 1
