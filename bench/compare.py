@@ -1,6 +1,7 @@
 """Side-by-side comparison of dispatchcore with its performance anchors (docs/performance.md).
 
 Run:  python bench/compare.py [--only G15,G18] [--rounds N] [--quick] [--no-torch] [--json PATH]
+      python bench/compare.py --only G1,G2,G3,G5,G6,G8,G9 --together --target 0.002 --rounds 200
 
 Every row of ``CASES`` is measured in this one process: the dispatchcore statements and the
 anchor (torch) statements of a row are sampled interleaved, in rotated rounds, with
@@ -581,11 +582,13 @@ _EAGER_CASES: list[Case] = [
     Case("G5", "matmul 64x64, no grad", **G5,
          dc=Side(dc_eager, "m64 @ m64", check="assert (m64 @ m64).shape == (64, 64)"),
          anchor=Side(torch_eager, "torch.matmul(m64, m64)"), recorded=7200.0),
-    Case("G6", "relu (10,), no grad", **G6,
-         dc=Side(dc_eager, "relu(s10)", check="assert relu(s10).tolist() == np.maximum(ns10, 0).tolist()"),
+    # the Tensor methods, as G1/G2 use `+` and G8/G9 the view and in-place methods (torch's
+    # x.relu() and torch.relu(x) cost the same); G3 times the OperatorHandle call itself
+    Case("G6", "relu (10,), no grad: s10.relu()", **G6,
+         dc=Side(dc_eager, "s10.relu()", check="assert s10.relu().tolist() == np.maximum(ns10, 0).tolist()"),
          anchor=Side(torch_eager, "torch.relu(s10)"), recorded=1060.0),
-    Case("G6", "sum (10,), no grad", **G6,
-         dc=Side(dc_eager, "sum(s10)", check="assert abs(sum(s10).item() - float(ns10.sum())) < 1e-5"),
+    Case("G6", "sum (10,), no grad: s10.sum()", **G6,
+         dc=Side(dc_eager, "s10.sum()", check="assert abs(s10.sum().item() - float(ns10.sum())) < 1e-5"),
          anchor=Side(torch_eager, "torch.sum(s10)"), recorded=1390.0),
     Case("G7", "relu (1_000_000,) vs the best numpy kernel", **G7,
          dc=Side(dc_eager, "relu(s1m)"), anchor=Side(np_eager, "np.maximum(s1m, zero)")),
@@ -748,9 +751,9 @@ def _globals(side: Side) -> dict:
     return glb
 
 
-def _run_case(case: Case, rounds: int, target: float) -> Row:
+def _prepare(case: Case, prefix: str = "") -> tuple[list[Entry], dict[str, Side]]:
+    """The timed entries of one row (named ``prefix + side:part``) and the sides that have them."""
     entries: list[Entry] = []
-    notes: list[str] = []
     sides: dict[str, Side] = {}
     for tag, side in (("dispatchcore", case.dc), ("anchor", case.anchor)):
         if side is None:
@@ -763,23 +766,49 @@ def _run_case(case: Case, rounds: int, target: float) -> Row:
             check_glb = dict(glb)
             exec(side.check, check_glb)  # our own statements; raises on a broken path
         sides[tag] = side
-        entries.append(Entry(f"{tag}:stmt", side.stmt, glb, side.per))
+        entries.append(Entry(f"{prefix}{tag}:stmt", side.stmt, glb, side.per))
         if side.base is not None:
-            entries.append(Entry(f"{tag}:base", side.base, glb, side.per))
+            entries.append(Entry(f"{prefix}{tag}:base", side.base, glb, side.per))
+    return entries, sides
+
+
+def _run_case(case: Case, rounds: int, target: float) -> Row:
+    """Measure one row on its own: its statements form one interleaved group."""
+    entries, sides = _prepare(case)
     timings = measure(entries, rounds=rounds, target=target, gc_enabled=case.gc_enabled) if entries else {}
+    return _row(case, sides, timings)
+
+
+def _run_together(cases: list[Case], rounds: int, target: float) -> list[Row]:
+    """Measure every row's statements in one interleaved group (one per gc setting).
+
+    Each statement's samples then spread over the whole run instead of one row's slice of it, so
+    a burst of load from other tenants cannot spoil every sample of a row (the min stays honest).
+    """
+    prepared = [(case, *_prepare(case, f"{i}/")) for i, case in enumerate(cases)]
+    timings: dict = {}
+    for gc_enabled in (False, True):
+        group = [e for case, entries, _ in prepared if case.gc_enabled == gc_enabled for e in entries]
+        if group:
+            timings.update(measure(group, rounds=rounds, target=target, gc_enabled=gc_enabled))
+    return [_row(case, sides, timings, f"{i}/") for i, (case, _, sides) in enumerate(prepared)]
+
+
+def _row(case: Case, sides: dict[str, Side], timings: dict, prefix: str = "") -> Row:
+    notes: list[str] = []
 
     def value_of(tag: str) -> float | None:
         if tag not in sides:
             return None
-        t = timings[f"{tag}:stmt"].min_ns
+        t = timings[f"{prefix}{tag}:stmt"].min_ns
         if sides[tag].base is not None and case.kind == "delta":
-            t -= timings[f"{tag}:base"].min_ns
+            t -= timings[f"{prefix}{tag}:base"].min_ns
         return t
 
     details = []
     for tag, side in sides.items():
         for part in ("stmt", "base"):
-            tm = timings.get(f"{tag}:{part}")
+            tm = timings.get(f"{prefix}{tag}:{part}")
             if tm is not None:
                 what = side.label or side.stmt
                 if part == "base":
@@ -880,6 +909,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-torch", action="store_true", help="do not import torch; use recorded anchors")
     p.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     p.add_argument("--strict", action="store_true", help="exit 1 when a row misses its must threshold")
+    p.add_argument("--together", action="store_true",
+                   help="interleave all selected rows in one group (robust on a noisy shared machine; "
+                        "use many short samples, e.g. --target 0.002 --rounds 200)")
     args = p.parse_args(argv)
     _NO_TORCH = args.no_torch
     target = args.target if args.target is not None else (0.0005 if args.quick else 0.02)
@@ -897,12 +929,18 @@ def main(argv: list[str] | None = None) -> int:
     print("# dispatchcore vs anchors (docs/performance.md), same process, interleaved rounds")
     for k, v in env_info().items():
         print(f"#   {k}: {v}")
-    print(f"#   rounds: {args.rounds}, target per sample: {target * 1e3:g} ms")
-    rows = []
-    for case in cases:
-        row = _run_case(case, args.rounds, target)
-        _print_details(row)
-        rows.append(row)
+    print(f"#   rounds: {args.rounds}, target per sample: {target * 1e3:g} ms"
+          + (", all rows interleaved together" if args.together else ""))
+    if args.together:
+        rows = _run_together(cases, args.rounds, target)
+        for row in rows:
+            _print_details(row)
+    else:
+        rows = []
+        for case in cases:
+            row = _run_case(case, args.rounds, target)
+            _print_details(row)
+            rows.append(row)
     print(f"\n# end loadavg_1_5_15: {env_info().get('loadavg_1_5_15')}\n")
     print(_table(rows))
     print()
