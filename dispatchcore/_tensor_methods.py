@@ -57,12 +57,13 @@ def _reflected(scalar_fn: Any):
 
 
 A = aten
-Tensor.add = Tensor.__add__ = _binary(A.add.Tensor, A.add.Scalar, alpha=True)
-Tensor.sub = Tensor.__sub__ = _binary(A.sub.Tensor, A.sub.Scalar, alpha=True)
+# the operators take no alpha: one keyword-only parameter less on the hottest calls
+Tensor.add, Tensor.__add__ = _binary(A.add.Tensor, A.add.Scalar, alpha=True), _binary(A.add.Tensor, A.add.Scalar)
+Tensor.sub, Tensor.__sub__ = _binary(A.sub.Tensor, A.sub.Scalar, alpha=True), _binary(A.sub.Tensor, A.sub.Scalar)
 Tensor.mul = Tensor.__mul__ = _binary(A.mul.Tensor, A.mul.Scalar)
 Tensor.div = Tensor.__truediv__ = _binary(A.div.Tensor, A.div.Scalar)
-Tensor.add_ = Tensor.__iadd__ = _binary(A.add_.Tensor, A.add_.Scalar, alpha=True)
-Tensor.sub_ = Tensor.__isub__ = _binary(A.sub_.Tensor, A.sub_.Scalar, alpha=True)
+Tensor.add_, Tensor.__iadd__ = _binary(A.add_.Tensor, A.add_.Scalar, alpha=True), _binary(A.add_.Tensor, A.add_.Scalar)
+Tensor.sub_, Tensor.__isub__ = _binary(A.sub_.Tensor, A.sub_.Scalar, alpha=True), _binary(A.sub_.Tensor, A.sub_.Scalar)
 Tensor.mul_ = Tensor.__imul__ = _binary(A.mul_.Tensor, A.mul_.Scalar)
 Tensor.div_ = Tensor.__itruediv__ = _binary(A.div_.Tensor, A.div_.Scalar)
 Tensor.__radd__ = lambda self, other: A.add.Scalar(self, other)

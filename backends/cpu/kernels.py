@@ -1441,8 +1441,10 @@ def _unsqueeze(a: np.ndarray, d: int) -> np.ndarray:
 
 def select_int_cpu(self, dim, index):
     a = self._data
-    if dim == 0 and a.ndim and type(index) is int and -a.shape[0] <= index < a.shape[0]:  # x[i]
-        return wrap_cpu(a[index, ...])  # the Ellipsis keeps a 0-d result an array view, not a scalar
+    if dim == 0 and type(index) is int and a.ndim:  # x[i], the common case
+        size = len(a)
+        if -size <= index < size:
+            return wrap_cpu(a[index, ...])  # the Ellipsis keeps a 0-d result an array view, not a scalar
     n = a.ndim
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
