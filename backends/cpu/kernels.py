@@ -435,15 +435,13 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
         def tensor(self, other, *, alpha=1):
             a, b = self._data, other._data
             if a.dtype is b.dtype and alpha is _ONE:
-                try:
-                    r = ufunc(a, b)
+                try:  # two 0-d operands: numpy would return a scalar, so give it a 0-d out
+                    r = ufunc(a, b) if a.ndim or b.ndim else ufunc(a, b, _empty((), a.dtype))
                 except _FAST_ERRORS:
                     return slow(name, ufunc, self, other, alpha)
-                if r.ndim == 1:  # the common case first: one attribute read, no layout question
+                if r.ndim <= 1:  # the common cases first: 1-D and 0-d results have one layout
                     if r.size:
                         return wrap_cpu(r)
-                elif r.__class__ is not _nd:  # 0-d operands: numpy returns a scalar
-                    return wrap_cpu(r[...])
                 elif r.size and a.flags.c_contiguous and b.flags.c_contiguous:
                     return wrap_cpu(r)
                 return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
