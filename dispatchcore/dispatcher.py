@@ -22,10 +22,7 @@ from .keys import DispatchKey, is_alias_key
 from .keyset import (
     AFTER_AUTOGRAD,
     BACKEND_MASK,
-    BACKEND_SELECT,
     FULL,
-    FUNCTIONALITY_BASE,
-    NUM_BACKENDS,
     DispatchKeySet,
     full_after_bits,
     highest_priority_index,
@@ -413,23 +410,20 @@ def _bind_autograd_fallback(op: OperatorHandle) -> Callable[..., Any]:
     def autograd_fallback(bits: int, *args: Any, **kwargs: Any) -> Any:
         if autograd_fallback_hook and _AUTOGRAD_FALLBACK_MODE == "warn":
             for a in args:  # only an argument that requires grad can need the warning node
-                if getattr(a, "_requires_grad", False) or (type(a) in (list, tuple) and any(
+                rg = getattr(a, "_requires_grad", None)
+                if rg or (rg is None and type(a) in (list, tuple) and any(
                         getattr(x, "_requires_grad", False) for x in a)):
                     return autograd_fallback_hook[0](DispatchKeySet._from_bits(bits), op, args, kwargs)
-            for a in kwargs.values():
-                if getattr(a, "_requires_grad", False):
-                    return autograd_fallback_hook[0](DispatchKeySet._from_bits(bits), op, args, kwargs)
+            if kwargs and any(getattr(a, "_requires_grad", False) for a in kwargs.values()):
+                return autograd_fallback_hook[0](DispatchKeySet._from_bits(bits), op, args, kwargs)
         bits &= AFTER_AUTOGRAD
-        f = (bits >> NUM_BACKENDS).bit_length()
-        entry = op._dispatch[1][FUNCTIONALITY_BASE[f] + ((bits & BACKEND_MASK).bit_length() & BACKEND_SELECT[f])]
-        if entry is None:
+        try:  # op.redispatch's memo lookup, inlined (See Note [Dispatch memo])
+            fn, first = op._dispatch[3][bits]
+        except KeyError:
             return op.redispatch(bits, *args, **kwargs)
-        fn, convention = entry
-        if convention:
-            if convention == 2:
-                return fn(bits, *args, **kwargs)
-            return fn(DispatchKeySet._from_bits(bits), *args, **kwargs)
-        return fn(*args, **kwargs)
+        if kwargs:
+            return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
+        return fn(*args) if first is None else fn(first, *args)
 
     return autograd_fallback
 

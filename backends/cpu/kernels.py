@@ -919,9 +919,13 @@ def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def mm_cpu(self, mat2):
     a, b = self._data, mat2._data
     dt = a.dtype
-    if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0] and dt is b.dtype and (dt is _F32 or dt is _F64):
-        r = _dot(a, b)  # the same BLAS gemm as np.matmul, with less call overhead for 2-D operands
-        return wrap_cpu(r if r.size else _result(r))
+    if a.ndim == 2 == b.ndim and dt is b.dtype and (dt is _F32 or dt is _F64):
+        try:  # the same BLAS gemm as np.matmul, with less call overhead for 2-D operands
+            r = _dot(a, b)
+        except ValueError:
+            pass  # mismatched shapes: torch's error text below
+        else:
+            return wrap_cpu(r if r.size else _result(r))
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b.ndim != 2:
