@@ -48,6 +48,7 @@ __all__ = [
 TABLE_SIZE = int(DispatchKey.EndOfRuntimeBackendKeys) + 1  # slots indexed by DispatchKey value
 _NUM_MASKS = NUM_BACKENDS + 1  # one fallthrough mask per highest-backend index 0..16
 _EXTRACTION_ERRORS = (AttributeError, IndexError, TypeError)
+_FIRST, _FIRST_TWO = (0,), (0, 1)  # the usual dispatch-argument positions, shared (tested by identity)
 
 
 @attrs.frozen
@@ -229,10 +230,16 @@ class OperatorHandle:
         included, _, keep = _pt.state.keys
         if kwargs or not self._lo <= len(args) <= self._hi:
             return self._call_general(args, kwargs)
-        bits = included
         try:  # plain positional Tensors; anything else (None, lists, bad types) takes the general path
-            for i in self._tensor_pos:
-                bits |= args[i]._key_bits
+            tensor_pos = self._tensor_pos
+            if tensor_pos is _FIRST:  # the two usual shapes, unrolled
+                bits = args[0]._key_bits | included
+            elif tensor_pos is _FIRST_TWO:
+                bits = args[0]._key_bits | args[1]._key_bits | included
+            else:
+                bits = included
+                for i in tensor_pos:
+                    bits |= args[i]._key_bits
             fn, first = self._dispatch[2][bits & keep]
         except KeyError:  # first call with these keys: resolve and memoise
             return self._dispatch_bits(bits & keep, args, kwargs)
@@ -487,7 +494,7 @@ class OperatorHandle:
         self._kw_names = frozenset(a.name for a in schema.arguments if a.kwarg_only)
         dispatch = schema.dispatch_arguments
         plain = tuple(i for i, _, kind, kwarg_only in dispatch if kind == "tensor" and not kwarg_only)
-        self._tensor_pos = plain
+        self._tensor_pos = _FIRST if plain == _FIRST else _FIRST_TWO if plain == _FIRST_TWO else plain
         # The fast path reads dispatch arguments by position, so it serves only ops whose
         # dispatch arguments are all required positional Tensors; others always go general.
         if len(plain) == len(dispatch) and all(i < lo for i in plain):
