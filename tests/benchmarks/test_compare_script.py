@@ -52,3 +52,12 @@ def test_compare_script_only_filter():
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = _table_rows(proc.stdout)[2:]
     assert rows and all(r.startswith("G15 ") for r in rows)
+
+
+def test_compare_script_together_interleaves_the_small_rows_and_keeps_every_row():
+    proc = _run("--only", "G1,G4,G9", "--no-torch", "--together")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "all rows interleaved together" in proc.stdout
+    rows = _table_rows(proc.stdout)[2:]
+    assert [r.split()[0] for r in rows] == ["G1", "G4", "G4", "G4", "G9"]
+    assert all(("PASS" in r or "MISS" in r) for r in rows)
