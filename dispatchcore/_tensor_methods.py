@@ -36,17 +36,17 @@ def fast(op: Any, tensors: int = 1, nargs: int | None = None) -> Any:
 
 
 def _binary(tensor_op: Any, scalar_op: Any, *, alpha: bool = False):
-    tensor_call = fast(tensor_op, 2)
+    tensor_call, scalar_call = fast(tensor_op, 2), fast(scalar_op, 1, 2)
     if alpha:
         def method(self, other, *, alpha=1):
             if type(other) is _T or isinstance(other, _T):
                 return tensor_call(self, other) if alpha == 1 else tensor_op(self, other, alpha=alpha)
-            return scalar_op(self, other, alpha)
+            return scalar_call(self, other) if alpha == 1 else scalar_op(self, other, alpha)
     else:
         def method(self, other):
             if type(other) is _T or isinstance(other, _T):
                 return tensor_call(self, other)
-            return scalar_op(self, other)
+            return scalar_call(self, other)
     return method
 
 

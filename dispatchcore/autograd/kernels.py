@@ -711,6 +711,27 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
             st.keys = state
         return record(result, (a,), _NO_KWARGS) if needs else result
 
+    def autograd_kernel1x(bits: int, a: Any = _NO_ARG, x: Any = _NO_ARG, *rest: Any, **kwargs: Any) -> Any:
+        """``autograd_kernel1`` with one more argument, not a Tensor (``mul.Scalar``'s ``x * 2.0``)."""
+        if rest or kwargs or x is _NO_ARG:
+            return autograd_kernel(bits, *_present(a, x), *rest, **kwargs)
+        st = _pt.state
+        try:
+            needs = st.autograd[0] and a._requires_grad
+        except AttributeError:  # not a Tensor
+            return autograd_kernel(bits, a, x)
+        try:
+            fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
+        except KeyError:
+            fn, first = redispatch, bits & _AFTER_AUTOGRAD
+        state = st.keys
+        st.keys = _below_cache.get(state) or below_state(state)
+        try:
+            result = fn(a, x) if first is None else fn(first, a, x)
+        finally:
+            st.keys = state
+        return record(result, (a, x), _NO_KWARGS) if needs else result
+
     def autograd_kernel2(bits: int, a: Any = _NO_ARG, b: Any = _NO_ARG, *rest: Any, **kwargs: Any) -> Any:
         if rest or kwargs or b is _NO_ARG:
             return autograd_kernel(bits, *_present(a, b), *rest, **kwargs)
@@ -732,7 +753,10 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         return record(result, (a, b), _NO_KWARGS) if needs else result
 
     kernel = autograd_kernel
-    if simple and positions == (0,):
+    schema_positional = [a for a in op.schema.arguments if not a.kwarg_only]
+    if simple and positions == (0,) and len(schema_positional) > 1 and not schema_positional[1].has_default:
+        kernel = autograd_kernel1x  # x above stands for a required argument only
+    elif simple and positions == (0,):
         kernel = autograd_kernel1
     elif simple and positions == (0, 1):
         kernel = autograd_kernel2

@@ -169,3 +169,14 @@ def test_fixed_arity_inplace_kernel_records_when_the_base_of_a_view_requires_gra
     v.add_(dc.ones(3))
     assert v.grad_fn is not None and x.grad_fn is not None
     assert x._version == v._version == 1
+
+
+def test_scalar_operands_take_the_fixed_arity_scalar_kernels_and_still_record():
+    a = dc.tensor([1.0, -2.0], requires_grad=True)
+    assert (a * 2.0).tolist() == [2.0, -4.0] and (a + 1).tolist() == [2.0, -1.0]
+    assert a.add(1, alpha=3).tolist() == [4.0, 1.0]  # alpha: the general call
+    out = (a * 3.0).sum()
+    out.backward()
+    assert a.grad.tolist() == [3.0, 3.0]
+    assert type((a * 2.0).grad_fn).__name__ == "MulBackward1"
+    assert dc.ops.aten.sum.dim_IntList(a, [0]).tolist() == [-1.0]  # two positional arguments
