@@ -69,12 +69,19 @@ _new = object.__new__
 _FLOAT_KINDS = "fc"  # numpy dtype kinds of differentiable (floating and complex) dtypes
 
 
+# The (state, below) pair of the last below_state() call. Consecutive ops almost always start
+# from the same state object, and one identity test costs half of hashing the tuple for
+# _below_cache; kernels read it as ``last[1] if last[0] is state``. Rebound whole (thread-safe).
+_last_below: tuple[Any, Any] = (None, None)
+
+
 def below_state(state: tuple[int, int, int]) -> tuple[int, int, int]:
     """The TLS tuple ``AutoDispatchBelowADInplaceOrView`` would set, memoised per state.
 
     A state that is already below gets itself back (the same object), so ``below is state``
     tells a kernel that there is nothing to set.
     """
+    global _last_below
     below = _below_cache.get(state)
     if below is None:
         below = (state[0], state[1] | AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW, state[2] & _BELOW_CLEAR)
@@ -82,6 +89,7 @@ def below_state(state: tuple[int, int, int]) -> tuple[int, int, int]:
             below = state
         if len(_below_cache) < 256:
             _below_cache[state] = below
+    _last_below = (state, below)
     return below
 
 
@@ -93,7 +101,8 @@ def enter_below() -> tuple[int, int, int]:
     """
     st = _pt.state
     state = st.keys
-    st.keys = _below_cache.get(state) or below_state(state)
+    last = _last_below
+    st.keys = last[1] if last[0] is state else below_state(state)
     return state
 
 
@@ -606,7 +615,8 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
         # AutoDispatchBelowADInplaceOrView, set directly: the kernel below must not record again
         state = st.keys
-        st.keys = _below_cache.get(state) or below_state(state)
+        last = _last_below
+        st.keys = last[1] if last[0] is state else below_state(state)
         try:
             if kwargs:
                 result = fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
@@ -704,7 +714,8 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         except KeyError:
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
         state = st.keys
-        st.keys = _below_cache.get(state) or below_state(state)
+        last = _last_below
+        st.keys = last[1] if last[0] is state else below_state(state)
         try:
             result = fn(a) if first is None else fn(first, a)
         finally:
@@ -725,7 +736,8 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         except KeyError:
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
         state = st.keys
-        st.keys = _below_cache.get(state) or below_state(state)
+        last = _last_below
+        st.keys = last[1] if last[0] is state else below_state(state)
         try:
             result = fn(a, x) if first is None else fn(first, a, x)
         finally:
@@ -745,7 +757,8 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         except KeyError:
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
         state = st.keys
-        st.keys = _below_cache.get(state) or below_state(state)
+        last = _last_below
+        st.keys = last[1] if last[0] is state else below_state(state)
         try:
             result = fn(a, b) if first is None else fn(first, a, b)
         finally:
@@ -805,7 +818,8 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
         except KeyError:
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
         state = st.keys
-        st.keys = _below_cache.get(state) or below_state(state)
+        last = _last_below
+        st.keys = last[1] if last[0] is state else below_state(state)
         try:
             if kwargs:
                 out = fn(self, *args, **kwargs) if first is None else fn(first, self, *args, **kwargs)
@@ -880,7 +894,8 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
         if not simple:
             return autograd_view_kernel(bits, self, *_present(x, y), *rest, **kwargs)
         state = st.keys
-        st.keys = _below_cache.get(state) or below_state(state)
+        last = _last_below
+        st.keys = last[1] if last[0] is state else below_state(state)
         try:
             if first is None:
                 out = fn(self) if x is _NO_ARG else fn(self, x) if y is _NO_ARG else fn(self, x, y)
@@ -941,7 +956,8 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
         except KeyError:
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
         state = st.keys
-        st.keys = _below_cache.get(state) or below_state(state)
+        last = _last_below
+        st.keys = last[1] if last[0] is state else below_state(state)
         try:
             if kwargs:
                 result = fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
@@ -982,7 +998,8 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
         except KeyError:
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
         state = st.keys
-        st.keys = _below_cache.get(state) or below_state(state)
+        last = _last_below
+        st.keys = last[1] if last[0] is state else below_state(state)
         try:
             if fn is _builtin_adiov(op):  # See Note [Fused ADInplaceOrView]
                 if a._vc is None and not st.autograd[1]:
