@@ -805,7 +805,7 @@ def _sum(a: np.ndarray, dims: Any, keepdim: bool, acc: np.dtype, dt: np.dtype) -
 def sum_cpu(self, *, dtype=None):
     a = self._data
     dt = a.dtype
-    if dtype is None and dt.kind == "f" and dt is not _F16:
+    if dtype is None and (dt is _F32 or dt is _F64):
         out = _empty((), dt)  # reducing into a 0-d out is the cheapest way to get an array back
         try:
             _add_reduce(a, None, None, out)
