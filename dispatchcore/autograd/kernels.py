@@ -698,17 +698,20 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         node._values = values
         return result
 
-    # Fixed-arity forms for the common calls (one or two positional Tensors and nothing else,
-    # as the Tensor methods make them): the generic kernel's body without building and
-    # re-spreading ``*args`` and ``**kwargs`` (~0.1 us). Any other call takes the generic kernel.
-    def autograd_kernel1(bits: int, a: Any = _NO_ARG, *rest: Any, **kwargs: Any) -> Any:
+    # The fixed-arity form for the common calls: one Tensor, one Tensor and one more argument
+    # (``x * 2.0``), or two Tensors, positional and nothing else, as the Tensor methods make
+    # them. The generic kernel's body without building and re-spreading ``*args`` and
+    # ``**kwargs`` (~0.1 us); any other call takes the generic kernel.
+    two_tensors = positions == (0, 1)
+
+    def autograd_kernel_fixed(bits: int, a: Any = _NO_ARG, b: Any = _NO_ARG, *rest: Any, **kwargs: Any) -> Any:
         if rest or kwargs or a is _NO_ARG:
-            return autograd_kernel(bits, *_present(a), *rest, **kwargs)
+            return autograd_kernel(bits, *_present(a, b), *rest, **kwargs)
         st = _pt.state
         try:
-            needs = st.autograd[0] and a._requires_grad
-        except AttributeError:  # not a Tensor
-            return autograd_kernel(bits, a)
+            needs = st.autograd[0] and (a._requires_grad or (two_tensors and b._requires_grad))
+        except AttributeError:  # not Tensors
+            return autograd_kernel(bits, *_present(a, b))
         try:  # redispatch's memo lookup inlined, as in autograd_kernel
             fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
         except KeyError:
@@ -717,64 +720,23 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         last = _last_below
         st.keys = last[1] if last[0] is state else below_state(state)
         try:
-            result = fn(a) if first is None else fn(first, a)
+            if b is _NO_ARG:
+                result = fn(a) if first is None else fn(first, a)
+            else:
+                result = fn(a, b) if first is None else fn(first, a, b)
         finally:
             st.keys = state
-        return record(result, (a,), _NO_KWARGS) if needs else result
+        if not needs:
+            return result
+        return record(result, (a,) if b is _NO_ARG else (a, b), _NO_KWARGS)
 
-    def autograd_kernel1x(bits: int, a: Any = _NO_ARG, x: Any = _NO_ARG, *rest: Any, **kwargs: Any) -> Any:
-        """``autograd_kernel1`` with one more argument, not a Tensor (``mul.Scalar``'s ``x * 2.0``)."""
-        if rest or kwargs or x is _NO_ARG:
-            return autograd_kernel(bits, *_present(a, x), *rest, **kwargs)
-        st = _pt.state
-        try:
-            needs = st.autograd[0] and a._requires_grad
-        except AttributeError:  # not a Tensor
-            return autograd_kernel(bits, a, x)
-        try:
-            fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
-        except KeyError:
-            fn, first = redispatch, bits & _AFTER_AUTOGRAD
-        state = st.keys
-        last = _last_below
-        st.keys = last[1] if last[0] is state else below_state(state)
-        try:
-            result = fn(a, x) if first is None else fn(first, a, x)
-        finally:
-            st.keys = state
-        return record(result, (a, x), _NO_KWARGS) if needs else result
-
-    def autograd_kernel2(bits: int, a: Any = _NO_ARG, b: Any = _NO_ARG, *rest: Any, **kwargs: Any) -> Any:
-        if rest or kwargs or b is _NO_ARG:
-            return autograd_kernel(bits, *_present(a, b), *rest, **kwargs)
-        st = _pt.state
-        try:
-            needs = st.autograd[0] and (a._requires_grad or b._requires_grad)
-        except AttributeError:  # not Tensors
-            return autograd_kernel(bits, a, b)
-        try:
-            fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
-        except KeyError:
-            fn, first = redispatch, bits & _AFTER_AUTOGRAD
-        state = st.keys
-        last = _last_below
-        st.keys = last[1] if last[0] is state else below_state(state)
-        try:
-            result = fn(a, b) if first is None else fn(first, a, b)
-        finally:
-            st.keys = state
-        return record(result, (a, b), _NO_KWARGS) if needs else result
-
-    kernel = autograd_kernel
+    autograd_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
     schema_positional = [a for a in op.schema.arguments if not a.kwarg_only]
-    if simple and positions == (0,) and len(schema_positional) > 1 and not schema_positional[1].has_default:
-        kernel = autograd_kernel1x  # x above stands for a required argument only
-    elif simple and positions == (0,):
-        kernel = autograd_kernel1
-    elif simple and positions == (0, 1):
-        kernel = autograd_kernel2
-    autograd_kernel.__qualname__ = kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
-    return kernel
+    if simple and (two_tensors or positions == (0,) and (
+            len(schema_positional) == 1 or not schema_positional[1].has_default)):
+        autograd_kernel_fixed.__qualname__ = autograd_kernel.__qualname__
+        return autograd_kernel_fixed  # (b above stands for a required argument only)
+    return autograd_kernel
 
 
 _NO_ARG: Any = object()  # an argument the caller left out (only a hand-written redispatch can)
