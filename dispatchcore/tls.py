@@ -90,7 +90,8 @@ per_thread = _PerThread()
 # Note [Inference mode anywhere]: one entry per inference_mode(True) guard that switched some
 # thread into inference mode and has not switched it back (list append and pop are atomic
 # under the GIL). Making a tensor must know whether its thread is in inference mode; it reads
-# this global first and fetches its thread's state only when the list is non-empty.
+# this global first and fetches its thread's state only when the list is non-empty. A thread
+# that ends still inside inference mode (a leaked guard) leaves its entry: only slower, never wrong.
 inference_active: list[None] = []
 
 
