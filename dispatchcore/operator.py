@@ -269,7 +269,7 @@ class OperatorHandle:
                 except (KeyError, AttributeError, TypeError):
                     return op(a, b)
                 return fn(a, b) if first is None else fn(first, a, b)
-            return call2
+            return self._named_entry(call2, nargs, tensors)
         if tensors != 1:
             raise ValueError(f"no fixed-arity entry dispatching on {tensors} of {nargs} arguments")
         if nargs == 1:
@@ -280,7 +280,7 @@ class OperatorHandle:
                 except (KeyError, AttributeError, TypeError):
                     return op(a)
                 return fn(a) if first is None else fn(first, a)
-            return call1
+            return self._named_entry(call1, nargs, tensors)
         if nargs == 2:
             def call_first2(a: Any, x: Any) -> Any:
                 included, _, keep = _pt.state.keys
@@ -289,7 +289,7 @@ class OperatorHandle:
                 except (KeyError, AttributeError, TypeError):
                     return op(a, x)
                 return fn(a, x) if first is None else fn(first, a, x)
-            return call_first2
+            return self._named_entry(call_first2, nargs, tensors)
         if nargs == 3:
             def call_first3(a: Any, x: Any, y: Any) -> Any:
                 included, _, keep = _pt.state.keys
@@ -298,8 +298,16 @@ class OperatorHandle:
                 except (KeyError, AttributeError, TypeError):
                     return op(a, x, y)
                 return fn(a, x, y) if first is None else fn(first, a, x, y)
-            return call_first3
+            return self._named_entry(call_first3, nargs, tensors)
         raise ValueError(f"no fixed-arity entry for {nargs} arguments")
+
+    def _named_entry(self, fn: Callable[..., Any], nargs: int, tensors: int) -> Callable[..., Any]:
+        """``fn`` named after the operator, so ``help(Tensor.relu)`` says what it calls."""
+        fn.__name__ = self.name.partition("::")[2]
+        fn.__qualname__ = f"{self.qualname}.entry"
+        fn.__doc__ = (f"Call ``{self.qualname}`` with {nargs} positional argument(s), dispatching "
+                      f"on the first {tensors} (``OperatorHandle.entry``).")
+        return fn
 
     def redispatch(self, keyset: DispatchKeySet | int, *args: Any, **kwargs: Any) -> Any:
         """Call the kernel for ``keyset``'s highest key: no TLS, no fallthrough mask, no extraction.
