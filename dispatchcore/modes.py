@@ -176,22 +176,22 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
     """
 
     def python_fallback(bits: int, *args: Any, **kwargs: Any) -> Any:
-        local = _pt.state
-        state = local.keys
+        st = _pt.state
+        state = st.keys
         included, excluded, keep = state
-        stack = local.modes
+        stack = st.modes
         if stack is not None:
             # ExcludeDispatchKeyGuard(after_Python_keyset), then StashTorchDispatchModeGuard:
             # the mode is off the stack (and, if it was the last, the Python keys off) inside
             mode, rest = stack
-            local.modes = rest
-            local.keys = (included if rest is not None else included & _WITHOUT_MODE_KEYS,
-                          excluded | ABOVE_PYTHON, keep & _KEEP_BELOW)
+            st.modes = rest
+            st.keys = (included if rest is not None else included & _WITHOUT_MODE_KEYS,
+                       excluded | ABOVE_PYTHON, keep & _KEEP_BELOW)
             try:
                 return mode.__dispatch__(op, (), args, kwargs)
             finally:
-                local.keys = state
-                local.modes = stack
+                st.keys = state
+                st.modes = stack
         # No mode (the key was included by hand): redispatch below the Python key. c10 also
         # edits the TLS for that redispatch (drops Python from the include set, excludes the keys
         # above it); dispatchcore leaves the TLS alone here, so a kernel below that calls another

@@ -256,8 +256,8 @@ class Function(metaclass=_FunctionMeta):
         ctx = cls._backward_cls()
         is_tensor = tuple([_is_tensor(a) for a in args])
         needs = tuple([t and a._requires_grad for t, a in zip(is_tensor, args)])
-        local = _pt.state
-        state = local.autograd
+        st = _pt.state
+        state = st.autograd
         executable = state[0] and True in needs
         ctx.needs_input_grad = needs
         ctx._is_tensor_input = is_tensor
@@ -266,7 +266,7 @@ class Function(metaclass=_FunctionMeta):
             # edges are collected before forward runs: forward may rebase a dirty input's history
             ctx.next_functions = tuple([gradient_edge(a) for a in tensor_inputs])
             ctx._input_meta = tuple([(tuple(a._data.shape), a.dtype) for a in tensor_inputs])
-        local.autograd = _NO_GRAD[state[1]]  # forward runs with grad mode off (dispatch TLS untouched)
+        st.autograd = _NO_GRAD[state[1]]  # forward runs with grad mode off (dispatch TLS untouched)
         try:
             if custom_setup:
                 output = cls.forward(*args)
@@ -274,7 +274,7 @@ class Function(metaclass=_FunctionMeta):
             else:
                 output = cls.forward(ctx, *args)
         finally:
-            local.autograd = state
+            st.autograd = state
         return _wrap_outputs(ctx, tensor_inputs, output, executable, custom_setup)
 
     @classmethod
