@@ -434,9 +434,10 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
     if has_alpha:
         def tensor(self, other, *, alpha=1):
             a, b = self._data, other._data
-            if a.dtype is b.dtype and alpha is _ONE:
+            dt = a.dtype
+            if dt is b.dtype and alpha is _ONE:
                 try:  # two 0-d operands: numpy would return a scalar, so give it a 0-d out
-                    r = ufunc(a, b) if a.ndim or b.ndim else ufunc(a, b, _empty((), a.dtype))
+                    r = ufunc(a, b) if a.ndim or b.ndim else ufunc(a, b, _empty((), dt))
                 except _FAST_ERRORS:
                     return slow(name, ufunc, self, other, alpha)
                 if r.ndim <= 1:  # the common cases first: 1-D and 0-d results have one layout
