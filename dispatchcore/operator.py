@@ -259,6 +259,14 @@ class OperatorHandle:
         right for operators whose dispatch arguments are exactly those, all required and
         positional; anything else (a non-tensor where a tensor was expected, a new key set)
         falls back to ``op(...)``. Tensor methods are these functions.
+
+        Example:
+            >>> import dispatchcore as dc
+            >>> add = dc.ops.aten.add.Tensor.entry(2, tensors=2)
+            >>> add(dc.ones(2), dc.ones(2))
+            tensor([2., 2.])
+            >>> dc.Tensor.relu.__qualname__  # a Tensor method is an entry
+            'aten::relu.entry'
         """
         op = self
         if tensors == 2 and nargs == 2:

@@ -354,3 +354,12 @@ def test_fast_entries_refuse_operators_that_dispatch_on_other_arguments():
         fast(aten.add.Scalar, 2)
     with pytest.raises(AssertionError, match="first 1"):
         fast(aten.where.self, 1)
+
+
+def test_operator_module_docstring_examples_run():
+    import doctest
+
+    from dispatchcore import operator as operator_module
+
+    failures, attempted = doctest.testmod(operator_module, optionflags=doctest.ELLIPSIS)
+    assert attempted > 0 and failures == 0
