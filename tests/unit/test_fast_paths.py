@@ -182,3 +182,16 @@ def test_scalar_operands_take_the_fixed_arity_scalar_kernels_and_still_record():
     assert a.grad.tolist() == [3.0, 3.0]
     assert type((a * 2.0).grad_fn).__name__ == "MulBackward1"
     assert dc.ops.aten.sum.dim_IntList(a, [0]).item() == -1.0  # two positional arguments
+
+
+def test_methods_keep_torchs_keyword_names():
+    x, m = dc.ones(2, 2), dc.ones(2, 2)
+    assert x.unsqueeze(dim=0).shape == (1, 2, 2)
+    assert x.mm(mat2=m).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    assert x.matmul(other=m).shape == (2, 2)
+    assert dc.ones(1, 2, 2).bmm(mat2=dc.ones(1, 2, 2)).shape == (1, 2, 2)
+    assert x.clone().fill_(value=3.0).tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    assert (x - 2).clamp_min(min=0).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert (x - 2).clamp_min_(min=0).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert x.add(other=m).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    assert x.softmax(dim=1).shape == (2, 2) and x.squeeze(dim=0).shape == (2, 2)
