@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 import attrs
@@ -146,11 +147,25 @@ _MEMO_SIZE = 64  # distinct key sets memoised per operator; more are resolved on
 
 
 def _memo_entry(slot: tuple[Callable[..., Any], int], bits: int) -> tuple[Callable[..., Any], Any]:
-    """A memo value for a table slot called with ``bits``: (kernel, key-set argument or None)."""
+    """A table slot called with ``bits``: (kernel, key-set argument or None)."""
     fn, convention = slot
     if convention == PLAIN:
         return fn, None
     return fn, bits if convention == WITH_RAW_KEYSET else DispatchKeySet._from_bits(bits)
+
+
+# Note [Bound kernels]: the call memo holds kernels already bound to their key set, functions
+# of the call's positional arguments alone, so a call is one lookup and one call. A kernel that
+# takes a key set may offer ``kernel.bind_keyset(ks)``: a function that does what
+# ``kernel(ks, *args)`` does for positional calls, with its own redispatch resolved up front
+# (the built-in Autograd kernels do; see autograd/kernels.py). Others get ``partial(kernel, ks)``.
+# A bound kernel is only as fresh as the table it came from, like the memo that holds it.
+def bind_kernel(fn: Callable[..., Any], first: Any) -> Callable[..., Any]:
+    """``fn`` bound to its key-set argument ``first`` (None: a plain kernel, returned as is)."""
+    if first is None:
+        return fn
+    bind = getattr(fn, "bind_keyset", None)
+    return partial(fn, first) if bind is None else bind(first)
 
 
 def _bound_kernel(op: OperatorHandle, reg: Any) -> _Slot:
@@ -200,9 +215,9 @@ class OperatorHandle:
     _kw_names: frozenset[str]
     _lo: int
     _hi: int
-    # (fallthrough masks per highest-backend index, table indexed by runtime-key value, call memo,
-    # redispatch memo); see _rebuild and Note [Dispatch memo].
-    _dispatch: tuple[list[int], list[_Slot], dict[int, tuple[Any, Any]], dict[int, tuple[Any, Any]]]
+    # (fallthrough masks per highest-backend index, table indexed by runtime-key value, call memo
+    # of bound kernels, redispatch memo); see _rebuild and Note [Dispatch memo].
+    _dispatch: tuple[list[int], list[_Slot], dict[int, Callable[..., Any]], dict[int, tuple[Any, Any]]]
 
     def __init__(self, dispatcher: Any, qualname: str) -> None:
         self.qualname = qualname
@@ -222,9 +237,10 @@ class OperatorHandle:
     # --- the hot path -----------------------------------------------------------------------
     # Note [Dispatch memo]: resolving a key set to a kernel (TLS mask, fallthrough mask, highest
     # key, table index) gives the same answer until the next (de)registration, so each operator
-    # keeps a dict from TLS-adjusted bits to (kernel, first argument), filled on first use and
-    # replaced whole with the table. ``first`` is the key set the kernel takes (raw int or
-    # DispatchKeySet, per its convention) or None for a plain kernel.
+    # keeps a dict from TLS-adjusted bits to the kernel bound to its key set (Note [Bound
+    # kernels]), filled on first use and replaced whole with the table. ``redispatch`` keeps a
+    # second one of (kernel, first argument): ``first`` is the key set the kernel takes (raw int
+    # or DispatchKeySet, per its convention) or None for a plain kernel.
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Dispatch on the highest key of ``((arg keys | included) - excluded) & non_fallthrough``."""
         included, _, keep = _pt.state.keys
@@ -240,14 +256,12 @@ class OperatorHandle:
                 bits = included
                 for i in tensor_pos:
                     bits |= args[i]._key_bits
-            fn, first = self._dispatch[2][bits & keep]
+            kernel = self._dispatch[2][bits & keep]
         except KeyError:  # first call with these keys: resolve and memoise
             return self._dispatch_bits(bits & keep, args, kwargs)
         except _EXTRACTION_ERRORS:
             return self._call_general(args, kwargs)
-        if first is None:
-            return fn(*args)
-        return fn(first, *args)
+        return kernel(*args)
 
     # Fixed-arity entries for Tensor methods (``_tensor_methods.fast`` checks the schema fits):
     # ``__call__`` without the instance-call slot, the argument tuple, the keyword dict, the
@@ -273,10 +287,10 @@ class OperatorHandle:
             def call2(a: Any, b: Any) -> Any:
                 included, _, keep = _pt.state.keys
                 try:
-                    fn, first = op._dispatch[2][(a._key_bits | b._key_bits | included) & keep]
+                    kernel = op._dispatch[2][(a._key_bits | b._key_bits | included) & keep]
                 except (KeyError, AttributeError, TypeError):
                     return op(a, b)
-                return fn(a, b) if first is None else fn(first, a, b)
+                return kernel(a, b)
             return self._named_entry(call2, nargs, tensors)
         if tensors != 1:
             raise ValueError(f"no fixed-arity entry dispatching on {tensors} of {nargs} arguments")
@@ -284,28 +298,28 @@ class OperatorHandle:
             def call1(a: Any) -> Any:
                 included, _, keep = _pt.state.keys
                 try:
-                    fn, first = op._dispatch[2][(a._key_bits | included) & keep]
+                    kernel = op._dispatch[2][(a._key_bits | included) & keep]
                 except (KeyError, AttributeError, TypeError):
                     return op(a)
-                return fn(a) if first is None else fn(first, a)
+                return kernel(a)
             return self._named_entry(call1, nargs, tensors)
         if nargs == 2:
             def call_first2(a: Any, x: Any) -> Any:
                 included, _, keep = _pt.state.keys
                 try:
-                    fn, first = op._dispatch[2][(a._key_bits | included) & keep]
+                    kernel = op._dispatch[2][(a._key_bits | included) & keep]
                 except (KeyError, AttributeError, TypeError):
                     return op(a, x)
-                return fn(a, x) if first is None else fn(first, a, x)
+                return kernel(a, x)
             return self._named_entry(call_first2, nargs, tensors)
         if nargs == 3:
             def call_first3(a: Any, x: Any, y: Any) -> Any:
                 included, _, keep = _pt.state.keys
                 try:
-                    fn, first = op._dispatch[2][(a._key_bits | included) & keep]
+                    kernel = op._dispatch[2][(a._key_bits | included) & keep]
                 except (KeyError, AttributeError, TypeError):
                     return op(a, x, y)
-                return fn(a, x, y) if first is None else fn(first, a, x, y)
+                return kernel(a, x, y)
             return self._named_entry(call_first3, nargs, tensors)
         raise ValueError(f"no fixed-arity entry for {nargs} arguments")
 
@@ -409,20 +423,43 @@ class OperatorHandle:
             return self._report_missing(masked, args, kwargs)
         fn, first = _memo_entry(entry, masked)
         if len(memo) < _MEMO_SIZE:
-            memo[bits] = (fn, first)
+            memo[bits] = bind_kernel(fn, first)
         return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
 
     def _redispatch_bits(self, bits: int, args: tuple, kwargs: dict) -> Any:
         """``redispatch`` on a memo miss: the table slot of ``bits``' highest key, memoised."""
+        target = self.redispatch_target(bits)
+        if target is None:
+            return self._report_missing(bits, args, kwargs, redispatched=True)
+        fn, first = target
+        return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
+
+    def redispatch_target(self, bits: int) -> tuple[Callable[..., Any], Any] | None:
+        """``(kernel, key-set argument or None)`` that ``redispatch(bits, ...)`` calls; None: missing."""
         _, table, _, memo = self._dispatch
+        try:
+            return memo[bits]
+        except KeyError:
+            pass
         f = (bits >> NUM_BACKENDS).bit_length()
         entry = table[FUNCTIONALITY_BASE[f] + ((bits & BACKEND_MASK).bit_length() & BACKEND_SELECT[f])]
         if entry is None:
-            return self._report_missing(bits, args, kwargs, redispatched=True)
-        fn, first = _memo_entry(entry, bits)
+            return None
+        target = _memo_entry(entry, bits)
         if len(memo) < _MEMO_SIZE:
-            memo[bits] = (fn, first)
-        return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
+            memo[bits] = target
+        return target
+
+    def bound_redispatch(self, bits: int) -> Callable[..., Any]:
+        """``partial(self.redispatch, bits)``, resolved now (Note [Bound kernels]).
+
+        For ``bind_keyset`` implementations: a function of positional arguments that calls
+        the kernel ``redispatch(bits, ...)`` would call, valid as long as this table is.
+        """
+        target = self.redispatch_target(bits)
+        if target is None:  # reported (or backends loaded) when called, as redispatch does
+            return partial(self.redispatch, bits)
+        return bind_kernel(*target)
 
     def _report_missing(self, bits: int, args: tuple, kwargs: dict, redispatched: bool = False) -> Any:
         from . import plugins

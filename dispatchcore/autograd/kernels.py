@@ -27,6 +27,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -698,48 +699,47 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         node._values = values
         return result
 
-    # The fixed-arity form for the common calls: one Tensor, one Tensor and one more argument
-    # (``x * 2.0``), or two Tensors, positional and nothing else, as the Tensor methods make
-    # them. The generic kernel's body without building and re-spreading ``*args`` and
-    # ``**kwargs`` (~0.1 us); any other call takes the generic kernel.
+    # Note [Bound kernels] (operator.py) for the common calls: the positional Tensors are the
+    # first one or two arguments and nothing else is a Tensor input. The kernel bound to a key
+    # set has the redispatch below it resolved, takes the arguments as they come (no *args
+    # tuple, no **kwargs dict) and does what autograd_kernel does; other calls go there.
     two_tensors = positions == (0, 1)
 
-    def autograd_kernel_fixed(bits: int, a: Any = _NO_ARG, b: Any = _NO_ARG, *rest: Any, **kwargs: Any) -> Any:
-        if rest or kwargs or a is _NO_ARG:
-            return autograd_kernel(bits, *_present(a, b), *rest, **kwargs)
-        st = _pt.state
-        try:
-            needs = st.autograd[0] and (a._requires_grad or (two_tensors and b._requires_grad))
-        except AttributeError:  # not Tensors
-            return autograd_kernel(bits, *_present(a, b))
-        try:  # redispatch's memo lookup inlined, as in autograd_kernel
-            fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
-        except KeyError:
-            fn, first = redispatch, bits & _AFTER_AUTOGRAD
-        state = st.keys
-        last = _last_below
-        st.keys = last[1] if last[0] is state else below_state(state)
-        try:
-            if b is _NO_ARG:
-                result = fn(a) if first is None else fn(first, a)
-            else:
-                result = fn(a, b) if first is None else fn(first, a, b)
-        finally:
-            st.keys = state
-        if not needs:
-            return result
-        return record(result, (a,) if b is _NO_ARG else (a, b), _NO_KWARGS)
+    def bind_keyset(bits: int) -> Callable[..., Any]:
+        below = op.bound_redispatch(bits & _AFTER_AUTOGRAD)
+
+        def bound_autograd_kernel(a: Any, b: Any = _NO_ARG, *rest: Any) -> Any:
+            st = _pt.state
+            try:
+                needs = st.autograd[0] and (a._requires_grad or (two_tensors and b._requires_grad))
+            except AttributeError:  # not Tensors, or a Tensor argument left out
+                return autograd_kernel(bits, a, *_present(b), *rest)
+            state = st.keys  # AutoDispatchBelowADInplaceOrView, as in autograd_kernel
+            last = _last_below
+            st.keys = last[1] if last[0] is state else below_state(state)
+            try:
+                if b is _NO_ARG:
+                    result = below(a)
+                elif rest:
+                    result = below(a, b, *rest)
+                else:
+                    result = below(a, b)
+            finally:
+                st.keys = state
+            if not needs:
+                return result
+            return record(result, (a,) if b is _NO_ARG else (a, b, *rest), _NO_KWARGS)
+
+        bound_autograd_kernel.__qualname__ = f"{autograd_kernel.__qualname__}.bound"
+        return bound_autograd_kernel
 
     autograd_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
-    schema_positional = [a for a in op.schema.arguments if not a.kwarg_only]
-    if simple and (two_tensors or positions == (0,) and (
-            len(schema_positional) == 1 or not schema_positional[1].has_default)):
-        autograd_kernel_fixed.__qualname__ = autograd_kernel.__qualname__
-        return autograd_kernel_fixed  # (b above stands for a required argument only)
+    if simple and positions in ((0,), (0, 1)):
+        autograd_kernel.bind_keyset = bind_keyset  # type: ignore[attr-defined]
     return autograd_kernel
 
 
-_NO_ARG: Any = object()  # an argument the caller left out (only a hand-written redispatch can)
+_NO_ARG: Any = object()  # an argument the caller left out
 _NO_KWARGS: dict[str, Any] = {}  # the keyword arguments of a fixed-arity call (never mutated)
 
 
@@ -837,47 +837,42 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
                 out._requires_grad = True  # a view of a tensor that requires grad requires grad
         return out
 
-    # The common call in fixed-arity form: up to three positional arguments, grad mode on, a
-    # base tensor that does not require grad, the built-in ADInplaceOrView kernel below. It does
-    # exactly what the kernel above does for that case; every other call goes there.
-    def autograd_view_kernel_fast(bits: int, self: Any, x: Any = _NO_ARG, y: Any = _NO_ARG,
-                                  *rest: Any, **kwargs: Any) -> Any:
-        st = _pt.state
-        try:
-            simple = st.autograd[0] and not (rest or kwargs or self._requires_grad or self._base is not None)
-            memo = op._dispatch[3]
-            fn, first = memo[bits & _AFTER_AUTOGRAD]
-            if simple and fn is _builtin_adiov(op):  # See Note [Fused ADInplaceOrView]
-                fn, first = memo[bits & AFTER_ADINPLACEORVIEW]
-            else:
-                simple = False
-        except (AttributeError, KeyError):
-            simple = False
-        if not simple:
-            return autograd_view_kernel(bits, self, *_present(x, y), *rest, **kwargs)
-        state = st.keys
-        last = _last_below
-        st.keys = last[1] if last[0] is state else below_state(state)
-        try:
-            if first is None:
-                out = fn(self) if x is _NO_ARG else fn(self, x) if y is _NO_ARG else fn(self, x, y)
-            else:
-                out = (fn(first, self) if x is _NO_ARG else fn(first, self, x) if y is _NO_ARG
-                       else fn(first, self, x, y))
-        finally:
-            st.keys = state
-        out._base = self  # as_view of a base tensor
-        out._vc = self._vc
-        if out._key_bits != self._key_bits:
-            as_view(self, out)
-        return out
+    # Note [Bound kernels] for the common call: grad mode on, a base tensor that does not require
+    # grad, the built-in ADInplaceOrView kernel below (fused: Note [Fused ADInplaceOrView]), up
+    # to three positional arguments. It does exactly what the kernel above does for that case;
+    # every other call goes there.
+    def bind_keyset(bits: int) -> Callable[..., Any]:
+        target = op.redispatch_target(bits & _AFTER_AUTOGRAD)
+        if target is None or target[0] is not _builtin_adiov(op):
+            return partial(autograd_view_kernel, bits)
+        below = op.bound_redispatch(bits & AFTER_ADINPLACEORVIEW)
+
+        def bound_autograd_view_kernel(self: Any, x: Any = _NO_ARG, y: Any = _NO_ARG, *rest: Any) -> Any:
+            st = _pt.state
+            try:
+                if rest or not st.autograd[0] or self._requires_grad or self._base is not None:
+                    return autograd_view_kernel(bits, self, *_present(x, y), *rest)
+            except AttributeError:  # not a Tensor
+                return autograd_view_kernel(bits, self, *_present(x, y), *rest)
+            state = st.keys
+            last = _last_below
+            st.keys = last[1] if last[0] is state else below_state(state)
+            try:
+                out = below(self) if x is _NO_ARG else below(self, x) if y is _NO_ARG else below(self, x, y)
+            finally:
+                st.keys = state
+            out._base = self  # as_view of a base tensor
+            out._vc = self._vc
+            if out._key_bits != self._key_bits:
+                as_view(self, out)
+            return out
+
+        bound_autograd_view_kernel.__qualname__ = f"{autograd_view_kernel.__qualname__}.bound"
+        return bound_autograd_view_kernel
 
     autograd_view_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
-    positional = [a for a in op.schema.arguments if not a.kwarg_only]
-    if len(positional) > 3 or any(a.has_default for a in positional):
-        return autograd_view_kernel  # x and y above stand for required arguments only
-    autograd_view_kernel_fast.__qualname__ = autograd_view_kernel.__qualname__
-    return autograd_view_kernel_fast
+    autograd_view_kernel.bind_keyset = bind_keyset  # type: ignore[attr-defined]
+    return autograd_view_kernel
 
 
 def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
@@ -945,44 +940,48 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
             node._values = values
         return result
 
-    # ``self.op_(other)`` with two positional Tensors, in fixed-arity form, for the case that
-    # records nothing (grad mode off, or nothing requires grad); everything else goes above.
-    def autograd_inplace_kernel2(bits: int, a: Any = _NO_ARG, b: Any = _NO_ARG, *rest: Any, **kwargs: Any) -> Any:
-        st = _pt.state
-        try:
-            if rest or kwargs or b is _NO_ARG or (st.autograd[0] and (
-                    a._requires_grad or b._requires_grad or (a._base is not None and a._base._requires_grad))):
-                return autograd_inplace_kernel(bits, *_present(a, b), *rest, **kwargs)
-        except AttributeError:  # not Tensors
-            return autograd_inplace_kernel(bits, a, b)
-        try:
-            fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
-        except KeyError:
-            fn, first = redispatch, bits & _AFTER_AUTOGRAD
-        state = st.keys
-        last = _last_below
-        st.keys = last[1] if last[0] is state else below_state(state)
-        try:
-            if fn is _builtin_adiov(op):  # See Note [Fused ADInplaceOrView]
-                if a._vc is None and not st.autograd[1]:
+    # Note [Bound kernels] for ``self.op_(other)`` with one or two positional Tensors (self
+    # first) when nothing is recorded (grad mode off, or nothing requires grad); everything else
+    # goes above. The built-in ADInplaceOrView kernel below is fused, as there.
+    two_tensors = positions == (0, 1)
+
+    def bind_keyset(bits: int) -> Callable[..., Any]:
+        target = op.redispatch_target(bits & _AFTER_AUTOGRAD)
+        fused = target is not None and target[0] is _builtin_adiov(op)  # See Note [Fused ADInplaceOrView]
+        below = op.bound_redispatch(bits & (AFTER_ADINPLACEORVIEW if fused else _AFTER_AUTOGRAD))
+
+        def bound_autograd_inplace_kernel(a: Any, b: Any = _NO_ARG, *rest: Any) -> Any:
+            st = _pt.state
+            try:
+                if st.autograd[0] and (a._requires_grad or (two_tensors and b._requires_grad) or (
+                        a._base is not None and a._base._requires_grad)):
+                    return autograd_inplace_kernel(bits, a, *_present(b), *rest)
+                if fused and a._vc is None and not st.autograd[1]:
                     raise RuntimeError(INFERENCE_INPLACE_ERROR)
-                try:
-                    fn, first = op._dispatch[3][bits & AFTER_ADINPLACEORVIEW]
-                except KeyError:
-                    fn, first = redispatch, bits & AFTER_ADINPLACEORVIEW
-                result = fn(a, b) if first is None else fn(first, a, b)
-                if a._vc is not None:
-                    a._vc[0] += 1  # increment_version
-            else:
-                result = fn(a, b) if first is None else fn(first, a, b)
-        finally:
-            st.keys = state
-        return result
+            except AttributeError:  # not Tensors
+                return autograd_inplace_kernel(bits, a, *_present(b), *rest)
+            state = st.keys
+            last = _last_below
+            st.keys = last[1] if last[0] is state else below_state(state)
+            try:
+                if b is _NO_ARG:
+                    result = below(a)
+                elif rest:
+                    result = below(a, b, *rest)
+                else:
+                    result = below(a, b)
+            finally:
+                st.keys = state
+            if fused and a._vc is not None:
+                a._vc[0] += 1  # increment_version
+            return result
+
+        bound_autograd_inplace_kernel.__qualname__ = f"{autograd_inplace_kernel.__qualname__}.bound"
+        return bound_autograd_inplace_kernel
 
     autograd_inplace_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
-    if positions == (0, 1) and not by_name and mutated_pos == 0:
-        autograd_inplace_kernel2.__qualname__ = autograd_inplace_kernel.__qualname__
-        return autograd_inplace_kernel2
+    if positions in ((0,), (0, 1)) and not by_name and mutated_pos == 0:
+        autograd_inplace_kernel.bind_keyset = bind_keyset  # type: ignore[attr-defined]
     return autograd_inplace_kernel
 
 

@@ -1,7 +1,9 @@
 """The hot-path shortcuts behave exactly like the general paths they short-cut.
 
 Covers Note [Fused ADInplaceOrView] (Autograd kernels running the built-in ADInplaceOrView
-bookkeeping inline), the fixed-arity Autograd kernels, and the fixed-arity operator entries.
+bookkeeping inline), Note [Bound kernels] (the call memo holds kernels bound to their key set,
+with the built-in Autograd kernels' redispatch resolved up front), and the fixed-arity operator
+entries.
 """
 
 from __future__ import annotations
@@ -195,3 +197,46 @@ def test_methods_keep_torchs_keyword_names():
     assert (x - 2).clamp_min_(min=0).tolist() == [[0.0, 0.0], [0.0, 0.0]]
     assert x.add(other=m).tolist() == [[2.0, 2.0], [2.0, 2.0]]
     assert x.softmax(dim=1).shape == (2, 2) and x.squeeze(dim=0).shape == (2, 2)
+
+
+def test_the_call_memo_holds_the_autograd_kernel_bound_to_its_key_set():
+    x = dc.ones(3)
+    x.relu()
+    bound = list(aten.relu.default._dispatch[2].values())
+    assert [f.__qualname__ for f in bound] == ["autograd_kernel[aten::relu].bound"]
+
+
+def test_a_bound_autograd_kernel_calls_a_cpu_kernel_registered_after_it_was_bound(aten_impl):
+    x = dc.tensor([-1.0, 2.0])
+    assert x.relu().tolist() == [0.0, 2.0]  # the memo now holds a kernel bound below Autograd
+    aten_impl.impl("relu", lambda t: dc.full_like(t, 7.0), "CPU")
+    assert x.relu().tolist() == [7.0, 7.0]
+    aten_impl._destroy()
+    assert x.relu().tolist() == [0.0, 2.0]
+
+
+def test_a_kernel_taking_its_key_set_is_bound_to_it():
+    lib = dc.Library("bound_ks", "DEF")
+    try:
+        lib.define("whoami(Tensor x) -> str")
+        seen = []
+
+        def kernel(ks, x):
+            seen.append(ks)
+            return "cpu"
+
+        lib.impl("whoami", kernel, "CPU", with_keyset=True)
+        x = dc.ones(1)
+        op = dc.ops.bound_ks.whoami.default
+        assert op(x) == "cpu" and op(x) == "cpu"  # a miss, then the memo's bound kernel
+        assert seen[0] == seen[1] and seen[0].has("CPU")
+    finally:
+        lib._destroy()
+
+
+def test_a_bound_inplace_kernel_records_nothing_and_bumps_the_version_under_no_grad():
+    x = dc.ones(2, requires_grad=True).clone()
+    with dc.no_grad():
+        x.add_(dc.ones(2))
+        x.add_(dc.ones(2))
+    assert x._version == 2 and x.grad_fn is not None and type(x.grad_fn).__name__ == "CloneBackward0"
