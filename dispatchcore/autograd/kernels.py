@@ -699,42 +699,53 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         node._values = values
         return result
 
-    # Note [Bound kernels] (operator.py) for the common calls: the positional Tensors are the
-    # first one or two arguments and nothing else is a Tensor input. The kernel bound to a key
-    # set has the redispatch below it resolved, takes the arguments as they come (no *args
-    # tuple, no **kwargs dict) and does what autograd_kernel does; other calls go there.
+    # Note [Bound kernels] (operator.py) for the common calls: one or two positional arguments,
+    # the Tensor inputs first. The kernel bound to a key set has the redispatch below it
+    # resolved and takes exactly the arguments the schema's positional part has (no *args
+    # tuple, no **kwargs dict: the call memo is only used for such calls); it does what
+    # autograd_kernel does, and hands anything unusual to it.
     two_tensors = positions == (0, 1)
+    nargs = op._lo if op._lo == op._hi else 0
 
     def bind_keyset(bits: int) -> Callable[..., Any]:
         below = op.bound_redispatch(bits & _AFTER_AUTOGRAD)
 
-        def bound_autograd_kernel(a: Any, b: Any = _NO_ARG, *rest: Any) -> Any:
+        def bound1(a: Any) -> Any:
             st = _pt.state
             try:
-                needs = st.autograd[0] and (a._requires_grad or (two_tensors and b._requires_grad))
-            except AttributeError:  # not Tensors, or a Tensor argument left out
-                return autograd_kernel(bits, a, *_present(b), *rest)
+                needs = st.autograd[0] and a._requires_grad
+            except AttributeError:  # not a Tensor
+                return autograd_kernel(bits, a)
             state = st.keys  # AutoDispatchBelowADInplaceOrView, as in autograd_kernel
             last = _last_below
             st.keys = last[1] if last[0] is state else below_state(state)
             try:
-                if b is _NO_ARG:
-                    result = below(a)
-                elif rest:
-                    result = below(a, b, *rest)
-                else:
-                    result = below(a, b)
+                result = below(a)
             finally:
                 st.keys = state
-            if not needs:
-                return result
-            return record(result, (a,) if b is _NO_ARG else (a, b, *rest), _NO_KWARGS)
+            return record(result, (a,), _NO_KWARGS) if needs else result
 
-        bound_autograd_kernel.__qualname__ = f"{autograd_kernel.__qualname__}.bound"
-        return bound_autograd_kernel
+        def bound2(a: Any, b: Any) -> Any:
+            st = _pt.state
+            try:
+                needs = st.autograd[0] and (a._requires_grad or (two_tensors and b._requires_grad))
+            except AttributeError:  # not Tensors
+                return autograd_kernel(bits, a, b)
+            state = st.keys
+            last = _last_below
+            st.keys = last[1] if last[0] is state else below_state(state)
+            try:
+                result = below(a, b)
+            finally:
+                st.keys = state
+            return record(result, (a, b), _NO_KWARGS) if needs else result
+
+        bound = bound1 if nargs == 1 else bound2
+        bound.__qualname__ = f"{autograd_kernel.__qualname__}.bound"
+        return bound
 
     autograd_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
-    if simple and positions in ((0,), (0, 1)):
+    if simple and (positions == (0,) and nargs in (1, 2) or two_tensors and nargs == 2):
         autograd_kernel.bind_keyset = bind_keyset  # type: ignore[attr-defined]
     return autograd_kernel
 

@@ -240,3 +240,10 @@ def test_a_bound_inplace_kernel_records_nothing_and_bumps_the_version_under_no_g
         x.add_(dc.ones(2))
         x.add_(dc.ones(2))
     assert x._version == 2 and x.grad_fn is not None and type(x.grad_fn).__name__ == "CloneBackward0"
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "eq"])
+def test_empty_results_of_the_fast_paths_have_torchs_strides(op):
+    x = dc.ones(0)
+    assert getattr(x, op)(x).stride() == (1,)  # numpy's empty result has stride 0
+    assert getattr(dc.ones(0, 3), op)(dc.ones(3)).stride() == (3, 1)
