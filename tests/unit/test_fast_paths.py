@@ -247,3 +247,12 @@ def test_empty_results_of_the_fast_paths_have_torchs_strides(op):
     x = dc.ones(0)
     assert getattr(x, op)(x).stride() == (1,)  # numpy's empty result has stride 0
     assert getattr(dc.ones(0, 3), op)(dc.ones(3)).stride() == (3, 1)
+
+
+def test_the_tensor_class_cannot_be_called_but_kernels_still_make_tensors():
+    with pytest.raises(TypeError, match="no public constructor"):
+        dc.Tensor([1.0])
+    with pytest.raises(TypeError, match="no public constructor"):
+        dc.Tensor()
+    t = dc.ones(2) + 1
+    assert type(t) is dc.Tensor and t.tolist() == [2.0, 2.0] and t._version == 0 and t.grad is None
