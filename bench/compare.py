@@ -569,8 +569,12 @@ _EAGER_CASES: list[Case] = [
          dc=Side(dc_eager, "s1k + s1k", check="assert (s1k + s1k).shape == (1000,)"),
          anchor=Side(torch_eager, "s1k + s1k"), recorded=1340.0),
     Case("G3", "dispatch overhead: add(a, b) minus np.add on the data, (10,)", **G3,
-         dc=Side(dc_eager, "add(s10, t10)", base="np.add(ns10, nt10)"),
+         dc=Side(dc_eager, "dc.add(s10, t10)", base="np.add(ns10, nt10)",
+                 check="assert dc.add(s10, t10).tolist() == (ns10 + nt10).tolist()"),
          anchor=Side(torch_eager, "torch.add(s10, t10)", base="np.add(ns10, nt10)"), recorded=900.0),
+    Case("info", "operator handle call: aten.add.Tensor(a, b), (10,)", kind="info",
+         dc=Side(dc_eager, "add(s10, t10)", label="aten.add.Tensor(s10, t10)"),
+         anchor=Side(torch_eager, "torch.ops.aten.add.Tensor(s10, t10)")),
     Case("G4", "add (1_000_000,) vs numpy", **G4,
          dc=Side(dc_eager, "add(s1m, t1m)", check="assert add(s1m, t1m).shape == (1000000,)"),
          anchor=Side(np_eager, "np.add(s1m, t1m)")),
@@ -584,7 +588,7 @@ _EAGER_CASES: list[Case] = [
          dc=Side(dc_eager, "m64 @ m64", check="assert (m64 @ m64).shape == (64, 64)"),
          anchor=Side(torch_eager, "torch.matmul(m64, m64)"), recorded=7200.0),
     # the Tensor methods, as G1/G2 use `+` and G8/G9 the view and in-place methods (torch's
-    # x.relu() and torch.relu(x) cost the same); G3 times the OperatorHandle call itself
+    # x.relu() and torch.relu(x) cost the same); G3 times the function, dc.add as torch.add
     Case("G6", "relu (10,), no grad: s10.relu()", **G6,
          dc=Side(dc_eager, "s10.relu()", check="assert s10.relu().tolist() == np.maximum(ns10, 0).tolist()"),
          anchor=Side(torch_eager, "torch.relu(s10)"), recorded=1060.0),

@@ -19,7 +19,7 @@ __all__: list[str] = []
 _T = Tensor
 
 
-def fast(op: Any, tensors: int = 1, nargs: int | None = None) -> Any:
+def fast(op: Any, tensors: int = 1, nargs: int | None = None, otherwise: Any = None) -> Any:
     """``op.entry(nargs, tensors)``, after checking that the operator's schema fits it.
 
     The entry dispatches on the first ``tensors`` arguments: right only when those are exactly
@@ -32,21 +32,32 @@ def fast(op: Any, tensors: int = 1, nargs: int | None = None) -> Any:
         raise AssertionError(f"{op} does not dispatch on exactly its first {tensors} argument(s)")
     if not op._lo <= nargs <= op._hi:
         raise AssertionError(f"{op} does not take {nargs} positional argument(s)")
-    return op.entry(nargs, tensors)
+    return op.entry(nargs, tensors) if otherwise is None else op.entry(nargs, tensors, otherwise=otherwise)
 
 
 def _binary(tensor_op: Any, scalar_op: Any, *, alpha: bool = False):
-    tensor_call, scalar_call = fast(tensor_op, 2), fast(scalar_op, 1, 2)
-    if alpha:
-        def method(self, other, *, alpha=1):
-            if type(other) is _T or isinstance(other, _T):
-                return tensor_call(self, other) if alpha == 1 else tensor_op(self, other, alpha=alpha)
-            return scalar_call(self, other) if alpha == 1 else scalar_op(self, other, alpha)
-    else:
-        def method(self, other):
-            if type(other) is _T or isinstance(other, _T):
-                return tensor_call(self, other)
-            return scalar_call(self, other)
+    """``self.op(other)``: the ``.Tensor`` overload for a Tensor operand, ``.Scalar`` otherwise.
+
+    Without alpha, the method is the ``.Tensor`` entry itself; an operand of another class goes
+    to ``otherwise`` (See ``OperatorHandle.entry``), which picks the overload.
+    """
+    scalar_call = fast(scalar_op, 1, 2)
+
+    def otherwise(self, other):
+        if isinstance(other, _T):  # a Tensor subclass on one side
+            return tensor_op(self, other)
+        return scalar_call(self, other)
+
+    tensor_call = fast(tensor_op, 2, otherwise=otherwise)
+    if not alpha:
+        return tensor_call
+
+    def method(self, other, *, alpha=1):
+        if alpha == 1:
+            return tensor_call(self, other)
+        if isinstance(other, _T):
+            return tensor_op(self, other, alpha=alpha)
+        return scalar_op(self, other, alpha)
     return method
 
 

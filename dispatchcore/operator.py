@@ -266,13 +266,16 @@ class OperatorHandle:
     # Fixed-arity entries for Tensor methods (``_tensor_methods.fast`` checks the schema fits):
     # ``__call__`` without the instance-call slot, the argument tuple, the keyword dict, the
     # arity checks and the ``*args`` re-spread; ~0.15 us less per call.
-    def entry(self, nargs: int, tensors: int = 1) -> Callable[..., Any]:
+    def entry(self, nargs: int, tensors: int = 1, *,
+              otherwise: Callable[..., Any] | None = None) -> Callable[..., Any]:
         """A plain function ``f(a, ...)`` taking exactly ``nargs`` positional arguments.
 
         It dispatches on its first ``tensors`` arguments (1, or 2 for binary ops), so it is only
         right for operators whose dispatch arguments are exactly those, all required and
         positional; anything else (a non-tensor where a tensor was expected, a new key set)
-        falls back to ``op(...)``. Tensor methods are these functions.
+        falls back to ``op(...)``. A binary entry calls ``otherwise(a, b)`` instead when ``b``
+        is not of ``a``'s class (``x * 2.0``: the method's ``.Scalar`` overload), default
+        ``op``. Tensor methods are these functions.
 
         Example:
             >>> import dispatchcore as dc
@@ -284,7 +287,11 @@ class OperatorHandle:
         """
         op = self
         if tensors == 2 and nargs == 2:
+            other = op if otherwise is None else otherwise
+
             def call2(a: Any, b: Any) -> Any:
+                if b.__class__ is not a.__class__:
+                    return other(a, b)
                 included, _, keep = _pt.state.keys
                 try:
                     kernel = op._dispatch[2][(a._key_bits | b._key_bits | included) & keep]
@@ -292,8 +299,9 @@ class OperatorHandle:
                     return op(a, b)
                 return kernel(a, b)
             return self._named_entry(call2, nargs, tensors)
-        if tensors != 1:
-            raise ValueError(f"no fixed-arity entry dispatching on {tensors} of {nargs} arguments")
+        if tensors != 1 or otherwise is not None:
+            raise ValueError(f"no fixed-arity entry dispatching on {tensors} of {nargs} arguments"
+                             + (" with otherwise=" if otherwise is not None else ""))
         if nargs == 1:
             def call1(a: Any) -> Any:
                 included, _, keep = _pt.state.keys

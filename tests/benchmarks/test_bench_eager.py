@@ -38,8 +38,13 @@ def test_g2_add(benchmark, t, name):
 
 @pytest.mark.benchmark(group="G3 dispatch overhead")
 def test_g3_add_through_the_dispatcher(benchmark, t):
-    add = aten.add.Tensor
-    out = benchmark(add, t["s10"], t["s10"])
+    out = benchmark(dc.add, t["s10"], t["s10"])
+    assert out.shape == (10,)
+
+
+@pytest.mark.benchmark(group="G3 dispatch overhead")
+def test_g3_add_through_the_operator_handle(benchmark, t):
+    out = benchmark(aten.add.Tensor, t["s10"], t["s10"])
     assert out.shape == (10,)
 
 

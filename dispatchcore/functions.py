@@ -1,0 +1,206 @@
+"""The ``torch.*`` functions: ``dispatchcore.add(a, b)``, ``dispatchcore.cat([a, b])``, ...
+
+Mirrors the generated ``torch/_C/_VariableFunctions`` (what ``torch.add`` is): a function picks
+the operator overload the way the Tensor method does (``_tensor_methods.py``), so
+``dispatchcore.add(a, b)`` and ``a.add(b)`` dispatch the same call. ``out=`` selects the
+``.out`` overload where aten has one. A Python number takes the ``.Scalar`` overload, as the
+methods do; where it stands first (``add(2, x)``) it becomes a 0-d tensor, which type promotion
+treats as torch treats a wrapped number (so does a number for ``out=``). Invariant: every
+function here is one operator call through the dispatcher (or a method that is one).
+
+Example:
+    >>> import dispatchcore as dc
+    >>> dc.add(dc.ones(2), dc.ones(2), alpha=3)
+    tensor([4., 4.])
+    >>> dc.cat([dc.zeros(1), dc.ones(2)])
+    tensor([0., 1., 1.])
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import _tensor_methods  # noqa: F401 - the Tensor methods these functions call
+from .ops import aten as A
+from .tensor import Tensor
+from .tls import per_thread as _pt
+
+__all__ = [
+    "abs", "abs_", "add", "amax", "argmax", "as_strided", "bmm", "cat", "clamp", "clamp_",
+    "clamp_min", "clamp_min_", "clone", "cos", "cos_", "detach", "detach_", "div", "eq", "exp",
+    "exp_", "fill_", "ge", "gt", "le", "log", "log_", "log_softmax", "lt", "matmul", "max",
+    "mean", "mm", "mul", "ne", "neg", "neg_", "permute", "pow", "relu", "relu_", "reshape",
+    "select", "sigmoid", "sigmoid_", "sin", "sin_", "softmax", "sqrt", "sqrt_", "squeeze",
+    "stack", "sub", "sum", "t", "tanh", "tanh_", "transpose", "unsqueeze", "where", "zero_",
+]
+
+_T = Tensor
+
+
+def _not_tensor(name: str, value: Any, arg: str = "input", position: int = 1) -> TypeError:
+    return TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+                     f"not {type(value).__name__}")
+
+
+_NUMBERS = (bool, int, float, complex)
+
+
+def _wrapped(value: Any, like: Tensor | None, name: str, arg: str, position: int) -> Tensor:
+    """A Python number as a 0-d tensor on ``like``'s device (torch's wrapped number)."""
+    if isinstance(value, _NUMBERS):
+        from .factories import tensor
+
+        return tensor(value, device="cpu" if like is None else like.device)
+    raise _not_tensor(name, value, arg, position)
+
+
+def _binary(name: str, alpha: bool) -> Callable[..., Any]:
+    """``torch.add``/``sub``/``mul``/``div``: ``input.<op>(other)``, with ``alpha`` and ``out``."""
+    op = getattr(A, name).Tensor
+    method = getattr(_T, name)
+    out_op = getattr(A, name).out
+
+    def general_alpha(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Any:
+        if not isinstance(input, _T):  # torch.add(2, x), even torch.add(2, 3)
+            input = _wrapped(input, other if isinstance(other, _T) else None, name, "input", 1)
+        if not isinstance(other, (_T, *_NUMBERS)):  # a number takes the method's .Scalar overload
+            raise _not_tensor(name, other, "other", 2)
+        kwargs = {} if alpha == 1 else {"alpha": alpha}
+        if out is None:
+            return method(input, other, **kwargs)
+        if not isinstance(other, _T):  # the .out overload takes Tensors only
+            other = _wrapped(other, input, name, "other", 2)
+        return out_op(input, other, **kwargs, out=out)
+
+    def general_plain(input: Any, other: Any, *, out: Tensor | None = None) -> Any:
+        return general_alpha(input, other, out=out)
+
+    general = general_alpha if alpha else general_plain
+
+    # Two Tensors and no keywords: the entry's dispatch inline (OperatorHandle.entry), as the
+    # Tensor method does it, one frame less; anything else takes the general path above.
+    def function(input: Any, other: Any, **kwargs: Any) -> Any:
+        if kwargs or other.__class__ is not input.__class__:
+            return general(input, other, **kwargs)
+        included, _, keep = _pt.state.keys
+        try:
+            kernel = op._dispatch[2][(input._key_bits | other._key_bits | included) & keep]
+        except (KeyError, AttributeError, TypeError):  # a new key set, or not Tensors
+            return general(input, other)
+        return kernel(input, other)
+
+    for f in (function, general):
+        f.__name__ = f.__qualname__ = name
+    function.__signature__ = inspect.signature(general)  # type: ignore[attr-defined]
+    function.__doc__ = (f"``torch.{name}``: ``input.{name}(other)``; a number for either operand "
+                        f"is wrapped, ``out=`` calls ``aten::{name}.out``.")
+    return function
+
+
+add, sub = _binary("add", alpha=True), _binary("sub", alpha=True)
+mul, div = _binary("mul", alpha=False), _binary("div", alpha=False)
+
+
+def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - torch.pow
+    """``torch.pow``: ``input ** exponent``; a number base calls ``aten::pow.Scalar``."""
+    if isinstance(input, _T):
+        return input.pow(exponent)
+    if isinstance(exponent, _T):
+        _wrapped(input, exponent, "pow", "self", 1)  # rejects what is not a number
+        return A.pow.Scalar(input, exponent)
+    raise _not_tensor("pow", input)
+
+
+def _method(name: str, *, out: bool = False) -> Callable[..., Any]:
+    """``torch.<name>(input, ...)``: ``input.<name>(...)``; with ``out=`` the ``.out`` overload."""
+    method = getattr(_T, name)
+    if out:
+        out_op = getattr(A, name).out
+
+        def function(input: Any, *args: Any, out: Tensor | None = None, **kwargs: Any) -> Any:
+            if input.__class__ is not _T and not isinstance(input, _T):
+                raise _not_tensor(name, input)
+            if out is None:
+                return method(input, *args, **kwargs)
+            return out_op(input, *args, **kwargs, out=out)
+    else:
+        def function(input: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+            if input.__class__ is not _T and not isinstance(input, _T):
+                raise _not_tensor(name, input)
+            if "out" in kwargs:  # aten has no .out overload for it here
+                raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+            return method(input, *args, **kwargs)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"``torch.{name}``: ``input.{name}(...)`` (see ``Tensor.{name}``)."
+    return function
+
+
+abs, cos, exp, log, neg = (_method(n, out=True) for n in ("abs", "cos", "exp", "log", "neg"))  # noqa: A001
+sigmoid, sin, sqrt, tanh = (_method(n, out=True) for n in ("sigmoid", "sin", "sqrt", "tanh"))
+(abs_, cos_, exp_, log_, neg_, relu_, sigmoid_, sin_, sqrt_, tanh_) = (
+    _method(f"{n}_") for n in ("abs", "cos", "exp", "log", "neg", "relu", "sigmoid", "sin", "sqrt", "tanh"))
+relu, clone, detach, detach_, t = (_method(n) for n in ("relu", "clone", "detach", "detach_", "t"))
+eq, ne, lt, le, gt, ge = (_method(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+sum, mean, amax, argmax, max = (_method(n) for n in ("sum", "mean", "amax", "argmax", "max"))  # noqa: A001
+mm, bmm, matmul = (_method(n) for n in ("mm", "bmm", "matmul"))
+softmax, log_softmax = _method("softmax"), _method("log_softmax")
+clamp, clamp_, clamp_min, clamp_min_ = (_method(n) for n in ("clamp", "clamp_", "clamp_min", "clamp_min_"))
+transpose, squeeze, unsqueeze, select = (_method(n) for n in ("transpose", "squeeze", "unsqueeze", "select"))
+as_strided, fill_, zero_ = _method("as_strided"), _method("fill_"), _method("zero_")
+
+
+def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """``torch.reshape``: ``input.reshape(shape)`` (``aten::reshape``, CompositeImplicitAutograd)."""
+    if not isinstance(input, _T):
+        raise _not_tensor("reshape", input)
+    return A.reshape.default(input, list(shape))
+
+
+def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """``torch.permute``: ``input.permute(dims)`` (``aten::permute``, a view)."""
+    if not isinstance(input, _T):
+        raise _not_tensor("permute", input)
+    return A.permute.default(input, list(dims))
+
+
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+    """``torch.where(condition, input, other)``: ``aten::where.self``; numbers are wrapped.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> x = dc.tensor([-1.0, 2.0])
+        >>> dc.where(x > 0, x, 0.0)
+        tensor([0., 2.])
+    """
+    if not isinstance(condition, _T):
+        raise _not_tensor("where", condition, "condition", 1)
+    if not isinstance(input, _T):
+        input = _wrapped(input, condition, "where", "input", 2)
+    if not isinstance(other, _T):
+        other = _wrapped(other, condition, "where", "other", 3)
+    return A.where.self(condition, input, other)
+
+
+def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
+    if isinstance(tensors, _T) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    return list(tensors)
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """``torch.cat``: join tensors along an existing dimension (``aten::cat``)."""
+    return A.cat.default(_tensor_list("cat", tensors), dim)
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """``torch.stack``: join tensors along a new dimension (``aten::stack``).
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.stack([dc.zeros(2), dc.ones(2)]).shape
+        dispatchcore.Size([2, 2])
+    """
+    return A.stack.default(_tensor_list("stack", tensors), dim)
