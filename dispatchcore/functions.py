@@ -25,6 +25,7 @@ from typing import Any
 from . import _tensor_methods  # noqa: F401 - the Tensor methods these functions call
 from .ops import aten as A
 from .tensor import Tensor
+from .tls import _DEFAULT_STATE as _DEFAULT_KEYS
 from .tls import per_thread as _pt
 
 __all__ = [
@@ -84,9 +85,12 @@ def _binary(name: str, alpha: bool) -> Callable[..., Any]:
     def function(input: Any, other: Any, **kwargs: Any) -> Any:
         if kwargs or other.__class__ is not input.__class__:
             return general(input, other, **kwargs)
-        included, _, keep = _pt.state.keys
+        keys = _pt.state.keys
         try:
-            kernel = op._dispatch[2][(input._key_bits | other._key_bits | included) & keep]
+            if keys is _DEFAULT_KEYS:
+                kernel = op._dispatch[4][input._key_bits | other._key_bits]
+            else:
+                kernel = op._dispatch[2][(input._key_bits | other._key_bits | keys[0]) & keys[2]]
         except (KeyError, AttributeError, TypeError):  # a new key set, or not Tensors
             return general(input, other)
         return kernel(input, other)

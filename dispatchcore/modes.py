@@ -42,6 +42,7 @@ from typing import Any, TextIO
 
 from .keys import DispatchKey
 from .keyset import FULL, full_after_bits, key_bits
+from .tls import keys_state
 from .tls import per_thread as _pt
 
 __all__ = [
@@ -147,7 +148,7 @@ def _pop_mode(mode: DispatchMode) -> None:
     if rest is None:  # pop_stack: the last mode turns the Python keys off
         included, excluded, keep = _pt.state.keys
         if included & _MODE_KEYS:
-            _pt.state.keys = (included & _WITHOUT_MODE_KEYS, excluded, keep)
+            _pt.state.keys = keys_state(included & _WITHOUT_MODE_KEYS, excluded, keep)
 
 
 def current_dispatch_mode() -> DispatchMode | None:

@@ -47,10 +47,21 @@ __all__ = [
 
 
 def _state(included: int, excluded: int) -> tuple[int, int, int]:
-    return (included, excluded, (BACKEND_MASK | ~excluded) & FULL)
+    return keys_state(included, excluded, (BACKEND_MASK | ~excluded) & FULL)
 
 
-_DEFAULT_STATE = _state(DEFAULT_INCLUDED, DEFAULT_EXCLUDED)
+def keys_state(included: int, excluded: int, keep: int) -> tuple[int, int, int]:
+    """The ``keys`` tuple for these sets: build states with this.
+
+    The default state is always one object, which the dispatcher tells by identity (Note
+    [Dispatch memo] in operator.py).
+    """
+    if included == DEFAULT_INCLUDED and excluded == DEFAULT_EXCLUDED:
+        return _DEFAULT_STATE
+    return (included, excluded, keep)
+
+
+_DEFAULT_STATE = (DEFAULT_INCLUDED, DEFAULT_EXCLUDED, (BACKEND_MASK | ~DEFAULT_EXCLUDED) & FULL)
 
 
 class ThreadState:
@@ -106,7 +117,7 @@ def tls_get() -> tuple[int, int, int]:
 
 
 def _tls_set(state: tuple[int, int, int]) -> None:
-    per_thread.state.keys = state
+    per_thread.state.keys = keys_state(*state)
 
 
 def _set_included(bits: int) -> None:
@@ -183,7 +194,7 @@ class _ExcludeBits:
         st, saved = self._st, self._saved
         included = st.keys[0]
         # Restore only the exclude set: the saved tuple is reused whole when included is unchanged.
-        st.keys = saved if included == saved[0] else (included, saved[1], saved[2])
+        st.keys = saved if included == saved[0] else keys_state(included, saved[1], saved[2])
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -223,15 +234,16 @@ class IncludeDispatchKeyGuard:
 
     def __enter__(self):
         st = self._st = per_thread.state
-        included, excluded, keep = st.keys
-        self._saved = included
-        st.keys = (included | self._bits, excluded, keep)
+        state = self._saved = st.keys
+        included = state[0] | self._bits
+        st.keys = state if included == state[0] else (included, state[1], state[2])
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        st = self._st
+        # Restore only the include set: the saved tuple is reused whole when excluded is unchanged.
+        st, saved = self._st, self._saved
         _, excluded, keep = st.keys
-        st.keys = (self._saved, excluded, keep)
+        st.keys = saved if excluded == saved[1] else keys_state(saved[0], excluded, keep)
 
     def __repr__(self) -> str:
         return f"IncludeDispatchKeyGuard({DispatchKeySet._from_bits(self._bits)})"

@@ -256,3 +256,27 @@ def test_the_tensor_class_cannot_be_called_but_kernels_still_make_tensors():
         dc.Tensor()
     t = dc.ones(2) + 1
     assert type(t) is dc.Tensor and t.tolist() == [2.0, 2.0] and t._version == 0 and t.grad is None
+
+
+def test_calls_under_a_guard_and_in_the_default_state_use_their_own_memo_entries():
+    x = dc.ones(2, requires_grad=True)
+    assert x.relu().grad_fn is not None  # fills the default-state memo for x's key set
+    with dc.ExcludeDispatchKeyGuard(dc.DispatchKeySet("AutogradCPU")):
+        assert x.relu().grad_fn is None and aten.relu.default(x).grad_fn is None
+        assert dc.add(x, x).grad_fn is None
+    assert x.relu().grad_fn is not None and dc.add(x, x).grad_fn is not None
+
+
+def test_a_guard_that_leaves_the_default_key_sets_gives_back_the_default_state_object():
+    from dispatchcore import tls
+
+    st = tls.per_thread.state
+    with dc.IncludeDispatchKeyGuard("BackendSelect"):  # already included by default
+        assert st.keys is tls._DEFAULT_STATE
+    with dc.IncludeDispatchKeyGuard("Python"), dc.ExcludeDispatchKeyGuard(dc.DispatchKeySet("AutogradCPU")):
+        assert st.keys is not tls._DEFAULT_STATE
+    assert st.keys is tls._DEFAULT_STATE
+    with dc.LoggingMode():
+        assert st.keys is not tls._DEFAULT_STATE
+    assert st.keys is tls._DEFAULT_STATE
+    assert tls._state(*tls._DEFAULT_STATE[:2]) is tls._DEFAULT_STATE
