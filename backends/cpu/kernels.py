@@ -432,7 +432,9 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
         return (k == "f" and (t is float or t is int)) or (t is int and k in "iu" and not float_only)
 
     if has_alpha:
-        def tensor(self, other, *, alpha=1):
+        # alpha is positional-or-keyword here: callers name it, as the schema says, and a
+        # positional default costs less to fill than a keyword-only one (~15 ns a call)
+        def tensor(self, other, alpha=1):
             a, b = self._data, other._data
             dt = a.dtype
             if dt is b.dtype and alpha is _ONE:
@@ -458,7 +460,7 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
             return slow(name, ufunc, self, _item(other), alpha)
 
-        def inplace_tensor(self, other, *, alpha=1):
+        def inplace_tensor(self, other, alpha=1):
             a, b = self._data, other._data
             if a.dtype is b.dtype and alpha is _ONE:
                 try:
