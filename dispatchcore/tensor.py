@@ -97,7 +97,7 @@ def _device_info(dev: device | str) -> tuple[device, int, int]:
         ) from None
 
 
-_CPU, _CPU_BITS, _ = _DEVICES["cpu"]
+_CPU, _CPU_BITS, _CPU_INFERENCE_BITS = _DEVICES["cpu"]
 _new = object.__new__
 
 
@@ -129,12 +129,14 @@ def wrap(data: Any, dev: device | str = "cpu", *, _inference: bool = False) -> T
 def wrap_cpu(data: np.ndarray) -> Tensor:
     """The CPU fast path of ``wrap``: a new tensor over ``data`` (no checks)."""
     if _inference_active and _pt.state.autograd[1]:  # in inference_mode: an inference tensor (TensorImpl's rule)
-        return wrap(data, _CPU, _inference=True)
+        bits, vc = _CPU_INFERENCE_BITS, None
+    else:
+        bits, vc = _CPU_BITS, [0]
     t = _make_tensor()
     t._data = data
     t._device = _CPU
-    t._key_bits = _CPU_BITS
-    t._vc = [0]
+    t._key_bits = bits
+    t._vc = vc
     t._base = None
     t._requires_grad = False
     t._grad_fn = None

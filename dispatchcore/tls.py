@@ -62,6 +62,7 @@ def keys_state(included: int, excluded: int, keep: int) -> tuple[int, int, int]:
 
 
 _DEFAULT_STATE = (DEFAULT_INCLUDED, DEFAULT_EXCLUDED, (BACKEND_MASK | ~DEFAULT_EXCLUDED) & FULL)
+_FUNCTIONALITY_BITS = FULL & ~BACKEND_MASK  # excluding keys clears these bits of ``keep``
 
 
 class ThreadState:
@@ -217,8 +218,8 @@ class ExcludeDispatchKeyGuard(_ExcludeBits):
     __slots__ = ("_bits", "_clear")
 
     def __init__(self, keys: DispatchKeySet | DispatchKey | str) -> None:
-        self._bits = _as_bits(keys)
-        self._clear = FULL & ~(self._bits & ~BACKEND_MASK)
+        bits = self._bits = keys._bits if type(keys) is DispatchKeySet else _as_bits(keys)
+        self._clear = FULL ^ (bits & _FUNCTIONALITY_BITS)
 
     def __repr__(self) -> str:
         return f"ExcludeDispatchKeyGuard({DispatchKeySet._from_bits(self._bits)})"
@@ -230,7 +231,7 @@ class IncludeDispatchKeyGuard:
     __slots__ = ("_bits", "_saved", "_st")
 
     def __init__(self, keys: DispatchKeySet | DispatchKey | str) -> None:
-        self._bits = _as_bits(keys)
+        self._bits = keys._bits if type(keys) is DispatchKeySet else _as_bits(keys)
 
     def __enter__(self):
         st = self._st = per_thread.state
