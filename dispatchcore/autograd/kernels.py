@@ -563,13 +563,18 @@ def _save(plan: tuple[tuple[Any, ...], ...], args: tuple[Any, ...], kwargs: dict
             values[name] = _meta_of(v, kind)
 
 
-def _save_results(plan: tuple[tuple[Any, ...], ...], node: Node, outputs: tuple[Any, ...],
+def _results(plan: tuple[tuple[Any, ...], ...]) -> tuple[tuple[Any, ...], ...]:
+    """The plan entries that save an output (most plans have none: then nothing runs after the op)."""
+    return tuple(entry for entry in plan if entry[1] == _RESULT)
+
+
+def _save_results(results: tuple[tuple[Any, ...], ...], node: Node, outputs: tuple[Any, ...],
                   values: dict[str, Any]) -> None:
-    for name, kind, index, *_ in plan:
-        if kind == _RESULT:
-            out = outputs[index]
-            differentiable = out._grad_fn is node
-            values[name] = SavedTensor(out, is_output=differentiable, node=node if differentiable else None)
+    """Save the outputs that ``results`` (a plan's ``_results``) names."""
+    for entry in results:
+        out = outputs[entry[2]]
+        differentiable = out._grad_fn is node
+        values[entry[0]] = SavedTensor(out, is_output=differentiable, node=node if differentiable else None)
 
 
 # --- kernels -----------------------------------------------------------------------------------
@@ -591,7 +596,8 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
     single = d.num_outputs == 1
     node_class = d.node_class
     num_outputs = d.num_outputs
-    plans: dict[int, tuple[tuple[Any, ...], ...]] = {}  # by bitmask of the inputs needing a gradient
+    # (plan, its _results) by bitmask of the inputs needing a gradient
+    plans: dict[int, tuple[tuple[tuple[Any, ...], ...], tuple[tuple[Any, ...], ...]]] = {}
     plan_for = d.plan
 
     def autograd_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
@@ -669,12 +675,15 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
             node._deriv = d
             node._num_outputs = num_outputs
             node._in_meta = tuple(in_meta)
-            plan = plans.get(bits_needed)
-            if plan is None:
-                plan = plans[bits_needed] = plan_for(tuple(bool(bits_needed >> k & 1) for k in range(len(positions))))
+            try:
+                plan, results = plans[bits_needed]
+            except KeyError:
+                plan = plan_for(tuple(bool(bits_needed >> k & 1) for k in range(len(positions))))
+                plan, results = plans[bits_needed] = (plan, _results(plan))
         else:
             node, mask = _new_node(d, args, kwargs)
             plan = plan_for(mask)
+            results = _results(plan)
         if plan:
             values: dict[str, Any] = {}
             _save(plan, args, kwargs, values)
@@ -694,8 +703,8 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                     out._grad_fn = node
                     out._requires_grad = True
                     out._output_nr = i
-        if plan:
-            _save_results(plan, node, outputs, values)
+        if results:
+            _save_results(results, node, outputs, values)
         node._values = values
         return result
 
@@ -947,7 +956,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
             if self._data.dtype.kind in _FLOAT_KINDS:
                 rebase_history(self, node)
             if plan:
-                _save_results(plan, node, (self,), values)
+                _save_results(_results(plan), node, (self,), values)
             node._values = values
         return result
 
