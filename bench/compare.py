@@ -422,8 +422,8 @@ _MLP_CHECK = ("g1, g2 = mlp_step()\nassert close([g1.detach().numpy(), g2.detach
               "assert abs(mlp_fwd().item() - mlp_loss) < 1e-4")
 _AUTOGRAD_CASES: list[Case] = [
     Case("G10", "add (10,) forward, requires_grad=True (records AddBackward0)", **G10,
-         dc=Side(dc_autograd, "add(ag, bg)", label="ops.aten.add.Tensor(ag, bg)",
-                 check='y = add(ag, bg)\nassert type(y.grad_fn).__name__ == "AddBackward0"\n'
+         dc=Side(dc_autograd, "dc.add(ag, bg)", label="dc.add(ag, bg)",
+                 check='y = dc.add(ag, bg)\nassert type(y.grad_fn).__name__ == "AddBackward0"\n'
                        'assert y.requires_grad and y.grad_fn.next_functions[1][0].variable is bg'),
          anchor=Side(torch_autograd, "torch.add(ag, bg)", label="torch.add(ag, bg)",
                      check='assert type(torch.add(ag, bg).grad_fn).__name__ == "AddBackward0"'),

@@ -278,6 +278,8 @@ class DispatchKeySet:
 
 
 def _as_bits(value: DispatchKeySet | DispatchKey | str | int) -> int:
+    if type(value) is DispatchKey:  # exact-type tests first: isinstance costs more
+        return _KEY_BITS[value]
     if isinstance(value, DispatchKeySet):
         return value._bits
     if isinstance(value, (DispatchKey, BackendComponent, str)):
