@@ -731,13 +731,36 @@ relu_cpu, relu__cpu, _ = _unary_family("relu", _relu, False, lambda a: _maximum(
 
 
 # --- clamp and where ------------------------------------------------------------------------------
+_FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32, np.float64)}
+
+
+def _fast_bound(v: Any, fmax: float) -> bool:
+    """A bound numpy may take as is: absent, or a Python real number the dtype holds (not NaN)."""
+    return v is None or ((type(v) is float or type(v) is int) and -fmax <= v <= fmax)
+
+
 def _clamp(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
     """Mirror ``clamp``/``clamp_min`` with Scalar bounds: promote, convert bounds checked, NaN-propagating."""
+    a = self._data
+    fmax = _FLOAT_MAX.get(a.dtype)
+    if fmax is not None and (lo is not None or hi is not None) and _fast_bound(lo, fmax) and _fast_bound(hi, fmax):
+        # See Note [Fast paths]: a float tensor and bounds its dtype holds. numpy's weak Python
+        # scalars keep the dtype (no promotion, no overflow) and np.maximum propagates NaN.
+        if out is self:
+            if lo is not None:
+                _maximum(a, lo, out=a)  # (numpy deprecates a positional out for these two)
+            if hi is not None:
+                _minimum(a, hi, out=a)
+            return self
+        if out is None:
+            r = _maximum(a, lo) if lo is not None else _minimum(a, hi)
+            if lo is not None and hi is not None:
+                _minimum(r, hi, out=r)
+            return wrap_cpu(r if r.size and (r.ndim <= 1 or a.flags.c_contiguous) else _laid_out(r, (a,)))
     lo = None if lo is None else _item(lo)
     hi = None if hi is None else _item(hi)
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    a = self._data
     dt = _result_np(self, lo, hi)
     if dt is _BOOL:
         which = "clamp" if lo is not None and hi is not None else ("clamp_min" if hi is None else "clamp_max")

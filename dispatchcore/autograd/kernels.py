@@ -708,10 +708,10 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         node._values = values
         return result
 
-    # Note [Bound kernels] (operator.py) for the common calls: one or two positional arguments,
-    # the Tensor inputs first. The kernel bound to a key set has the redispatch below it
-    # resolved and takes exactly the arguments the schema's positional part has (no *args
-    # tuple, no **kwargs dict: the call memo is only used for such calls); it does what
+    # Note [Bound kernels] (operator.py) for the common calls: the Tensor inputs first, all
+    # positional. The kernel bound to a key set has the redispatch below it resolved and takes
+    # the call's positional arguments (the call memo is only used for calls without keywords):
+    # exactly one or two when the schema fixes that count, else any; it does what
     # autograd_kernel does, and hands anything unusual to it.
     two_tensors = positions == (0, 1)
     nargs = op._lo if op._lo == op._hi else 0
@@ -749,12 +749,27 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 st.keys = state
             return record(result, (a, b), _NO_KWARGS) if needs else result
 
-        bound = bound1 if nargs == 1 else bound2
+        def bound_n(a: Any, *rest: Any) -> Any:  # optional positional arguments: any count
+            st = _pt.state
+            try:
+                needs = st.autograd[0] and (a._requires_grad or (two_tensors and rest[0]._requires_grad))
+            except (AttributeError, IndexError):  # not Tensors
+                return autograd_kernel(bits, a, *rest)
+            state = st.keys
+            last = _last_below
+            st.keys = last[1] if last[0] is state else below_state(state)
+            try:
+                result = below(a, *rest)
+            finally:
+                st.keys = state
+            return record(result, (a, *rest), _NO_KWARGS) if needs else result
+
+        bound = bound1 if nargs == 1 else bound2 if nargs == 2 else bound_n
         bound.__qualname__ = f"{autograd_kernel.__qualname__}.bound"
         return bound
 
     autograd_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
-    if simple and (positions == (0,) and nargs in (1, 2) or two_tensors and nargs == 2):
+    if simple and positions in ((0,), (0, 1)):
         autograd_kernel.bind_keyset = bind_keyset  # type: ignore[attr-defined]
     return autograd_kernel
 

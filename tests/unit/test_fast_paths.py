@@ -280,3 +280,31 @@ def test_a_guard_that_leaves_the_default_key_sets_gives_back_the_default_state_o
         assert st.keys is not tls._DEFAULT_STATE
     assert st.keys is tls._DEFAULT_STATE
     assert tls._state(*tls._DEFAULT_STATE[:2]) is tls._DEFAULT_STATE
+
+
+@pytest.mark.parametrize("lo, hi", [(0, None), (-1.5, 2), (None, 0.5), (float("nan"), None), (1e40, None), (True, None)])
+def test_clamp_fast_path_matches_the_checked_path(lo, hi):
+    x = dc.tensor([-2.0, float("nan"), 0.25, 3.0])
+    if lo == 1e40:  # a bound float32 cannot hold: torch's overflow error, from the checked path
+        with pytest.raises(RuntimeError, match="without overflow"):
+            x.clamp(lo, hi)
+        return
+    got = x.clamp(lo, hi).tolist()
+    low = -float("inf") if lo is None else float(lo)
+    high = float("inf") if hi is None else float(hi)
+    want = [v if v != v else min(max(v, low), high) for v in x.tolist()]
+    if lo is not None and lo != lo:
+        want = [float("nan")] * 4
+    assert str(got) == str(want)
+    y = x.clone()
+    assert y.clamp_(lo, hi) is y and str(y.tolist()) == str(want) and y._version == 1
+
+
+def test_ops_with_optional_positional_arguments_bind_any_count_and_still_record():
+    x = dc.ones(2, 3, requires_grad=True)
+    s = x.sum(1, True)  # sum.dim_IntList: 2 to 3 positional arguments
+    assert s.shape == (2, 1) and type(s.grad_fn).__name__ == "SumBackward1"
+    c = x.clamp(0.5, 2.0)
+    assert type(c.grad_fn).__name__ == "ClampBackward1"
+    (s.sum() + c.sum()).backward()
+    assert x.grad.tolist() == [[2.0] * 3] * 2
