@@ -872,10 +872,10 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
                 out._requires_grad = True  # a view of a tensor that requires grad requires grad
         return out
 
-    # Note [Bound kernels] for the common call: grad mode on, a base tensor that does not require
-    # grad, the built-in ADInplaceOrView kernel below (fused: Note [Fused ADInplaceOrView]), up
-    # to three positional arguments. It does exactly what the kernel above does for that case;
-    # every other call goes there.
+    # Note [Bound kernels] for the common calls: a view of a base tensor that records nothing
+    # (grad mode off, or nothing requires grad), the built-in ADInplaceOrView kernel below
+    # (fused: Note [Fused ADInplaceOrView]), up to three positional arguments. It does exactly
+    # what the kernel above does for those cases; every other call goes there.
     def bind_keyset(bits: int) -> Callable[..., Any]:
         target = op.redispatch_target(bits & _AFTER_AUTOGRAD)
         if target is None or target[0] is not _builtin_adiov(op):
@@ -884,8 +884,9 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
 
         def bound_autograd_view_kernel(self: Any, x: Any = _NO_ARG, y: Any = _NO_ARG, *rest: Any) -> Any:
             st = _pt.state
+            grad_mode = st.autograd[0]
             try:
-                if rest or not st.autograd[0] or self._requires_grad or self._base is not None:
+                if rest or self._base is not None or (grad_mode and self._requires_grad):
                     return autograd_view_kernel(bits, self, *_present(x, y), *rest)
             except AttributeError:  # not a Tensor
                 return autograd_view_kernel(bits, self, *_present(x, y), *rest)
@@ -900,6 +901,10 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
             out._vc = self._vc
             if out._key_bits != self._key_bits:
                 as_view(self, out)
+            if not grad_mode and out._vc is not None and out._data.dtype.kind in _FLOAT_KINDS:
+                out._meta = ViewMeta(CREATION_NO_GRAD, out._vc[0])  # a view made under no_grad
+                if self._requires_grad:
+                    out._requires_grad = True
             return out
 
         bound_autograd_view_kernel.__qualname__ = f"{autograd_view_kernel.__qualname__}.bound"

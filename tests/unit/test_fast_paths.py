@@ -308,3 +308,14 @@ def test_ops_with_optional_positional_arguments_bind_any_count_and_still_record(
     assert type(c.grad_fn).__name__ == "ClampBackward1"
     (s.sum() + c.sum()).backward()
     assert x.grad.tolist() == [[2.0] * 3] * 2
+
+
+def test_views_made_under_no_grad_take_the_bound_path_and_keep_their_creation_meta():
+    x = dc.ones(2, 3, requires_grad=True)
+    with dc.no_grad():
+        v = x.t()  # the bound view kernel, grad mode off
+        w = dc.ones(2).view(-1)
+    assert v._base is x and v.requires_grad and v.grad_fn is None and w._base is not None
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
+        v.mul_(2)
+    assert dc.ones(2).view(-1)._meta is None  # grad mode on, nothing requires grad: no ViewMeta
