@@ -847,7 +847,7 @@ def _row(case: Case, sides: dict[str, Side], timings: dict, prefix: str = "") ->
 def _fmt_value(kind: str, v: float | None) -> str:
     if v is None:
         return "-"
-    if kind == "ratio":
+    if kind in ("ratio", "info"):  # an info row's value is a ratio too, with no goal
         return f"{v:.2f}x"
     if kind == "delta":
         return fmt_ns(v, sign=True)

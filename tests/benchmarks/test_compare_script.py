@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +63,14 @@ def test_compare_script_together_interleaves_the_small_rows_and_keeps_every_row(
     rows = _table_rows(proc.stdout)[2:]
     assert [r.split()[0] for r in rows] == ["G1", "G4", "G4", "G4", "G9"]
     assert all(("PASS" in r or "MISS" in r) for r in rows)
+
+
+def test_info_rows_show_their_ratio_to_the_anchor():
+    proc = _run("--only", "info")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = next(r for r in _table_rows(proc.stdout)[2:] if "operator handle call" in r)
+    vs = row.split()[-5]  # then must, target, must?, target?: all "-" for an info row
+    if importlib.util.find_spec("torch") is None:
+        assert vs == "-", row
+    else:
+        assert re.fullmatch(r"\d+\.\d\dx", vs), row
