@@ -282,7 +282,8 @@ def test_a_guard_that_leaves_the_default_key_sets_gives_back_the_default_state_o
     assert tls._state(*tls._DEFAULT_STATE[:2]) is tls._DEFAULT_STATE
 
 
-@pytest.mark.parametrize("lo, hi", [(0, None), (-1.5, 2), (None, 0.5), (float("nan"), None), (1e40, None), (True, None)])
+@pytest.mark.parametrize("lo, hi", [(0, None), (-1.5, 2), (None, 0.5), (float("nan"), None), (1e40, None),
+                                    (True, None)])
 def test_clamp_fast_path_matches_the_checked_path(lo, hi):
     x = dc.tensor([-2.0, float("nan"), 0.25, 3.0])
     if lo == 1e40:  # a bound float32 cannot hold: torch's overflow error, from the checked path
