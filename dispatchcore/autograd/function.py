@@ -15,6 +15,7 @@ import inspect
 import warnings
 from typing import Any
 
+from ..tensor import Tensor
 from ..tls import per_thread as _pt
 from .grad_mode import no_grad
 from .graph import Node, SavedTensor, gradient_edge
@@ -22,15 +23,10 @@ from .graph import Node, SavedTensor, gradient_edge
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"]
 
 
-_tensor_type: list[type] = []  # dispatchcore.Tensor, bound on first use (tensor.py imports this package)
 
 
 def _is_tensor(x: Any) -> bool:
-    if not _tensor_type:
-        from ..tensor import Tensor
-
-        _tensor_type.append(Tensor)
-    return isinstance(x, _tensor_type[0])
+    return isinstance(x, Tensor)
 
 
 class FunctionCtx:
