@@ -10,6 +10,7 @@ from . import (
     _tensor_methods,  # noqa: F401 - attaches Tensor methods and operators
     autograd,
     cuda,  # is_available, device_count; imports no pycuda
+    nn,
     ops,
 )
 from . import aten as _aten_definitions  # noqa: F401 - defines the aten operators
@@ -222,6 +223,7 @@ __all__ = [
     "trace",
     "autograd",
     "cuda",
+    "nn",
     "enable_grad",
     "inference_mode",
     "is_grad_enabled",

@@ -64,3 +64,15 @@ def test_module_docstring_examples_run():
 
     failures, attempted = doctest.testmod(functions, optionflags=doctest.ELLIPSIS)
     assert attempted and not failures
+
+
+def test_nn_functional_docstring_examples_run_and_losses_record():
+    import doctest
+
+    import dispatchcore.nn.functional as F
+
+    failures, attempted = doctest.testmod(F, optionflags=doctest.ELLIPSIS)
+    assert attempted and not failures
+    x = dc.ones(2, 3, requires_grad=True)
+    assert type(F.mse_loss(x, dc.zeros(2, 3)).grad_fn).__name__ == "MseLossBackward0"
+    assert dc.nn.functional is F and "nn" in dc.__all__
