@@ -53,11 +53,23 @@ def _binary(tensor_op: Any, scalar_op: Any, *, alpha: bool = False):
         return tensor_call
 
     def method(self, other, *, alpha=1):
-        if alpha == 1:
+        if alpha == 1 and type(alpha) is int:  # alpha=1.0 must reach the kernel's integral check
             return tensor_call(self, other)
         if isinstance(other, _T):
             return tensor_op(self, other, alpha=alpha)
         return scalar_op(self, other, alpha)
+    return method
+
+
+def _named(entry: Any, operand: str = "other"):
+    """The public method over a binary entry, with torch's keyword name for the operand."""
+    if operand == "exponent":
+        def method(self, exponent):
+            return entry(self, exponent)
+    else:
+        def method(self, other):
+            return entry(self, other)
+    method.__name__ = method.__qualname__ = entry.__name__  # errors read "mul() missing ... 'other'"
     return method
 
 
@@ -71,18 +83,22 @@ A = aten
 # the operators take no alpha: one keyword-only parameter less on the hottest calls
 Tensor.add, Tensor.__add__ = _binary(A.add.Tensor, A.add.Scalar, alpha=True), _binary(A.add.Tensor, A.add.Scalar)
 Tensor.sub, Tensor.__sub__ = _binary(A.sub.Tensor, A.sub.Scalar, alpha=True), _binary(A.sub.Tensor, A.sub.Scalar)
-Tensor.mul = Tensor.__mul__ = _binary(A.mul.Tensor, A.mul.Scalar)
-Tensor.div = Tensor.__truediv__ = _binary(A.div.Tensor, A.div.Scalar)
+# the operators are the entries themselves; the named methods keep torch's keyword names
+Tensor.__mul__ = _binary(A.mul.Tensor, A.mul.Scalar)
+Tensor.__truediv__ = _binary(A.div.Tensor, A.div.Scalar)
+Tensor.mul, Tensor.div = _named(Tensor.__mul__), _named(Tensor.__truediv__)
 Tensor.add_, Tensor.__iadd__ = _binary(A.add_.Tensor, A.add_.Scalar, alpha=True), _binary(A.add_.Tensor, A.add_.Scalar)
 Tensor.sub_, Tensor.__isub__ = _binary(A.sub_.Tensor, A.sub_.Scalar, alpha=True), _binary(A.sub_.Tensor, A.sub_.Scalar)
-Tensor.mul_ = Tensor.__imul__ = _binary(A.mul_.Tensor, A.mul_.Scalar)
-Tensor.div_ = Tensor.__itruediv__ = _binary(A.div_.Tensor, A.div_.Scalar)
+Tensor.__imul__ = _binary(A.mul_.Tensor, A.mul_.Scalar)
+Tensor.__itruediv__ = _binary(A.div_.Tensor, A.div_.Scalar)
+Tensor.mul_, Tensor.div_ = _named(Tensor.__imul__), _named(Tensor.__itruediv__)
 Tensor.__radd__ = fast(A.add.Scalar, 1, 2)  # number + tensor: the entry is the method
 Tensor.__rmul__ = fast(A.mul.Scalar, 1, 2)
 Tensor.__rsub__ = lambda self, other: A.add.Scalar(A.neg.default(self), other)
 Tensor.__rtruediv__ = lambda self, other: A.div.Tensor(A.scalar_tensor.default(other, device=self.device), self)
-Tensor.pow = Tensor.__pow__ = _binary(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar)
-Tensor.pow_ = Tensor.__ipow__ = _binary(A.pow_.Tensor, A.pow_.Scalar)
+Tensor.__pow__ = _binary(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar)
+Tensor.__ipow__ = _binary(A.pow_.Tensor, A.pow_.Scalar)
+Tensor.pow, Tensor.pow_ = _named(Tensor.__pow__, "exponent"), _named(Tensor.__ipow__, "exponent")
 Tensor.__rpow__ = lambda self, other: A.pow.Scalar(other, self)
 Tensor.__matmul__ = _matmul = fast(A.matmul.default, 2)
 Tensor.matmul = lambda self, other: _matmul(self, other)  # keeps torch's keyword name
@@ -91,8 +107,8 @@ Tensor.__abs__ = fast(A.abs.default)
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     _packet = getattr(A, _name)
-    setattr(Tensor, _name, _binary(_packet.Tensor, _packet.Scalar))
-    setattr(Tensor, f"__{_name}__", getattr(Tensor, _name))
+    setattr(Tensor, f"__{_name}__", _binary(_packet.Tensor, _packet.Scalar))
+    setattr(Tensor, _name, _named(getattr(Tensor, f"__{_name}__")))
 Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
 
 def _unary(op: Any):

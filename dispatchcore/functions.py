@@ -68,7 +68,7 @@ def _binary(name: str, alpha: bool) -> Callable[..., Any]:
             input = _wrapped(input, other if isinstance(other, _T) else None, name, "input", 1)
         if not isinstance(other, (_T, *_NUMBERS)):  # a number takes the method's .Scalar overload
             raise _not_tensor(name, other, "other", 2)
-        kwargs = {} if alpha == 1 else {"alpha": alpha}
+        kwargs = {} if alpha == 1 and type(alpha) is int else {"alpha": alpha}
         if out is None:
             return method(input, other, **kwargs)
         if not isinstance(other, _T):  # the .out overload takes Tensors only
@@ -147,7 +147,17 @@ sigmoid, sin, sqrt, tanh = (_method(n, out=True) for n in ("sigmoid", "sin", "sq
     _method(f"{n}_") for n in ("abs", "cos", "exp", "log", "neg", "relu", "sigmoid", "sin", "sqrt", "tanh"))
 relu, clone, detach, detach_, t = (_method(n) for n in ("relu", "clone", "detach", "detach_", "t"))
 eq, ne, lt, le, gt, ge = (_method(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
-sum, mean, amax, argmax, max = (_method(n) for n in ("sum", "mean", "amax", "argmax", "max"))  # noqa: A001
+sum, mean, amax, argmax = (_method(n) for n in ("sum", "mean", "amax", "argmax"))  # noqa: A001
+_max = _method("max")
+
+
+def max(input: Tensor, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - torch.max
+    """``torch.max``: ``input.max()`` or ``input.max(dim, keepdim)``; not the two-tensor form."""
+    if (args and isinstance(args[0], _T)) or isinstance(kwargs.get("other"), _T):
+        raise NotImplementedError("dispatchcore.max(input, other), the element-wise maximum, is not "
+                                  "modelled: aten::maximum is not defined here. Use "
+                                  "dispatchcore.where(input >= other, input, other).")
+    return _max(input, *args, **kwargs)
 mm, bmm, matmul = (_method(n) for n in ("mm", "bmm", "matmul"))
 softmax, log_softmax = _method("softmax"), _method("log_softmax")
 clamp, clamp_, clamp_min, clamp_min_ = (_method(n) for n in ("clamp", "clamp_", "clamp_min", "clamp_min_"))

@@ -24,7 +24,7 @@ from .keys import (
     is_runtime_key,
     parse_dispatch_key,
 )
-from .operator import KernelRegistration, OperatorHandle, SourceLocation, fallthrough_kernel
+from .operator import KernelRegistration, OperatorHandle, SourceLocation, fallthrough_kernel, protocol_attr
 from .schema import parse_schema, python_default
 
 __all__ = ["Library", "RegistrationHandle", "fallthrough_kernel"]
@@ -204,7 +204,7 @@ class Library:
         if fn is not fallthrough_kernel:
             _check_kernel(op, fn, key, with_keyset)
         kernel: Callable[..., Any] = fn
-        as_kernel = getattr(fn, "__dispatchcore_as_kernel__", None)
+        as_kernel = protocol_attr(fn, "__dispatchcore_as_kernel__")
         if as_kernel is not None:  # an autograd.Function subclass: its apply is the kernel
             kernel = as_kernel(op)
         python_key = (op.qualname, key)
@@ -334,7 +334,7 @@ def _check_kernel(op: OperatorHandle, fn: Callable[..., Any], key: DispatchKey,
     where = f"impl({op.qualname.partition('::')[2]!r}, ..., {key.name!r})"
     if not callable(fn):
         raise RegistrationError(f"{where}: kernel must be callable, got {type(fn).__name__}")
-    hook = getattr(fn, "__dispatchcore_kernel_check__", None)
+    hook = protocol_attr(fn, "__dispatchcore_kernel_check__")
     if hook is not None:
         hook(op, key, with_keyset)
         return

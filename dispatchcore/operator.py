@@ -14,6 +14,7 @@ Note [Dispatch argument protocol]: any object with an int attribute ``_key_bits`
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -159,14 +160,31 @@ def _memo_entry(slot: tuple[Callable[..., Any], int], bits: int) -> tuple[Callab
 # of the call's positional arguments alone, so a call is one lookup and one call. A kernel that
 # takes a key set may offer ``kernel.bind_keyset(ks)``: a function that does what
 # ``kernel(ks, *args)`` does for positional calls, with its own redispatch resolved up front
-# (the built-in Autograd kernels do; see autograd/kernels.py). Others get ``partial(kernel, ks)``.
+# (the built-in Autograd kernels do; see autograd/kernels.py; ``bind_keyset.kernel`` names the
+# kernel it belongs to). Others get ``partial(kernel, ks)``.
 # A bound kernel is only as fresh as the table it came from, like the memo that holds it.
 def bind_kernel(fn: Callable[..., Any], first: Any) -> Callable[..., Any]:
     """``fn`` bound to its key-set argument ``first`` (None: a plain kernel, returned as is)."""
     if first is None:
         return fn
-    bind = getattr(fn, "bind_keyset", None)
-    return partial(fn, first) if bind is None else bind(first)
+    bind = protocol_attr(fn, "bind_keyset")
+    # only a binder made for this very kernel (functools.wraps copies attributes to wrappers),
+    # and only for raw-int key sets, the convention the built-in kernels use
+    if bind is not None and type(first) is int and getattr(bind, "kernel", None) is fn:
+        return bind(first)
+    return partial(fn, first)
+
+
+def protocol_attr(obj: Any, name: str) -> Any:
+    """``obj``'s attribute ``name`` when it really defines one, else None.
+
+    Kernels opt into dispatchcore's protocols (``bind_keyset``, ``__dispatchcore_as_kernel__``,
+    ...) by defining the attribute; a catch-all ``__getattr__`` (a ``Mock``, a proxy) does not
+    count, so the lookup is static first.
+    """
+    if inspect.getattr_static(obj, name, None) is None:
+        return None
+    return getattr(obj, name)
 
 
 def _bound_kernel(op: OperatorHandle, reg: Any) -> _Slot:
@@ -455,7 +473,9 @@ class OperatorHandle:
         if entry is None:
             return self._report_missing(masked, args, kwargs)
         fn, first = _memo_entry(entry, masked)
-        if len(memo) < _MEMO_SIZE:
+        # while a trace is possible, nothing is memoised: every call (methods and entries too)
+        # then goes through OperatorHandle.__call__, which the tracer marks as a call
+        if len(memo) < _MEMO_SIZE and slot_wrapper is None:
             memo[bits] = bind_kernel(fn, first)
             if raw is not None:
                 default_memo[raw] = memo[bits]

@@ -771,6 +771,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
     autograd_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
     if simple and positions in ((0,), (0, 1)):
         autograd_kernel.bind_keyset = bind_keyset  # type: ignore[attr-defined]
+        bind_keyset.kernel = autograd_kernel  # type: ignore[attr-defined]
     return autograd_kernel
 
 
@@ -912,6 +913,7 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
 
     autograd_view_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
     autograd_view_kernel.bind_keyset = bind_keyset  # type: ignore[attr-defined]
+    bind_keyset.kernel = autograd_view_kernel  # type: ignore[attr-defined]
     return autograd_view_kernel
 
 
@@ -922,6 +924,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
     positions = tuple(p for p in d.input_positions if p >= 0)
     by_name = tuple(n for n, p in zip(d.input_names, d.input_positions) if p < 0)
     mutated_pos = d.positions[d.mutates]
+    results_of: dict[tuple[bool, ...], tuple[tuple[Any, ...], ...]] = {}  # a plan's _results, by mask
 
     def autograd_inplace_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
         st = _pt.state
@@ -945,6 +948,9 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
                 _check_inplace(self)
                 node, mask = _new_node(d, args, kwargs)
                 plan = d.plan(mask)
+                results = results_of.get(mask)
+                if results is None:
+                    results = results_of[mask] = _results(plan)
                 values: dict[str, Any] = {}
                 if plan:
                     _save(plan, args, kwargs, values)
@@ -975,8 +981,8 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
         if node is not None:
             if self._data.dtype.kind in _FLOAT_KINDS:
                 rebase_history(self, node)
-            if plan:
-                _save_results(_results(plan), node, (self,), values)
+            if results:
+                _save_results(results, node, (self,), values)
             node._values = values
         return result
 
@@ -1022,6 +1028,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
     autograd_inplace_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
     if positions in ((0,), (0, 1)) and not by_name and mutated_pos == 0:
         autograd_inplace_kernel.bind_keyset = bind_keyset  # type: ignore[attr-defined]
+        bind_keyset.kernel = autograd_inplace_kernel  # type: ignore[attr-defined]
     return autograd_inplace_kernel
 
 

@@ -107,7 +107,21 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
              ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """``F.nll_loss``: ``aten::nll_loss`` with torch's reduction names."""
+    """``F.nll_loss``: ``aten::nll_loss`` with torch's reduction names.
+
+    Inputs of more than two dimensions (``(N, C, d1, ...)``, as for segmentation) are folded to
+    ``(N * d1 * ..., C)`` first, which gives ``nll_loss_nd``'s values; torch's graph there ends
+    in ``NllLoss2DBackward0``, dispatchcore's in the reshape and ``NllLossBackward0``.
+    """
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    return aten.nll_loss.default(input, target, weight, _reduction_enum(reduction), ignore_index)
+    enum = _reduction_enum(reduction)
+    ndim = input.dim()
+    if ndim <= 2:
+        return aten.nll_loss.default(input, target, weight, enum, ignore_index)
+    n, c, *rest = input.shape
+    if list(target.shape) != [n, *rest]:
+        raise RuntimeError(f"Expected target size {[n, *rest]}, got {list(target.shape)}")
+    classes_last = input.permute([0, *range(2, ndim), 1]).reshape(-1, c)
+    loss = aten.nll_loss.default(classes_last, target.reshape(-1), weight, enum, ignore_index)
+    return loss.reshape(n, *rest) if enum == 0 else loss

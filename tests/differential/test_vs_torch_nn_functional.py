@@ -41,6 +41,12 @@ CASES = {
     "nll_loss_weight_sum": lambda m, F: F.nll_loss(F.log_softmax(_x(m), 1), m.tensor([2, 0]),
                                                    weight=m.tensor([1.0, 2.0, 3.0]), reduction="sum"),
     "nll_loss_ignore_index": lambda m, F: F.nll_loss(F.log_softmax(_x(m), 1), m.tensor([2, 1]), ignore_index=1),
+    "nll_loss_3d": lambda m, F: F.nll_loss(F.log_softmax(_x(m).reshape(1, 3, 2), 1), m.tensor([[2, 0]])),
+    "nll_loss_4d_none": lambda m, F: F.nll_loss(F.log_softmax(_x(m).reshape(1, 2, 3, 1), 1),
+                                                m.tensor([[[1], [0], [1]]]), reduction="none"),
+    "nll_loss_3d_weight_ignore": lambda m, F: F.nll_loss(F.log_softmax(_x(m).reshape(2, 3, 1), 1),
+                                                         m.tensor([[2], [1]]), weight=m.tensor([1.0, 2.0, 3.0]),
+                                                         ignore_index=1),
 }
 
 
@@ -78,6 +84,7 @@ def test_the_input_gradient_matches_torch():
     lambda m, F: F.mse_loss(_x(m), m.ones(2, 3), reduction="avg"),
     lambda m, F: F.nll_loss(F.log_softmax(_x(m), 1), m.tensor([2, 0]), reduction="max"),
     lambda m, F: F.mse_loss(_x(m), m.ones(2, 3), weight=m.ones(3)),
+    lambda m, F: F.nll_loss(F.log_softmax(_x(m).reshape(1, 3, 2), 1), m.tensor([[2, 0, 1]])),
 ])
 def test_functional_errors_match_torch(call):
     with pytest.raises(Exception) as theirs:

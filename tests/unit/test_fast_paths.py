@@ -320,3 +320,51 @@ def test_views_made_under_no_grad_take_the_bound_path_and_keep_their_creation_me
     with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
         v.mul_(2)
     assert dc.ones(2).view(-1)._meta is None  # grad mode on, nothing requires grad: no ViewMeta
+
+
+def test_a_kernel_object_with_getattr_is_bound_with_partial_not_by_its_getattr():
+    class Kernel:
+        def __call__(self, ks, x):
+            return "called"
+
+        def __getattr__(self, name):  # answers every attribute, bind_keyset included
+            return lambda *args: (lambda *more: "wrong")
+
+    lib = dc.Library("bound_getattr", "DEF")
+    try:
+        lib.define("f(Tensor x) -> str")
+        lib.impl("f", Kernel(), "CPU", with_keyset=True)
+        op = dc.ops.bound_getattr.f.default
+        assert op(dc.ones(1)) == "called" and op(dc.ones(1)) == "called"
+    finally:
+        lib._destroy()
+
+
+def test_a_wrapper_of_a_builtin_autograd_kernel_is_not_bound_by_the_builtins_binder(aten_impl):
+    import functools
+
+    builtin = aten.neg.default.registrations[dc.DispatchKey.Autograd][0].kernel
+    calls = []
+
+    @functools.wraps(builtin)  # copies builtin.bind_keyset onto the wrapper
+    def wrapper(ks, *args, **kwargs):
+        calls.append(ks)
+        return builtin(ks.raw_repr(), *args, **kwargs)
+
+    aten_impl.impl("neg", wrapper, "AutogradCPU", with_keyset=True)
+    x = dc.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(3):
+        assert aten.neg.default(x).tolist() == [-1.0, -2.0] and (-x).tolist() == [-1.0, -2.0]
+    assert len(calls) == 6
+
+
+def test_traced_method_calls_are_recorded_as_calls_even_after_the_memo_was_warm():
+    x, y = dc.tensor([1.0, 2.0], requires_grad=True), dc.tensor([3.0, 4.0])
+    x.mul(y), x.neg(), dc.mul(x, y)  # warm the memos first
+    with dc.trace() as t:
+        x.mul(y)
+        x.neg()
+        x.neg()
+        dc.mul(x, y)
+    assert [(h.kind, h.op) for h in t.roots] == [
+        ("call", "aten::mul.Tensor"), ("call", "aten::neg"), ("call", "aten::neg"), ("call", "aten::mul.Tensor")]
