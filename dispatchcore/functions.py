@@ -98,8 +98,8 @@ def _binary(name: str, alpha: bool) -> Callable[..., Any]:
     for f in (function, general):
         f.__name__ = f.__qualname__ = name
     function.__signature__ = inspect.signature(general)  # type: ignore[attr-defined]
-    function.__doc__ = (f"``torch.{name}``: ``input.{name}(other)``; a number for either operand "
-                        f"is wrapped, ``out=`` calls ``aten::{name}.out``.")
+    function.__doc__ = (f"``torch.{name}``: ``input.{name}(other)``; a number as ``input`` is wrapped, "
+                        f"as ``other`` takes the ``.Scalar`` overload; ``out=`` calls ``aten::{name}.out``.")
     return function
 
 
@@ -158,6 +158,8 @@ def max(input: Tensor, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - torch.
                                   "modelled: aten::maximum is not defined here. Use "
                                   "dispatchcore.where(input >= other, input, other).")
     return _max(input, *args, **kwargs)
+
+
 mm, bmm, matmul = (_method(n) for n in ("mm", "bmm", "matmul"))
 softmax, log_softmax = _method("softmax"), _method("log_softmax")
 clamp, clamp_, clamp_min, clamp_min_ = (_method(n) for n in ("clamp", "clamp_", "clamp_min", "clamp_min_"))

@@ -261,8 +261,8 @@ class OperatorHandle:
     # keeps a dict from TLS-adjusted bits to the kernel bound to its key set (Note [Bound
     # kernels]), filled on first use and replaced whole with the table. A call made in the
     # default thread-local state (no guard or mode active: its keys tuple *is* the default one)
-    # looks up a third dict by the arguments' raw bits, skipping the TLS arithmetic (~60 ns of
-    # big-int operations). ``redispatch`` keeps a dict of (kernel, first argument): ``first`` is
+    # looks up ``_dispatch[4]`` by the arguments' raw bits, skipping the TLS arithmetic (~60 ns of
+    # big-int operations). ``redispatch`` keeps ``_dispatch[3]`` of (kernel, first argument): ``first`` is
     # the key set the kernel takes (raw int or DispatchKeySet, per its convention) or None.
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Dispatch on the highest key of ``((arg keys | included) - excluded) & non_fallthrough``."""
