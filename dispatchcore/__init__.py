@@ -152,7 +152,7 @@ from .keyset import DispatchKeySet, tensor_keyset
 from .library import Library, RegistrationHandle, fallthrough_kernel
 from .library import Library as _Library
 from .modes import DispatchMode, LoggingMode, current_dispatch_mode, dispatch_mode_stack
-from .operator import KernelRegistration, OperatorHandle, SourceLocation
+from .operator import KernelRegistration, OperatorHandle, SourceLocation, is_leaf_kernel, leaf_kernel
 from .plugins import load_backends
 from .schema import FunctionSchema, OperatorName, parse_schema
 from .shapes import compute_stride
@@ -293,6 +293,8 @@ __all__ = [
     "IncludeDispatchKeyGuard",
     "KernelRegistration",
     "Library",
+    "leaf_kernel",
+    "is_leaf_kernel",
     "OperatorHandle",
     "OperatorName",
     "RegistrationError",

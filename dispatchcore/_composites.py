@@ -8,6 +8,7 @@ only, so every backend (and, later, autograd) gets them for free.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
@@ -15,6 +16,8 @@ from .library import Library
 from .ops import aten
 from .shapes import broadcast_shapes, compute_stride, infer_size_dv
 from .tensor import Tensor, detached_alias
+from .tls import _DEFAULT_STATE as _DEFAULT_KEYS
+from .tls import per_thread as _pt
 
 __all__ = ["register"]
 
@@ -113,6 +116,31 @@ def nll_loss(self: Tensor, target: Tensor, weight: Tensor | None = None, reducti
 def detach(self: Tensor) -> Tensor:
     """CompositeExplicitAutograd: a new tensor over the same data and version counter, no graph."""
     return detached_alias(self)
+
+
+_matmul_op, _mm_op = aten.matmul.default, aten.mm.default
+
+
+# Note [matmul shortcut]: ``a @ b`` on two matrices, in the default thread-local state, is
+# matmul's entry, then this composite, then mm's entry: two memo lookups by the same raw bits
+# (the same tensors, the same state). When matmul's memo says its kernel for these bits is this
+# very composite, the shortcut looks mm up by those bits and calls it: what the composite would
+# have called, one Python hop sooner. Anything else (another kernel, a guard or mode, a trace:
+# tracing empties the memos) takes the ordinary path.
+def matmul_shortcut(entry: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """Wrap matmul's two-argument ``entry`` in the shortcut above (``Tensor.__matmul__``)."""
+    def matmul_entry(self: Any, other: Any) -> Any:
+        if other.__class__ is self.__class__ and _pt.state.keys is _DEFAULT_KEYS:
+            try:
+                bits = self._key_bits | other._key_bits
+                if _matmul_op._dispatch[4][bits] is matmul and self._data.ndim == 2 == other._data.ndim:
+                    return _mm_op._dispatch[4][bits](self, other)
+            except (KeyError, AttributeError):
+                pass  # not memoised yet, or not tensors: the ordinary path says what is wrong
+        return entry(self, other)
+
+    matmul_entry.__name__, matmul_entry.__qualname__ = entry.__name__, entry.__qualname__
+    return matmul_entry
 
 
 def register(lib: Library) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import _composites
 from . import aten as _definitions  # noqa: F401 - the operators must exist before we look them up
 from .ops import aten
 from .tensor import Tensor
@@ -100,7 +101,7 @@ Tensor.__pow__ = _binary(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar)
 Tensor.__ipow__ = _binary(A.pow_.Tensor, A.pow_.Scalar)
 Tensor.pow, Tensor.pow_ = _named(Tensor.__pow__, "exponent"), _named(Tensor.__ipow__, "exponent")
 Tensor.__rpow__ = lambda self, other: A.pow.Scalar(other, self)
-Tensor.__matmul__ = _matmul = fast(A.matmul.default, 2)
+Tensor.__matmul__ = _matmul = _composites.matmul_shortcut(fast(A.matmul.default, 2))
 Tensor.matmul = lambda self, other: _matmul(self, other)  # keeps torch's keyword name
 Tensor.__neg__ = fast(A.neg.default)
 Tensor.__abs__ = fast(A.abs.default)

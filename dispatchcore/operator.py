@@ -175,6 +175,39 @@ def bind_kernel(fn: Callable[..., Any], first: Any) -> Callable[..., Any]:
     return partial(fn, first)
 
 
+# Note [Leaf kernels]: a kernel that calls no operator and reads no dispatch-key state (most
+# backend kernels: numpy in, tensor out) cannot tell whether the Autograd kernel above it set
+# AutoDispatchBelowADInplaceOrView, since that guard only masks keys for the calls made under
+# it. ``leaf_kernel`` marks such a kernel; the built-in Autograd kernels, bound to a key set,
+# then call it without setting and restoring the guard (two TLS writes and a try/finally, ~70 ns
+# a call). Calls through ``OperatorHandle.__call__`` that are not memoised (traces) keep the guard.
+def leaf_kernel(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``fn`` as a leaf kernel: it calls no operator and does not read the dispatch keys.
+
+    A promise about the kernel's body, used only to skip work nobody could observe (Note [Leaf
+    kernels]). Returns ``fn`` itself.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> @dc.leaf_kernel
+        ... def my_neg(x):
+        ...     return x  # numpy in, tensor out: no operator calls
+        >>> dc.is_leaf_kernel(my_neg)
+        True
+    """
+    try:
+        fn.__dispatchcore_leaf__ = fn  # type: ignore[attr-defined]  # itself: see is_leaf_kernel
+    except (AttributeError, TypeError):
+        raise TypeError(f"leaf_kernel: {fn!r} does not take attributes; mark a Python function "
+                        f"that calls it instead") from None
+    return fn
+
+
+def is_leaf_kernel(fn: Any) -> bool:
+    """Whether ``fn`` was marked with ``leaf_kernel``: itself, not a wrapper that copied the mark."""
+    return protocol_attr(fn, "__dispatchcore_leaf__") is fn
+
+
 def protocol_attr(obj: Any, name: str) -> Any:
     """``obj``'s attribute ``name`` when it really defines one, else None.
 

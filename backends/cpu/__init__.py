@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 
-from dispatchcore import Library, RegistrationHandle, register_seed_hook
+from dispatchcore import Library, RegistrationHandle, leaf_kernel, register_seed_hook
 
 from . import kernels
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
@@ -82,6 +82,13 @@ KERNELS: tuple[tuple[str, object], ...] = (
     ("rand", _k.rand_cpu), ("randn", _k.randn_cpu), ("scalar_tensor", _k.scalar_tensor_cpu),
 )
 del _k
+# Every kernel but _to_copy (which calls empty and copy_ to reach another device) is numpy in,
+# tensor out: a leaf, which the Autograd kernels call without a guard (Note [Leaf kernels]).
+NOT_LEAF = ("_to_copy",)
+for _name, _kernel in KERNELS:
+    if _name not in NOT_LEAF:
+        leaf_kernel(_kernel)
+del _name, _kernel
 
 _library: Library | None = None
 _handles: list[RegistrationHandle] = []

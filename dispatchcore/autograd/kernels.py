@@ -41,6 +41,7 @@ from ..keyset import (
     BACKEND_MASK,
     FULL,
 )
+from ..operator import is_leaf_kernel
 from ..ops import aten
 from ..tensor import AutogradMeta
 from ..tls import per_thread as _pt
@@ -718,6 +719,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
 
     def bind_keyset(bits: int) -> Callable[..., Any]:
         below = op.bound_redispatch(bits & _AFTER_AUTOGRAD)
+        leaf = is_leaf_kernel(below)  # See Note [Leaf kernels] (operator.py): no guard around it
 
         def bound1(a: Any) -> Any:
             st = _pt.state
@@ -725,13 +727,16 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 needs = st.autograd[0] and a._requires_grad
             except AttributeError:  # not a Tensor
                 return autograd_kernel(bits, a)
-            state = st.keys  # AutoDispatchBelowADInplaceOrView, as in autograd_kernel
-            last = _last_below
-            st.keys = last[1] if last[0] is state else below_state(state)
-            try:
+            if leaf:
                 result = below(a)
-            finally:
-                st.keys = state
+            else:
+                state = st.keys  # AutoDispatchBelowADInplaceOrView, as in autograd_kernel
+                last = _last_below
+                st.keys = last[1] if last[0] is state else below_state(state)
+                try:
+                    result = below(a)
+                finally:
+                    st.keys = state
             return record(result, (a,), _NO_KWARGS) if needs else result
 
         def bound2(a: Any, b: Any) -> Any:
@@ -740,13 +745,16 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 needs = st.autograd[0] and (a._requires_grad or (two_tensors and b._requires_grad))
             except AttributeError:  # not Tensors
                 return autograd_kernel(bits, a, b)
-            state = st.keys
-            last = _last_below
-            st.keys = last[1] if last[0] is state else below_state(state)
-            try:
+            if leaf:
                 result = below(a, b)
-            finally:
-                st.keys = state
+            else:
+                state = st.keys
+                last = _last_below
+                st.keys = last[1] if last[0] is state else below_state(state)
+                try:
+                    result = below(a, b)
+                finally:
+                    st.keys = state
             return record(result, (a, b), _NO_KWARGS) if needs else result
 
         def bound_n(a: Any, *rest: Any) -> Any:  # optional positional arguments: any count
@@ -755,13 +763,16 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 needs = st.autograd[0] and (a._requires_grad or (two_tensors and rest[0]._requires_grad))
             except (AttributeError, IndexError):  # not Tensors
                 return autograd_kernel(bits, a, *rest)
-            state = st.keys
-            last = _last_below
-            st.keys = last[1] if last[0] is state else below_state(state)
-            try:
+            if leaf:
                 result = below(a, *rest)
-            finally:
-                st.keys = state
+            else:
+                state = st.keys
+                last = _last_below
+                st.keys = last[1] if last[0] is state else below_state(state)
+                try:
+                    result = below(a, *rest)
+                finally:
+                    st.keys = state
             return record(result, (a, *rest), _NO_KWARGS) if needs else result
 
         bound = bound1 if nargs == 1 else bound2 if nargs == 2 else bound_n
@@ -882,6 +893,7 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
         if target is None or target[0] is not _builtin_adiov(op):
             return partial(autograd_view_kernel, bits)
         below = op.bound_redispatch(bits & AFTER_ADINPLACEORVIEW)
+        leaf = is_leaf_kernel(below)  # See Note [Leaf kernels] (operator.py)
 
         def bound_autograd_view_kernel(self: Any, x: Any = _NO_ARG, y: Any = _NO_ARG, *rest: Any) -> Any:
             st = _pt.state
@@ -891,13 +903,16 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
                     return autograd_view_kernel(bits, self, *_present(x, y), *rest)
             except AttributeError:  # not a Tensor
                 return autograd_view_kernel(bits, self, *_present(x, y), *rest)
-            state = st.keys
-            last = _last_below
-            st.keys = last[1] if last[0] is state else below_state(state)
-            try:
+            if leaf:
                 out = below(self) if x is _NO_ARG else below(self, x) if y is _NO_ARG else below(self, x, y)
-            finally:
-                st.keys = state
+            else:
+                state = st.keys
+                last = _last_below
+                st.keys = last[1] if last[0] is state else below_state(state)
+                try:
+                    out = below(self) if x is _NO_ARG else below(self, x) if y is _NO_ARG else below(self, x, y)
+                finally:
+                    st.keys = state
             out._base = self  # as_view of a base tensor
             out._vc = self._vc
             if out._key_bits != self._key_bits:
@@ -995,6 +1010,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
         target = op.redispatch_target(bits & _AFTER_AUTOGRAD)
         fused = target is not None and target[0] is _builtin_adiov(op)  # See Note [Fused ADInplaceOrView]
         below = op.bound_redispatch(bits & (AFTER_ADINPLACEORVIEW if fused else _AFTER_AUTOGRAD))
+        leaf = is_leaf_kernel(below)  # See Note [Leaf kernels] (operator.py)
 
         def bound_autograd_inplace_kernel(a: Any, b: Any = _NO_ARG, *rest: Any) -> Any:
             st = _pt.state
@@ -1006,18 +1022,16 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
                     raise RuntimeError(INFERENCE_INPLACE_ERROR)
             except AttributeError:  # not Tensors
                 return autograd_inplace_kernel(bits, a, *_present(b), *rest)
-            state = st.keys
-            last = _last_below
-            st.keys = last[1] if last[0] is state else below_state(state)
-            try:
-                if b is _NO_ARG:
-                    result = below(a)
-                elif rest:
-                    result = below(a, b, *rest)
-                else:
-                    result = below(a, b)
-            finally:
-                st.keys = state
+            if leaf:
+                result = below(a) if b is _NO_ARG else below(a, b, *rest) if rest else below(a, b)
+            else:
+                state = st.keys
+                last = _last_below
+                st.keys = last[1] if last[0] is state else below_state(state)
+                try:
+                    result = below(a) if b is _NO_ARG else below(a, b, *rest) if rest else below(a, b)
+                finally:
+                    st.keys = state
             if fused and a._vc is not None:
                 a._vc[0] += 1  # increment_version
             return result

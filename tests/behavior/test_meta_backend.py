@@ -10,6 +10,7 @@ disagree, the recorded torch result (shown in the failure) says which side is wr
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -678,6 +679,26 @@ def test_meta_matches_cpu_backend(case_, cpu_backend):
     _, _, meta_result = _run(case_, MetaMaker())
     _, _, cpu_result = _run(case_, CpuMaker())
     assert summary(meta_result) == summary(cpu_result), f"torch 2.13 CPU gives {EXPECTED[case_.id]}"
+
+
+def test_cpu_leaf_kernels_call_no_operator(cpu_backend):
+    """Note [Leaf kernels]: no kernel the CPU backend marks as a leaf makes a dispatcher call."""
+    kernels = dict(cpu_backend.KERNELS)
+    cases = [c for c in CASES if dc.is_leaf_kernel(kernels.get(c.op))]
+    assert len(cases) > 200
+    calls = {}
+    with warnings.catch_warnings(), dc.trace() as t:  # one trace: enabling one rebuilds every table
+        warnings.simplefilter("ignore")  # out= resize warnings are not the point here
+        for case_ in cases:
+            args, kwargs = case_.args(CpuMaker())
+            before = len(t.hops())
+            kernels[case_.op](*args, **kwargs)
+            calls[case_.id] = [h.op for h in t.hops()[before:]]
+    assert {id: ops for id, ops in calls.items() if ops} == {}
+    x = dc.ones(2)
+    with dc.trace() as t:  # the one kernel left unmarked does call operators, and a trace sees them
+        kernels["_to_copy"](x, device="meta")
+    assert "aten::copy_" in [h.op for h in t.hops()]
 
 
 @pytest.mark.differential

@@ -2,8 +2,8 @@
 
 Covers Note [Fused ADInplaceOrView] (Autograd kernels running the built-in ADInplaceOrView
 bookkeeping inline), Note [Bound kernels] (the call memo holds kernels bound to their key set,
-with the built-in Autograd kernels' redispatch resolved up front), and the fixed-arity operator
-entries.
+with the built-in Autograd kernels' redispatch resolved up front), Note [Leaf kernels] (no guard
+around kernels that cannot see it), Note [matmul shortcut], and the fixed-arity operator entries.
 """
 
 from __future__ import annotations
@@ -368,3 +368,115 @@ def test_traced_method_calls_are_recorded_as_calls_even_after_the_memo_was_warm(
         dc.mul(x, y)
     assert [(h.kind, h.op) for h in t.roots] == [
         ("call", "aten::mul.Tensor"), ("call", "aten::neg"), ("call", "aten::neg"), ("call", "aten::mul.Tensor")]
+
+
+# --- Note [Leaf kernels] ------------------------------------------------------------------------
+def test_leaf_kernel_marks_the_function_itself_and_not_a_wrapper_that_copies_the_mark():
+    import functools
+
+    def kernel(x):
+        return x
+
+    assert dc.leaf_kernel(kernel) is kernel and dc.is_leaf_kernel(kernel)
+
+    @functools.wraps(kernel)  # copies kernel.__dict__, the mark included
+    def wrapper(x):
+        return kernel(x)
+
+    assert not dc.is_leaf_kernel(wrapper)
+    assert not dc.is_leaf_kernel(lambda x: x)
+
+
+def test_leaf_kernel_refuses_an_object_that_takes_no_attributes():
+    with pytest.raises(TypeError, match="does not take attributes; mark a Python function"):
+        dc.leaf_kernel(len)
+
+
+def test_the_cpu_backend_marks_every_kernel_but_to_copy_as_a_leaf():
+    from dispatchcore_backends import cpu
+
+    leaves = {name for name, kernel in cpu.KERNELS if dc.is_leaf_kernel(kernel)}
+    assert leaves == {name for name, _ in cpu.KERNELS} - {"_to_copy"}
+
+
+def _exclude_seen_by(kernel_body, aten_impl, *, leaf):
+    """The exclude sets a CPU relu kernel sees on a first (table) call and a second (memo) call."""
+    seen = []
+
+    def kernel(t):
+        seen.append(dc.tls_local_exclude_set())
+        return kernel_body(t)
+
+    aten_impl.impl("relu", dc.leaf_kernel(kernel) if leaf else kernel, "CPU")
+    x = dc.tensor([-1.0, 2.0])
+    assert x.relu().tolist() == x.relu().tolist() == [0.0, 2.0]
+    return seen
+
+
+def test_a_cpu_kernel_not_marked_leaf_always_runs_below_adinplaceorview(aten_impl):
+    seen = _exclude_seen_by(lambda t: dc.tensor([0.0, 2.0]), aten_impl, leaf=False)
+    assert len(seen) == 2
+    for exclude in seen:
+        assert exclude.has("ADInplaceOrView") and exclude.has("AutogradOther")
+
+
+def test_a_leaf_kernel_is_called_without_the_guard_once_memoised_so_it_must_not_read_it(aten_impl):
+    seen = _exclude_seen_by(lambda t: dc.tensor([0.0, 2.0]), aten_impl, leaf=True)
+    assert seen[0].has("ADInplaceOrView")  # the first call resolves the table: the full kernel
+    assert not seen[1].has("ADInplaceOrView")  # the bound one: the promise is what makes this safe
+
+
+def test_a_leaf_kernel_still_records_autograd_history():
+    x = dc.tensor([-1.0, 2.0], requires_grad=True)
+    for _ in range(2):  # a table call, then the memo's bound kernel
+        y = (x * 3.0).relu()
+        assert y.grad_fn is not None and type(y.grad_fn).__name__ == "ReluBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 3.0]
+
+
+# --- Note [matmul shortcut] ---------------------------------------------------------------------
+def test_matmul_of_two_matrices_gives_mms_result_and_records_mms_node():
+    a = dc.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    b = dc.tensor([[5.0, 6.0], [7.0, 8.0]])
+    for _ in range(2):  # a table call, then the shortcut
+        y = a @ b
+        assert y.tolist() == [[19.0, 22.0], [43.0, 50.0]]
+        assert type(y.grad_fn).__name__ == "MmBackward0"
+    assert dc.matmul(a, b).tolist() == a.matmul(b).tolist() == y.tolist()
+
+
+def test_an_override_of_matmul_wins_over_the_shortcut_and_leaves_with_its_library(aten_impl):
+    a, b = dc.ones(2, 2), dc.ones(2, 2)
+    a @ b  # memoised: the shortcut applies from now on
+    aten_impl.impl("matmul", lambda x, y: dc.full((2, 2), 7.0), "CompositeImplicitAutograd")
+    assert (a @ b).tolist() == [[7.0, 7.0], [7.0, 7.0]]
+    aten_impl._destroy()
+    assert (a @ b).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+def test_an_override_of_mm_is_what_the_shortcut_calls(aten_impl):
+    a, b = dc.ones(2, 2), dc.ones(2, 2)
+    a @ b
+    aten_impl.impl("mm", lambda x, y: dc.full((2, 2), 5.0), "CPU")
+    assert (a @ b).tolist() == [[5.0, 5.0], [5.0, 5.0]]
+
+
+def test_matmul_in_a_trace_still_shows_the_mm_call_below_it():
+    a, b = dc.ones(2, 3), dc.ones(3, 4)
+    a @ b  # warm the memos first
+    with dc.trace() as t:
+        a @ b
+    ops = [h.op for h in t.hops()]
+    assert ops[0] == "aten::matmul" and "aten::mm" in ops
+
+
+def test_matmul_takes_the_ordinary_path_under_a_guard_and_for_other_shapes():
+    a, b, v = dc.ones(2, 3), dc.ones(3, 4), dc.ones(3)
+    a @ b
+    with dc.inference_mode():
+        r = a @ b
+        assert r.tolist() == [[3.0] * 4] * 2 and r.is_inference()
+    assert (a @ v).tolist() == [3.0, 3.0] and (v @ v).item() == 3.0
+    with pytest.raises(dc.SchemaError, match="Expected a value of type 'Tensor' for argument 'other'"):
+        a @ 3
