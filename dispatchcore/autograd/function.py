@@ -250,18 +250,27 @@ class Function(metaclass=_FunctionMeta):
         if kwargs or custom_setup:
             args = _bind_forward(cls, args, kwargs, custom_setup)
         ctx = cls._backward_cls()
-        is_tensor = tuple([_is_tensor(a) for a in args])
-        needs = tuple([t and a._requires_grad for t, a in zip(is_tensor, args)])
+        is_tensor, needs, tensor_inputs = [], [], []  # one loop: a comprehension is a call each
+        for a in args:
+            if isinstance(a, Tensor):
+                is_tensor.append(True)
+                needs.append(a._requires_grad)
+                tensor_inputs.append(a)
+            else:
+                is_tensor.append(False)
+                needs.append(False)
         st = _pt.state
         state = st.autograd
         executable = state[0] and True in needs
-        ctx.needs_input_grad = needs
-        ctx._is_tensor_input = is_tensor
-        tensor_inputs = [a for a, t in zip(args, is_tensor) if t]
+        ctx.needs_input_grad = tuple(needs)
+        ctx._is_tensor_input = tuple(is_tensor)
         if executable:
             # edges are collected before forward runs: forward may rebase a dirty input's history
-            ctx.next_functions = tuple([gradient_edge(a) for a in tensor_inputs])
-            ctx._input_meta = tuple([(tuple(a._data.shape), a.dtype) for a in tensor_inputs])
+            edges, meta = [], []
+            for a in tensor_inputs:
+                edges.append(gradient_edge(a))
+                meta.append((tuple(a._data.shape), a.dtype))
+            ctx.next_functions, ctx._input_meta = tuple(edges), tuple(meta)
         st.autograd = _NO_GRAD[state[1]]  # forward runs with grad mode off (dispatch TLS untouched)
         try:
             if custom_setup:

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..factories import ones_like
 from ..tls import per_thread as _pt
 
 __all__ = ["AccumulateGrad", "Node", "SavedTensor", "backward", "grad", "run_backward"]
@@ -446,8 +447,6 @@ def _num_outputs(node: Node) -> int:
 
 def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any] | None) -> list[Any]:
     """``torch.autograd._make_grads``: check given gradients, make ones for scalar outputs."""
-    from ..factories import ones_like
-
     grads = []
     for i, out in enumerate(outputs):
         g = None if grad_outputs is None or i >= len(grad_outputs) else grad_outputs[i]
