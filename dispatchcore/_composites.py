@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
+from .dtypes import device as as_device
 from .library import Library
 from .ops import aten
 from .shapes import broadcast_shapes, compute_stride, infer_size_dv
@@ -101,8 +102,6 @@ def to_dtype(self: Tensor, dtype: Any, non_blocking: bool = False, copy: bool = 
 
 def to_device(self: Tensor, device: Any, dtype: Any, non_blocking: bool = False, copy: bool = False,
               memory_format: Any = None) -> Tensor:
-    from .dtypes import device as as_device
-
     if as_device(device) == self.device and dtype is self.dtype and not copy:
         return self
     return aten._to_copy.default(self, dtype=dtype, device=as_device(device), non_blocking=non_blocking)
@@ -130,14 +129,16 @@ _matmul_op, _mm_op = aten.matmul.default, aten.mm.default
 def matmul_shortcut(entry: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """Wrap matmul's two-argument ``entry`` in the shortcut above (``Tensor.__matmul__``)."""
     def matmul_entry(self: Any, other: Any) -> Any:
-        if other.__class__ is self.__class__ and _pt.state.keys is _DEFAULT_KEYS:
-            try:
-                bits = self._key_bits | other._key_bits
-                if _matmul_op._dispatch[4][bits] is matmul and self._data.ndim == 2 == other._data.ndim:
-                    return _mm_op._dispatch[4][bits](self, other)
-            except (KeyError, AttributeError):
-                pass  # not memoised yet, or not tensors: the ordinary path says what is wrong
-        return entry(self, other)
+        if other.__class__ is not self.__class__ or _pt.state.keys is not _DEFAULT_KEYS:
+            return entry(self, other)
+        try:  # the lookups only: what mm's kernel raises must reach the caller, once
+            bits = self._key_bits | other._key_bits
+            if _matmul_op._dispatch[4][bits] is not matmul or not self._data.ndim == 2 == other._data.ndim:
+                return entry(self, other)
+            kernel = _mm_op._dispatch[4][bits]
+        except (KeyError, AttributeError):  # not memoised yet, or not tensors: the ordinary path
+            return entry(self, other)
+        return kernel(self, other)
 
     matmul_entry.__name__, matmul_entry.__qualname__ = entry.__name__, entry.__qualname__
     return matmul_entry

@@ -12,6 +12,9 @@ from typing import Any
 
 from . import _composites
 from . import aten as _definitions  # noqa: F401 - the operators must exist before we look them up
+from . import dtypes as _dtypes
+from .dtypes import device as as_device
+from .dtypes import dtype as dtype_cls
 from .ops import aten
 from .tensor import Tensor
 
@@ -190,9 +193,6 @@ def _max(self, dim=None, keepdim=False):
 
 def _to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)`` or ``to(device, dtype)``, as torch.Tensor.to."""
-    from .dtypes import device as as_device
-    from .dtypes import dtype as dtype_cls
-
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
@@ -213,17 +213,11 @@ Tensor.mean = _mean
 Tensor.max = _max
 Tensor.to = _to
 Tensor.cpu = lambda self: _to(self, "cpu")
-Tensor.float = lambda self: _to(self, _dtypes().float32)
-Tensor.double = lambda self: _to(self, _dtypes().float64)
-Tensor.long = lambda self: _to(self, _dtypes().int64)
-Tensor.int = lambda self: _to(self, _dtypes().int32)
-Tensor.bool = lambda self: _to(self, _dtypes().bool_)
-
-
-def _dtypes():
-    from . import dtypes
-
-    return dtypes
+Tensor.float = lambda self: _to(self, _dtypes.float32)
+Tensor.double = lambda self: _to(self, _dtypes.float64)
+Tensor.long = lambda self: _to(self, _dtypes.int64)
+Tensor.int = lambda self: _to(self, _dtypes.int32)
+Tensor.bool = lambda self: _to(self, _dtypes.bool_)
 
 
 # --- indexing: basic indexing is a chain of view ops (select, slice, unsqueeze) --------------

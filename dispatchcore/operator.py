@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import weakref
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
@@ -46,6 +47,8 @@ __all__ = [
     "SourceLocation",
     "fallthrough_kernel",
     "is_dispatch_arg",
+    "is_leaf_kernel",
+    "leaf_kernel",
 ]
 
 TABLE_SIZE = int(DispatchKey.EndOfRuntimeBackendKeys) + 1  # slots indexed by DispatchKey value
@@ -195,8 +198,8 @@ def leaf_kernel(fn: Callable[..., Any]) -> Callable[..., Any]:
         >>> dc.is_leaf_kernel(my_neg)
         True
     """
-    try:
-        fn.__dispatchcore_leaf__ = fn  # type: ignore[attr-defined]  # itself: see is_leaf_kernel
+    try:  # a weak reference to itself: see is_leaf_kernel (a strong one would be a cycle)
+        fn.__dispatchcore_leaf__ = weakref.ref(fn)  # type: ignore[attr-defined]
     except (AttributeError, TypeError):
         raise TypeError(f"leaf_kernel: {fn!r} does not take attributes; mark a Python function "
                         f"that calls it instead") from None
@@ -205,7 +208,8 @@ def leaf_kernel(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def is_leaf_kernel(fn: Any) -> bool:
     """Whether ``fn`` was marked with ``leaf_kernel``: itself, not a wrapper that copied the mark."""
-    return protocol_attr(fn, "__dispatchcore_leaf__") is fn
+    mark = protocol_attr(fn, "__dispatchcore_leaf__")
+    return type(mark) is weakref.ref and mark() is fn
 
 
 def protocol_attr(obj: Any, name: str) -> Any:

@@ -682,19 +682,40 @@ def test_meta_matches_cpu_backend(case_, cpu_backend):
 
 
 def test_cpu_leaf_kernels_call_no_operator(cpu_backend):
-    """Note [Leaf kernels]: no kernel the CPU backend marks as a leaf makes a dispatcher call."""
+    """Note [Leaf kernels]: no kernel the CPU backend marks as a leaf makes a dispatcher call or
+    reads the thread's dispatch keys, on any case of the op table."""
+    from dispatchcore.tls import per_thread
+
     kernels = dict(cpu_backend.KERNELS)
     cases = [c for c in CASES if dc.is_leaf_kernel(kernels.get(c.op))]
     assert len(cases) > 200
-    calls = {}
+    calls, reads = {}, []
+
+    class KeysWatch:  # the thread's state, with reads of its dispatch keys counted
+        def __init__(self, state):
+            self._state = state
+
+        @property
+        def keys(self):
+            reads.append(case_.id)
+            return self._state.keys
+
+        def __getattr__(self, name):
+            return getattr(self._state, name)
+
     with warnings.catch_warnings(), dc.trace() as t:  # one trace: enabling one rebuilds every table
         warnings.simplefilter("ignore")  # out= resize warnings are not the point here
         for case_ in cases:
             args, kwargs = case_.args(CpuMaker())
-            before = len(t.hops())
-            kernels[case_.op](*args, **kwargs)
+            before, state = len(t.hops()), per_thread.state
+            per_thread.state = KeysWatch(state)
+            try:
+                kernels[case_.op](*args, **kwargs)
+            finally:
+                per_thread.state = state
             calls[case_.id] = [h.op for h in t.hops()[before:]]
     assert {id: ops for id, ops in calls.items() if ops} == {}
+    assert reads == []
     x = dc.ones(2)
     with dc.trace() as t:  # the one kernel left unmarked does call operators, and a trace sees them
         kernels["_to_copy"](x, device="meta")

@@ -387,6 +387,22 @@ def test_leaf_kernel_marks_the_function_itself_and_not_a_wrapper_that_copies_the
     assert not dc.is_leaf_kernel(lambda x: x)
 
 
+def test_a_marked_kernel_is_freed_without_the_cycle_collector():
+    import gc
+    import weakref
+
+    def kernel(x):
+        return x
+
+    ref = weakref.ref(dc.leaf_kernel(kernel))
+    gc.disable()
+    try:
+        del kernel
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
 def test_leaf_kernel_refuses_an_object_that_takes_no_attributes():
     with pytest.raises(TypeError, match="does not take attributes; mark a Python function"):
         dc.leaf_kernel(len)
@@ -450,16 +466,34 @@ def test_an_override_of_matmul_wins_over_the_shortcut_and_leaves_with_its_librar
     a, b = dc.ones(2, 2), dc.ones(2, 2)
     a @ b  # memoised: the shortcut applies from now on
     aten_impl.impl("matmul", lambda x, y: dc.full((2, 2), 7.0), "CompositeImplicitAutograd")
-    assert (a @ b).tolist() == [[7.0, 7.0], [7.0, 7.0]]
+    # a registration empties the memos: the first call fills them again, the next ones use them
+    assert [(a @ b).tolist() for _ in range(3)] == [[[7.0, 7.0], [7.0, 7.0]]] * 3
     aten_impl._destroy()
-    assert (a @ b).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    assert [(a @ b).tolist() for _ in range(3)] == [[[2.0, 2.0], [2.0, 2.0]]] * 3
 
 
 def test_an_override_of_mm_is_what_the_shortcut_calls(aten_impl):
     a, b = dc.ones(2, 2), dc.ones(2, 2)
     a @ b
     aten_impl.impl("mm", lambda x, y: dc.full((2, 2), 5.0), "CPU")
-    assert (a @ b).tolist() == [[5.0, 5.0], [5.0, 5.0]]
+    assert [(a @ b).tolist() for _ in range(3)] == [[[5.0, 5.0], [5.0, 5.0]]] * 3
+
+
+def test_an_error_from_mm_reaches_the_caller_once_through_the_shortcut(aten_impl):
+    calls = []
+
+    def mm(x, y):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyError("from the kernel")
+        return dc.full((2, 2), 1.0)
+
+    a, b = dc.ones(2, 2), dc.ones(2, 2)
+    aten_impl.impl("mm", mm, "CPU")
+    a @ b, a @ b  # a table call, then the shortcut
+    with pytest.raises(KeyError, match="from the kernel"):
+        a @ b
+    assert len(calls) == 3
 
 
 def test_matmul_in_a_trace_still_shows_the_mm_call_below_it():
@@ -471,9 +505,14 @@ def test_matmul_in_a_trace_still_shows_the_mm_call_below_it():
     assert ops[0] == "aten::matmul" and "aten::mm" in ops
 
 
-def test_matmul_takes_the_ordinary_path_under_a_guard_and_for_other_shapes():
+def test_matmul_takes_the_ordinary_path_under_autocast_a_mode_and_for_other_shapes():
     a, b, v = dc.ones(2, 3), dc.ones(3, 4), dc.ones(3)
-    a @ b
+    a @ b, a @ b  # memoised: the shortcut would apply
+    with dc.autocast("cpu"):
+        assert (a @ b).dtype == dc.float16  # autocast's matmul kernel ran
+    with dc.LoggingMode() as log:
+        a @ b
+    assert [line.split(" = ")[1] for line in log.lines] == ["aten.mm.default($0, $1)"]
     with dc.inference_mode():
         r = a @ b
         assert r.tolist() == [[3.0] * 4] * 2 and r.is_inference()
