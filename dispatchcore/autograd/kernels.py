@@ -108,6 +108,18 @@ def enter_below() -> tuple[int, int, int]:
     return state
 
 
+def call_below(kernel: Callable[..., Any], *args: Any) -> Any:
+    """``kernel(*args)`` under AutoDispatchBelowADInplaceOrView, set without a guard object.
+
+    The bound Autograd kernels call a kernel that is not a leaf this way (Note [Leaf kernels]).
+    """
+    saved = enter_below()
+    try:
+        return kernel(*args)
+    finally:
+        _pt.state.keys = saved
+
+
 # Note [Fused ADInplaceOrView]: _core_kernels.py registers its built-in ADInplaceOrView kernels
 # here, by operator. When the kernel an Autograd view or in-place kernel would redispatch to is
 # exactly the built-in one of its operator (no override, no tracing wrapper: tracing wraps every
@@ -731,14 +743,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
             if leaf:
                 result = below(a)
             else:
-                st = _pt.state
-                state = st.keys  # AutoDispatchBelowADInplaceOrView, as in autograd_kernel
-                last = _last_below
-                st.keys = last[1] if last[0] is state else below_state(state)
-                try:
-                    result = below(a)
-                finally:
-                    st.keys = state
+                result = call_below(below, a)
             return record(result, (a,), _NO_KWARGS) if needs else result
 
         def bound2(a: Any, b: Any) -> Any:
@@ -749,14 +754,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
             if leaf:
                 result = below(a, b)
             else:
-                st = _pt.state
-                state = st.keys
-                last = _last_below
-                st.keys = last[1] if last[0] is state else below_state(state)
-                try:
-                    result = below(a, b)
-                finally:
-                    st.keys = state
+                result = call_below(below, a, b)
             return record(result, (a, b), _NO_KWARGS) if needs else result
 
         def bound_n(a: Any, *rest: Any) -> Any:  # optional positional arguments: any count
@@ -767,14 +765,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
             if leaf:
                 result = below(a, *rest)
             else:
-                st = _pt.state
-                state = st.keys
-                last = _last_below
-                st.keys = last[1] if last[0] is state else below_state(state)
-                try:
-                    result = below(a, *rest)
-                finally:
-                    st.keys = state
+                result = call_below(below, a, *rest)
             return record(result, (a, *rest), _NO_KWARGS) if needs else result
 
         bound = bound1 if nargs == 1 else bound2 if nargs == 2 else bound_n
@@ -908,13 +899,7 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
             if leaf:
                 out = below(self) if x is _NO_ARG else below(self, x) if y is _NO_ARG else below(self, x, y)
             else:
-                state = st.keys
-                last = _last_below
-                st.keys = last[1] if last[0] is state else below_state(state)
-                try:
-                    out = below(self) if x is _NO_ARG else below(self, x) if y is _NO_ARG else below(self, x, y)
-                finally:
-                    st.keys = state
+                out = call_below(below, self, *_present(x, y))
             out._base = self  # as_view of a base tensor
             out._vc = self._vc
             if out._key_bits != self._key_bits:
@@ -1026,14 +1011,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
             if leaf:
                 result = below(a) if b is _NO_ARG else below(a, b, *rest) if rest else below(a, b)
             else:
-                st = _pt.state
-                state = st.keys
-                last = _last_below
-                st.keys = last[1] if last[0] is state else below_state(state)
-                try:
-                    result = below(a) if b is _NO_ARG else below(a, b, *rest) if rest else below(a, b)
-                finally:
-                    st.keys = state
+                result = call_below(below, a, *_present(b), *rest)
             if fused and a._vc is not None:
                 a._vc[0] += 1  # increment_version
             return result
