@@ -193,10 +193,12 @@ def leaf_kernel(fn: Callable[..., Any]) -> Callable[..., Any]:
     Example:
         >>> import dispatchcore as dc
         >>> @dc.leaf_kernel
-        ... def my_neg(x):
-        ...     return x  # numpy in, tensor out: no operator calls
-        >>> dc.is_leaf_kernel(my_neg)
+        ... def neg_cpu(x):
+        ...     return dc.wrap(-x._data)  # numpy in, tensor out: no operator call
+        >>> dc.is_leaf_kernel(neg_cpu)
         True
+        >>> neg_cpu(dc.ones(2))
+        tensor([-1., -1.])
     """
     try:  # a weak reference to itself: see is_leaf_kernel (a strong one would be a cycle)
         fn.__dispatchcore_leaf__ = weakref.ref(fn)  # type: ignore[attr-defined]
