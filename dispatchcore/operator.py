@@ -209,7 +209,16 @@ def leaf_kernel(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def is_leaf_kernel(fn: Any) -> bool:
-    """Whether ``fn`` was marked with ``leaf_kernel``: itself, not a wrapper that copied the mark."""
+    """Whether ``fn`` was marked with ``leaf_kernel``: itself, not a wrapper that copied the mark.
+
+    Example:
+        >>> import functools
+        >>> import dispatchcore as dc
+        >>> kernel = dc.leaf_kernel(lambda x: x)
+        >>> wrapper = functools.wraps(kernel)(lambda x: kernel(x))  # copies the mark
+        >>> dc.is_leaf_kernel(kernel), dc.is_leaf_kernel(wrapper)
+        (True, False)
+    """
     mark = protocol_attr(fn, "__dispatchcore_leaf__")
     return type(mark) is weakref.ref and mark() is fn
 
