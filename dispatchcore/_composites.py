@@ -122,23 +122,50 @@ _matmul_op, _mm_op = aten.matmul.default, aten.mm.default
 
 # Note [matmul shortcut]: ``a @ b`` on two matrices, in the default thread-local state, is
 # matmul's entry, then this composite, then mm's entry: two memo lookups by the same raw bits
-# (the same tensors, the same state). When matmul's memo says its kernel for these bits is this
-# very composite, the shortcut looks mm up by those bits and calls it: what the composite would
-# have called, one Python hop sooner. Anything else (another kernel, a guard or mode, a trace:
-# tracing empties the memos) takes the ordinary path.
+# (the same tensors, the same state), then mm's Autograd kernel, which calls the backend's leaf
+# kernel as is when no input requires grad. The shortcut keeps its own memo from those bits to
+# mm's kernel and that leaf (or the kernel again when it has none: ``no_grad_kernel``, Note
+# [Bound kernels]), filled after an ordinary call when matmul's memo says its
+# kernel for the bits is this very composite, and replaced whole whenever matmul's or mm's table
+# is rebuilt (a registration, a trace starting). A hit calls what the composite would have
+# called, two or three Python hops sooner. Anything else (another kernel, a guard or mode, a
+# trace: tracing keeps the memos empty) takes the ordinary path.
+_shortcut_memo: dict[int, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+
+
+def _forget_shortcuts() -> None:
+    global _shortcut_memo
+    _shortcut_memo = {}  # replaced, not cleared: a fill racing with a rebuild writes to the old one
+
+
+_matmul_op._on_rebuild.append(_forget_shortcuts)
+_mm_op._on_rebuild.append(_forget_shortcuts)
+
+
 def matmul_shortcut(entry: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """Wrap matmul's two-argument ``entry`` in the shortcut above (``Tensor.__matmul__``)."""
+    def learn(self: Any, other: Any, bits: int) -> Any:
+        memo = _shortcut_memo  # before reading the tables: See _forget_shortcuts
+        result = entry(self, other)
+        mm = _mm_op._dispatch[4].get(bits)
+        if mm is not None and _matmul_op._dispatch[4].get(bits) is matmul and len(memo) < 64:
+            memo[bits] = (mm, getattr(mm, "no_grad_kernel", None) or mm)
+        return result
+
     def matmul_entry(self: Any, other: Any) -> Any:
-        if other.__class__ is not self.__class__ or _pt.state.keys is not _DEFAULT_KEYS:
-            return entry(self, other)
-        try:  # the lookups only: what mm's kernel raises must reach the caller, once
-            bits = self._key_bits | other._key_bits
-            if _matmul_op._dispatch[4][bits] is not matmul or not self._data.ndim == 2 == other._data.ndim:
+        if other.__class__ is self.__class__ and _pt.state.keys is _DEFAULT_KEYS:
+            try:
+                bits = self._key_bits | other._key_bits
+                kernel, no_grad = _shortcut_memo[bits]
+            except KeyError:
+                return learn(self, other, bits)
+            except AttributeError:  # not tensors: the ordinary path raises the schema's error
                 return entry(self, other)
-            kernel = _mm_op._dispatch[4][bits]
-        except (KeyError, AttributeError):  # not memoised yet, or not tensors: the ordinary path
-            return entry(self, other)
-        return kernel(self, other)
+            if self._data.ndim == 2 == other._data.ndim:
+                if self._requires_grad or other._requires_grad:
+                    return kernel(self, other)
+                return no_grad(self, other)
+        return entry(self, other)
 
     matmul_entry.__name__, matmul_entry.__qualname__ = entry.__name__, entry.__qualname__
     return matmul_entry

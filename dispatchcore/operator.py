@@ -274,7 +274,7 @@ class OperatorHandle:
     __slots__ = (
         "name", "overload_name", "qualname", "schema", "def_location", "alias_analysis", "tags",
         "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_lo", "_hi",
-        "_kw_names", "_bounds", "__weakref__",
+        "_kw_names", "_bounds", "_on_rebuild", "__weakref__",
     )
     # Derived from the schema by _set_schema_info (see there).
     _tensor_pos: tuple[int, ...]
@@ -298,6 +298,8 @@ class OperatorHandle:
         self.alias_analysis = ""
         self.tags: tuple[Any, ...] = ()
         self._dispatcher = dispatcher
+        # callables run after each rebuild: caches derived from this table (Note [matmul shortcut])
+        self._on_rebuild: list[Callable[[], None]] = []
         self._kernels: dict[DispatchKey, list[KernelRegistration]] = {}
         self._entries: dict[DispatchKey, tuple[Any, str]] = {}
         self._set_schema_info()
@@ -689,6 +691,8 @@ class OperatorHandle:
         self._entries = entries
         masks = self._compute_masks(entries) if masks_stale else self._dispatch[0]
         self._dispatch = (masks, table, {}, {}, {})  # fresh memos: See Note [Dispatch memo]
+        for forget in self._on_rebuild:
+            forget()
 
     def _slot(self, key: DispatchKey, entry: tuple[Any, str]) -> _Slot:
         """The table slot for one entry; wrapped by the tracer while a trace is possible."""

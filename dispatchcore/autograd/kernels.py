@@ -770,6 +770,9 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
 
         bound = bound1 if nargs == 1 else bound2 if nargs == 2 else bound_n
         bound.__qualname__ = f"{autograd_kernel.__qualname__}.bound"
+        # what it calls, as is, when no input requires grad: callers that can see that for
+        # themselves may call this instead (Note [matmul shortcut])
+        bound.no_grad_kernel = below if leaf else None  # type: ignore[attr-defined]
         return bound
 
     autograd_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"

@@ -496,6 +496,53 @@ def test_an_error_from_mm_reaches_the_caller_once_through_the_shortcut(aten_impl
     assert len(calls) == 3
 
 
+def test_a_bound_autograd_kernel_names_the_leaf_it_calls_when_no_input_requires_grad():
+    from dispatchcore_backends.cpu import kernels as cpu
+
+    a = dc.ones(2, 2)
+    aten.mm.default(a, a), aten._to_copy.default(a)  # memoised: bound kernels
+    assert aten.mm.default._dispatch[4][a._key_bits].no_grad_kernel is cpu.mm_cpu
+    # _to_copy's CPU kernel calls operators: it runs under the guard, so there is nothing to name
+    assert aten._to_copy.default._dispatch[4][a._key_bits].no_grad_kernel is None
+
+
+def test_the_shortcut_calls_a_user_autograd_kernel_for_mm_even_when_no_input_requires_grad(aten_impl):
+    calls = []
+
+    def autograd_mm(ks, x, y):
+        calls.append(x.requires_grad or y.requires_grad)
+        below = ks & dc.DispatchKeySet.full_after(dc.DispatchKey.AutogradCPU)
+        return aten.mm.default.redispatch(below, x, y)
+
+    aten_impl.impl("mm", autograd_mm, "AutogradCPU", with_keyset=True)
+    a, b = dc.ones(2, 2), dc.ones(2, 2)
+    assert [(a @ b).tolist() for _ in range(3)] == [[[2.0, 2.0], [2.0, 2.0]]] * 3
+    assert calls == [False] * 3
+
+
+def test_the_shortcut_memo_is_replaced_when_matmul_or_mm_is_rebuilt(aten_impl):
+    from dispatchcore import _composites
+
+    a = dc.ones(2, 2)
+    for op in ("mm", "matmul"):
+        a @ a, a @ a
+        before = _composites._shortcut_memo
+        assert a._key_bits in before
+        aten_impl.impl(op, lambda x, y: dc.full((2, 2), 9.0), "CPU")
+        assert _composites._shortcut_memo is not before and not _composites._shortcut_memo
+    aten_impl._destroy()
+    assert [(a @ a).tolist() for _ in range(3)] == [[[2.0, 2.0], [2.0, 2.0]]] * 3
+
+
+def test_the_shortcut_records_mms_node_when_only_the_right_operand_requires_grad():
+    a, b = dc.ones(2, 2), dc.ones(2, 2, requires_grad=True)
+    for _ in range(3):  # a table call, then the shortcut
+        y = a @ b
+        assert type(y.grad_fn).__name__ == "MmBackward0"
+    y.sum().backward()
+    assert b.grad.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
 def test_matmul_in_a_trace_still_shows_the_mm_call_below_it():
     a, b = dc.ones(2, 3), dc.ones(3, 4)
     a @ b  # warm the memos first
