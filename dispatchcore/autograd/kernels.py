@@ -772,7 +772,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         bound.__qualname__ = f"{autograd_kernel.__qualname__}.bound"
         # what it calls, as is, when no input requires grad: callers that can see that for
         # themselves may call this instead (Note [matmul shortcut])
-        bound.no_grad_kernel = below if leaf else None  # type: ignore[attr-defined]
+        bound.no_grad_kernel = below if leaf else None  # type: ignore[union-attr]
         return bound
 
     autograd_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
