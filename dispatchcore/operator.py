@@ -164,7 +164,9 @@ def _memo_entry(slot: tuple[Callable[..., Any], int], bits: int) -> tuple[Callab
 # takes a key set may offer ``kernel.bind_keyset(ks)``: a function that does what
 # ``kernel(ks, *args)`` does for positional calls, with its own redispatch resolved up front
 # (the built-in Autograd kernels do; see autograd/kernels.py; ``bind_keyset.kernel`` names the
-# kernel it belongs to). Others get ``partial(kernel, ks)``.
+# kernel it belongs to). Others get ``partial(kernel, ks)``. A bound Autograd kernel over a
+# leaf kernel (Note [Leaf kernels]) names it as ``no_grad_kernel``: what it calls, as is, when
+# no input requires grad (None otherwise).
 # A bound kernel is only as fresh as the table it came from, like the memo that holds it.
 def bind_kernel(fn: Callable[..., Any], first: Any) -> Callable[..., Any]:
     """``fn`` bound to its key-set argument ``first`` (None: a plain kernel, returned as is)."""
