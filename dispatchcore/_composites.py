@@ -14,6 +14,7 @@ from typing import Any
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from .dtypes import device as as_device
 from .library import Library
+from .operator import protocol_attr
 from .ops import aten
 from .shapes import broadcast_shapes, compute_stride, infer_size_dv
 from .tensor import Tensor, detached_alias
@@ -149,7 +150,7 @@ def matmul_shortcut(entry: Callable[[Any, Any], Any]) -> Callable[[Any, Any], An
         result = entry(self, other)
         mm = _mm_op._dispatch[4].get(bits)
         if mm is not None and _matmul_op._dispatch[4].get(bits) is matmul and len(memo) < 64:
-            memo[bits] = (mm, getattr(mm, "no_grad_kernel", None) or mm)
+            memo[bits] = (mm, protocol_attr(mm, "no_grad_kernel") or mm)  # not a Mock's answer
         return result
 
     def matmul_entry(self: Any, other: Any) -> Any:

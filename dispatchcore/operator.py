@@ -166,7 +166,8 @@ def _memo_entry(slot: tuple[Callable[..., Any], int], bits: int) -> tuple[Callab
 # (the built-in Autograd kernels do; see autograd/kernels.py; ``bind_keyset.kernel`` names the
 # kernel it belongs to). Others get ``partial(kernel, ks)``. A bound Autograd kernel over a
 # leaf kernel (Note [Leaf kernels]) names it as ``no_grad_kernel``: what it calls, as is, when
-# no input requires grad (None otherwise).
+# no input requires grad (read with ``protocol_attr``: None or absent means no such kernel,
+# as for the view and in-place ones, which keep their bookkeeping without grad).
 # A bound kernel is only as fresh as the table it came from, like the memo that holds it.
 def bind_kernel(fn: Callable[..., Any], first: Any) -> Callable[..., Any]:
     """``fn`` bound to its key-set argument ``first`` (None: a plain kernel, returned as is)."""

@@ -520,18 +520,34 @@ def test_the_shortcut_calls_a_user_autograd_kernel_for_mm_even_when_no_input_req
     assert calls == [False] * 3
 
 
-def test_the_shortcut_memo_is_replaced_when_matmul_or_mm_is_rebuilt(aten_impl):
+def test_the_shortcut_memo_is_replaced_when_matmul_or_mm_is_rebuilt():
     from dispatchcore import _composites
 
     a = dc.ones(2, 2)
     for op in ("mm", "matmul"):
+        lib = dc.Library("aten", "IMPL")
         a @ a, a @ a
         before = _composites._shortcut_memo
         assert a._key_bits in before
-        aten_impl.impl(op, lambda x, y: dc.full((2, 2), 9.0), "CPU")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            lib.impl(op, lambda x, y: dc.full((2, 2), 9.0), "CPU")
         assert _composites._shortcut_memo is not before and not _composites._shortcut_memo
-    aten_impl._destroy()
-    assert [(a @ a).tolist() for _ in range(3)] == [[[2.0, 2.0], [2.0, 2.0]]] * 3
+        assert [(a @ a).tolist() for _ in range(3)] == [[[9.0, 9.0], [9.0, 9.0]]] * 3
+        filled = _composites._shortcut_memo
+        lib._destroy()  # the tables come back, and the memo must not keep the override
+        assert _composites._shortcut_memo is not filled
+        assert [(a @ a).tolist() for _ in range(3)] == [[[2.0, 2.0], [2.0, 2.0]]] * 3
+
+
+def test_the_shortcut_ignores_a_no_grad_kernel_that_a_catch_all_getattr_makes_up(aten_impl):
+    from unittest import mock
+
+    kernel = mock.Mock(return_value=dc.full((2, 2), 7.0))
+    aten_impl.impl("mm", kernel, "AutogradCPU")
+    a = dc.ones(2, 2)
+    assert [(a @ a).tolist() for _ in range(3)] == [[[7.0, 7.0], [7.0, 7.0]]] * 3
+    assert kernel.call_count == 3
 
 
 def test_the_shortcut_records_mms_node_when_only_the_right_operand_requires_grad():
