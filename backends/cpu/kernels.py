@@ -422,12 +422,43 @@ def _binary(name: str, ufunc: Any, self: Any, other: Any, alpha: Any = 1, out: A
         return _store(r, dt, shape, self, out, arrays=[v for v in (x, y) if isinstance(v, _nd)])
 
 
+def _mixed_result(name: str, float_only: bool, xd: np.dtype, yd: np.dtype) -> np.dtype | None:
+    """The dtype torch computes ``name`` in for two dimensioned tensors of dtypes ``xd`` and ``yd``.
+
+    None where the general path must decide: an error to raise (``sub`` with a bool tensor),
+    integer true division, complex numbers.
+    """
+    dt = dtypes.promote_types(dtypes.from_numpy_dtype(xd), dtypes.from_numpy_dtype(yd)).np
+    if dt.kind not in "biuf" or (name == "sub" and _BOOL in (xd, yd)) or (float_only and dt.kind != "f"):
+        return None
+    return dt
+
+
 def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> tuple:
     """The five kernels of add/sub/mul/div: .Tensor, .Scalar, _.Tensor, _.Scalar and .out.
 
     Each tries the fast path of Note [Fast paths]; div's fast path is for floating inputs only.
     """
     slow = _binary
+    # Two dimensioned tensors of different dtypes (``g * (t > 0)`` in a backward): torch
+    # promotes the two dtypes alone, so the result dtype depends on the pair only, and is
+    # found once per pair; numpy casts both inputs to it, as torch does, inside the ufunc.
+    promoted: dict[tuple[np.dtype, np.dtype], np.dtype | None] = {}
+
+    def mixed(self, other, a, b):
+        if a.ndim and b.ndim:
+            key = (a.dtype, b.dtype)
+            try:
+                dt = promoted[key]
+            except KeyError:
+                dt = promoted[key] = _mixed_result(name, float_only, *key)
+            if dt is not None:
+                try:
+                    r = ufunc(a, b, dtype=dt)
+                except _FAST_ERRORS:
+                    return slow(name, ufunc, self, other)
+                return wrap_cpu(r if r.ndim == 1 and r.size else _laid_out(r, (a, b)))
+        return slow(name, ufunc, self, other)
 
     def fast_scalar(a: np.ndarray, other: Any) -> bool:
         # numpy's weak Python scalars (NEP 50) agree with torch here: float tensors with any real
@@ -452,6 +483,8 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 elif r.size and a.flags.c_contiguous and b.flags.c_contiguous:
                     return wrap_cpu(r)
                 return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
+            if alpha is _ONE:
+                return mixed(self, other, a, b)
             return slow(name, ufunc, self, other, alpha)
 
         def scalar(self, other, alpha=1):
@@ -506,6 +539,8 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 elif r.size and a.flags.c_contiguous and b.flags.c_contiguous:
                     return wrap_cpu(r)
                 return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
+            if a.dtype is not b.dtype:
+                return mixed(self, other, a, b)
             return slow(name, ufunc, self, other)
 
         def scalar(self, other):

@@ -788,6 +788,44 @@ def test_rand_randn_follow_manual_seed_and_generators():
 
 
 # --- the fast paths keep torch's semantics ----------------------------------------------------------
+MIXED_DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_mixed_dtype_binary_fast_path_agrees_with_the_general_path(op):
+    from dispatchcore_backends.cpu import kernels
+
+    ufunc = NP_BINARY[op] if op != "div" else kernels._div
+    for xd in MIXED_DTYPES:
+        for yd in MIXED_DTYPES:
+            if xd == yd:
+                continue
+            for x, y in ((rnd((2, 3), xd), rnd((3,), yd, seed=1)),  # broadcast
+                         (tr((3, 4), xd), tr((3, 4), yd, seed=1)),  # transposed: the layout follows
+                         (rnd((0, 3), xd), rnd((3,), yd, seed=1))):  # empty
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        want = kernels._binary(op, ufunc, W(x), W(y))
+                except RuntimeError as e:
+                    with pytest.raises(RuntimeError, match=str(e)[:40]):
+                        getattr(A, op).Tensor(W(x), W(y))
+                    continue
+                got = getattr(A, op).Tensor(W(x), W(y))
+                assert got.dtype is want.dtype, (op, xd, yd)
+                assert got.shape == want.shape and got.stride() == want.stride(), (op, xd, yd)
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_mixed_dtype_fast_path_promotes_like_torch_not_like_numpy():
+    x, y = W(np.array([16777217], np.int64)), W(np.array([1.0], np.float32))
+    r = A.mul.Tensor(x, y)  # numpy would compute in float64; torch casts to float32 first
+    assert r.dtype is dtypes.float32 and r.item() == 16777216.0
+    assert A.add.Tensor(W(np.array([200], np.uint8)), W(np.array([100], np.int8))).tolist() == [300]
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
+        A.sub.Tensor(W(np.array([1.0])), W(np.array([True])))
+
+
 def test_zero_dim_results_are_arrays():
     x, y = np.array(1.5, np.float32), np.array(2.0, np.float32)
     for t in (A.add.Tensor(W(x), W(y)), A.mul.Scalar(W(x), 2.0), A.exp.default(W(x)), A.relu.default(W(x)),
