@@ -68,6 +68,9 @@ def _restore(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
 
 
 def _sum_backward(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
+    """``sum_backward``: a full reduction (no dims, or none listed) expands the 0-d grad as is."""
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+        return A.expand.default(g, list(shape))
     return A.expand.default(_restore(g, shape, dim, keepdim), list(shape))
 
 

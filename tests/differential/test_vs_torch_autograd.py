@@ -201,6 +201,27 @@ def test_create_graph_second_derivatives_match_torch():
         np.testing.assert_allclose(d, t, rtol=1e-6, atol=1e-8)
 
 
+def _node_names(fn, out):
+    if fn is not None:
+        out.append(fn.name())
+        for nxt, _ in fn.next_functions:
+            _node_names(nxt, out)
+    return out
+
+
+@pytest.mark.parametrize("reduction", ["mean()", "sum()", "mean(dim=[0, 1])", "sum(dim=[])", "mean(dim=1)",
+                                       "sum(dim=[1], keepdim=True)"])
+def test_reduction_backward_graph_matches_torch(reduction):
+    def graph(m):
+        x = make(m, _values((2, 3), False, 0)).requires_grad_(True)
+        y = eval(f"x.{reduction}")
+        go = m.ones(tuple(y.shape), dtype=y.dtype, requires_grad=True)
+        (g,) = m.autograd.grad(y, x, grad_outputs=go, create_graph=True)
+        return _node_names(g.grad_fn, []), g.tolist()
+
+    assert graph(dc) == graph(torch)
+
+
 # --- in-place and view programs --------------------------------------------------------------------------
 # prog(m, x, y, one, two) -> (tensors to inspect, loss or None); x: (3, 4), y: (4,) leaves requiring grad;
 # one/two: 0-d float64 constants (tensor operands: torch turns a Python number into one, dispatchcore keeps a
