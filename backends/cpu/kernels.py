@@ -23,8 +23,9 @@ from dispatchcore.tensor import wrap_cpu
 from . import random as _random
 
 # Note [Fast paths]: the hot kernels (add, mul, relu, sum, mm, views, ...) first try the common
-# case (operands of one dtype, no alpha) with one numpy call and a cheap 0-d guard. Every other
-# case (promotion, Python scalars, errors, floating-point warnings) falls to the general slow
+# case (operands of one dtype, no alpha) with one numpy call and a cheap 0-d guard; add, sub,
+# mul and div also take two dimensioned tensors of different dtypes (``mixed``). Every other
+# case (0-d promotion, Python scalars, errors, floating-point warnings) falls to the general slow
 # path of its family (``_binary``, ``_unary``, ...), which is written for clarity, not speed.
 
 # Note [Quiet floating-point errors]: torch computes inf and nan silently (1/0, log(0)); numpy
