@@ -126,11 +126,11 @@ _matmul_op, _mm_op = aten.matmul.default, aten.mm.default
 # (the same tensors, the same state), then mm's Autograd kernel, which calls the backend's leaf
 # kernel as is when no input requires grad. The shortcut keeps its own memo from those bits to
 # mm's kernel and that leaf (or the kernel again when it has none: ``no_grad_kernel``, Note
-# [Bound kernels]), filled after an ordinary call when matmul's memo says its
-# kernel for the bits is this very composite, and replaced whole whenever matmul's or mm's table
-# is rebuilt (a registration, a trace starting). A hit calls what the composite would have
-# called, two or three Python hops sooner. Anything else (another kernel, a guard or mode, a
-# trace: tracing keeps the memos empty) takes the ordinary path.
+# [Bound kernels]). It is filled after an ordinary call, when matmul's memo says its kernel for
+# the bits is this very composite, and replaced whole whenever matmul's or mm's table is
+# rebuilt (a registration, a Library destroyed, a trace starting). A hit calls what the
+# composite would have called, two or three Python hops sooner. Anything else (another kernel,
+# a guard or mode, a trace: tracing keeps the memos empty) takes the ordinary path.
 _shortcut_memo: dict[int, tuple[Callable[..., Any], Callable[..., Any]]] = {}
 
 
