@@ -450,23 +450,31 @@ class OperatorHandle:
     # --- the general and slow paths ---------------------------------------------------------
     def _call_general(self, args: tuple, kwargs: dict) -> Any:
         """Keyword arguments, optional and list tensors, or bad input: bind, extract, dispatch."""
-        if self.schema is not None and not self._simple_ok(args, kwargs):
-            # kernels get what torch passes them: positional arguments by position (even when
-            # the caller named them), keyword-only ones by keyword
-            args, kwargs = self.schema.bind(args, kwargs, is_tensor=is_dispatch_arg)
-        bits = self._extract(args, kwargs)
+        # kernels get what torch passes them: positional arguments by position (even when the
+        # caller named them), keyword-only ones by keyword
+        args, kwargs = self._bound(args, kwargs)
+        bits = self._arg_bits(args, kwargs)
         included, _, keep = tls_get()
         return self._dispatch_bits((bits | included) & keep, args, kwargs)
 
     def _extract(self, args: tuple, kwargs: dict) -> int:
         """OR of the key sets of every dispatch argument; binds via the schema when irregular."""
+        return self._arg_bits(*self._bound(args, kwargs))
+
+    def _bound(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The call's arguments as the schema binds them (as given when they already fit)."""
         if self.schema is None:
             raise RuntimeError(
                 f"{self.qualname} has no schema: it was never defined, or its Library was "
                 "destroyed. Define it with Library(ns, 'DEF' or 'FRAGMENT').define(schema)."
             )
         if not self._simple_ok(args, kwargs):
-            args, kwargs = self.schema.bind(args, kwargs, is_tensor=is_dispatch_arg)
+            return self.schema.bind(args, kwargs, is_tensor=is_dispatch_arg)
+        return args, kwargs
+
+    def _arg_bits(self, args: tuple, kwargs: dict) -> int:
+        """OR of the key sets of the dispatch arguments of bound ``args`` and ``kwargs``."""
+        assert self.schema is not None  # _bound checked it
         bits = 0
         for index, name, kind, kwarg_only in self.schema.dispatch_arguments:
             if kwarg_only or index >= len(args):
