@@ -536,10 +536,13 @@ class OperatorHandle:
         fn, first = _memo_entry(entry, masked)
         # while a trace is possible, nothing is memoised: every call (methods and entries too)
         # then goes through OperatorHandle.__call__, which the tracer marks as a call
-        if len(memo) < _MEMO_SIZE and slot_wrapper is None:
-            memo[bits] = bind_kernel(fn, first)
-            if raw is not None:
-                default_memo[raw] = memo[bits]
+        # (a call with keywords lands here every time: bind once, not on each call)
+        if slot_wrapper is None:
+            bound = memo.get(bits)
+            if bound is None and len(memo) < _MEMO_SIZE:
+                bound = memo[bits] = bind_kernel(fn, first)
+            if raw is not None and bound is not None and len(default_memo) < _MEMO_SIZE:
+                default_memo[raw] = bound
         return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
 
     def _redispatch_bits(self, bits: int, args: tuple, kwargs: dict) -> Any:

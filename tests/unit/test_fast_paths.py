@@ -358,6 +358,23 @@ def test_a_wrapper_of_a_builtin_autograd_kernel_is_not_bound_by_the_builtins_bin
     assert len(calls) == 6
 
 
+def test_a_call_with_keywords_binds_the_kernel_once_not_on_every_call(monkeypatch):
+    builtin = aten.sum.dim_IntList.registrations[dc.DispatchKey.Autograd][0].kernel
+    real = builtin.bind_keyset
+    binds = []
+
+    def counting(bits):
+        binds.append(bits)
+        return real(bits)
+
+    counting.kernel = builtin
+    monkeypatch.setattr(builtin, "bind_keyset", counting)
+    x = dc.ones(2, 3, requires_grad=True)
+    for _ in range(3):  # keywords: the general path, which also fills the positional memo
+        assert aten.sum.dim_IntList(x, [0], keepdim=True).tolist() == [[2.0, 2.0, 2.0]]
+    assert len(binds) <= 1
+
+
 def test_traced_method_calls_are_recorded_as_calls_even_after_the_memo_was_warm():
     x, y = dc.tensor([1.0, 2.0], requires_grad=True), dc.tensor([3.0, 4.0])
     x.mul(y), x.neg(), dc.mul(x, y)  # warm the memos first
