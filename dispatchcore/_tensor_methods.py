@@ -173,16 +173,34 @@ Tensor.amax = lambda self, dim=(), keepdim=False: A.amax.default(
 _sum_all = fast(A.sum.default)
 
 
-def _sum(self, dim=None, keepdim=False, *, dtype=None):
-    if dim is None:
+# torch's sum/mean take the dim overload whenever ``dim`` is passed, even as None (a full
+# reduction that honours keepdim: SumBackward1); without it, the plain overload
+_NO_DIM: Any = object()
+
+
+def _no_dim_keepdim(name: str) -> TypeError:
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got (keepdim=bool, ), but expected one of:\n"
+        " * (*, torch.dtype dtype = None)\n"
+        " * (tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)\n")
+
+
+def _sum(self, dim=_NO_DIM, keepdim=_NO_DIM, *, dtype=None):
+    if dim is _NO_DIM:
+        if keepdim is not _NO_DIM:
+            raise _no_dim_keepdim("sum")
         return A.sum.default(self, dtype=dtype) if dtype is not None else _sum_all(self)
-    return A.sum.dim_IntList(self, [dim] if isinstance(dim, int) else list(dim), keepdim, dtype=dtype)
+    dims = dim if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    return A.sum.dim_IntList(self, dims, False if keepdim is _NO_DIM else keepdim, dtype=dtype)
 
 
-def _mean(self, dim=None, keepdim=False, *, dtype=None):
-    if dim is None:
+def _mean(self, dim=_NO_DIM, keepdim=_NO_DIM, *, dtype=None):
+    if dim is _NO_DIM:
+        if keepdim is not _NO_DIM:
+            raise _no_dim_keepdim("mean")
         return A.mean.default(self, dtype=dtype) if dtype is not None else A.mean.default(self)
-    return A.mean.dim(self, [dim] if isinstance(dim, int) else list(dim), keepdim, dtype=dtype)
+    dims = dim if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    return A.mean.dim(self, dims, False if keepdim is _NO_DIM else keepdim, dtype=dtype)
 
 
 def _max(self, dim=None, keepdim=False):

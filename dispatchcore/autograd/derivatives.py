@@ -150,7 +150,7 @@ def _max_backward(g: Any, self: Any, result: Any) -> Any:
 def _mean_backward(g: Any, self_shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
     count = 1
     for d in _reduced_dims(dim, len(self_shape)):
-        count *= self_shape[d]
+        count *= self_shape[d] if self_shape else 1  # _safe_size: a 0-d input has one element
     return A.div.Scalar(_sum_backward(g, self_shape, dim, keepdim), count)
 
 

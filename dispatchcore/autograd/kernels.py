@@ -363,6 +363,8 @@ def _reduce_grad(g: Any, shape: tuple[int, ...], name: str, index: int) -> Any:
 def sum_to(grad: Any, shape: tuple[int, ...] | list[int]) -> Any:
     """Reduce a broadcast gradient back to ``shape`` (``at::sum_to``)."""
     shape = tuple(shape)
+    if not shape:
+        return aten.sum.default(grad)  # as torch: even a 0-d grad is summed (SumBackward0)
     gshape = tuple(grad._data.shape)
     if gshape == shape:
         return grad

@@ -222,6 +222,49 @@ def test_reduction_backward_graph_matches_torch(reduction):
     assert graph(dc) == graph(torch)
 
 
+@pytest.mark.parametrize("call", ["x.sum(dim=None, keepdim=True)", "x.mean(dim=None, keepdim=True)",
+                                  "x.sum(dim=None)", "x.sum()", "x.mean(None)", "x.sum(0)",
+                                  "x.mean(dim=(0, 1), keepdim=True)", "x.sum(None, True, dtype=m.float64)"])
+def test_reduction_overload_and_node_follow_whether_dim_was_passed_like_torch(call):
+    def reduce(m):
+        x = make(m, _values((2, 3), False, 0))
+        y = eval(call)
+        y.sum().backward()
+        return tuple(y.shape), y.grad_fn.name(), str(y.dtype).rpartition(".")[2], x.grad.tolist()
+
+    assert reduce(dc) == reduce(torch)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), ()])
+def test_sum_to_a_0d_shape_sums_like_torch(shape):
+    def graph(m):
+        s = make(m, 2.0)
+        go = m.ones(shape, dtype=m.float64, requires_grad=True)
+        (g,) = m.autograd.grad(s.expand(shape), s, grad_outputs=go, create_graph=True)
+        return _node_names(g.grad_fn, []), g.item()
+
+    assert graph(dc) == graph(torch)
+
+
+def test_mean_over_dim_0_of_a_0d_tensor_backpropagates_like_torch():
+    def grad(m):
+        s = make(m, 2.0)
+        s.mean(dim=0).backward()
+        return s.grad.item()
+
+    assert grad(dc) == grad(torch) == 1.0
+
+
+@pytest.mark.parametrize("name", ["sum", "mean"])
+def test_keepdim_without_dim_is_torchs_type_error(name):
+    def error(m):
+        with pytest.raises(TypeError) as info:
+            getattr(m.ones(2, 3), name)(keepdim=True)
+        return str(info.value)
+
+    assert error(dc) == error(torch)
+
+
 # --- in-place and view programs --------------------------------------------------------------------------
 # prog(m, x, y, one, two) -> (tensors to inspect, loss or None); x: (3, 4), y: (4,) leaves requiring grad;
 # one/two: 0-d float64 constants (tensor operands: torch turns a Python number into one, dispatchcore keeps a
