@@ -147,7 +147,33 @@ sigmoid, sin, sqrt, tanh = (_method(n, out=True) for n in ("sigmoid", "sin", "sq
     _method(f"{n}_") for n in ("abs", "cos", "exp", "log", "neg", "relu", "sigmoid", "sin", "sqrt", "tanh"))
 relu, clone, detach, detach_, t = (_method(n) for n in ("relu", "clone", "detach", "detach_", "t"))
 eq, ne, lt, le, gt, ge = (_method(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
-sum, mean, amax, argmax = (_method(n) for n in ("sum", "mean", "amax", "argmax"))  # noqa: A001
+amax, argmax = (_method(n) for n in ("amax", "argmax"))
+# torch.sum/mean without ``dim`` have no ``keepdim``: torch's parser lists its overloads
+_REDUCTION_OVERLOADS = {
+    "sum": (" * (Tensor input, *, torch.dtype dtype = None)\n"
+            " * (Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, "
+            "Tensor out = None)\n"),
+    "mean": (" * (Tensor input, *, torch.dtype dtype = None, Tensor out = None)\n"
+             " * (Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, "
+             "Tensor out = None)\n"),
+}
+
+
+def _reduction(name: str) -> Callable[..., Any]:
+    method = _method(name)
+
+    def function(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if not args and "dim" not in kwargs and "keepdim" in kwargs and isinstance(input, _T):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                            f"keepdim=bool), but expected one of:\n{_REDUCTION_OVERLOADS[name]}")
+        return method(input, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = method.__doc__
+    return function
+
+
+sum, mean = _reduction("sum"), _reduction("mean")  # noqa: A001
 _max = _method("max")
 
 

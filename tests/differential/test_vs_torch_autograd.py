@@ -256,13 +256,16 @@ def test_mean_over_dim_0_of_a_0d_tensor_backpropagates_like_torch():
 
 
 @pytest.mark.parametrize("name", ["sum", "mean"])
-def test_keepdim_without_dim_is_torchs_type_error(name):
-    def error(m):
-        with pytest.raises(TypeError) as info:
-            getattr(m.ones(2, 3), name)(keepdim=True)
-        return str(info.value)
+def test_keepdim_without_dim_is_torchs_type_error_for_the_method_and_the_function(name):
+    def errors(m):
+        texts = []
+        for call in (lambda x: getattr(x, name)(keepdim=True), lambda x: getattr(m, name)(x, keepdim=True)):
+            with pytest.raises(TypeError) as info:
+                call(m.ones(2, 3))
+            texts.append(str(info.value))
+        return texts
 
-    assert error(dc) == error(torch)
+    assert errors(dc) == errors(torch)
 
 
 # --- in-place and view programs --------------------------------------------------------------------------
