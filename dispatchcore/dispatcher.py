@@ -64,19 +64,32 @@ class Dispatcher:
     _warned_override: bool = False
 
     # --- lookup -------------------------------------------------------------------------------
+    # Reads that walk ``_ops`` or ``_fallbacks`` take the lock: registration on another thread
+    # changes their size. ``dict.get`` needs no lock, and the call path reads only its own
+    # operator's swapped-whole state (See Note [Table is derived state]).
     def find_op(self, qualname: str) -> OperatorHandle:
-        """The defined operator ``ns::name[.overload]``; raises ``LookupError`` if there is none."""
+        """The defined operator ``ns::name[.overload]`` (``Dispatcher::findSchemaOrThrow``).
+
+        Raises:
+            LookupError: no operator has that name, or it has kernels but no schema (an impl
+                before its def); the message starts with PyTorch's text.
+        """
         op = self._ops.get(_normalize(qualname))
         if op is None or op.schema is None:
+            name, _, overload = _normalize(qualname).partition(".")
+            found = op is not None and bool(op._kernels)
             raise LookupError(
-                f"No operator named {qualname!r} is defined. Define it first with "
-                "Library(ns, 'DEF').define(schema); registered operators: "
-                "dispatchcore.get_dispatcher().operator_names()."
+                f"Could not find schema for {name}.{overload}"
+                + (" but we found an implementation; did you forget to def() the operator?"
+                   if found else "")
+                + f"\n(dispatchcore: no operator named {qualname!r} is defined. Define it with "
+                "Library(ns, 'DEF' or 'FRAGMENT').define(schema); "
+                "dispatchcore.get_dispatcher().operator_names() lists the defined ones.)"
             )
         return op
 
     def _handle(self, qualname: str) -> OperatorHandle:
-        """The handle for ``qualname``, created empty if needed (handles live for the process)."""
+        """The handle for ``qualname``, created empty if needed (call with the lock held)."""
         qualname = _normalize(qualname)
         op = self._ops.get(qualname)
         if op is None:
@@ -86,43 +99,68 @@ class Dispatcher:
 
     def operator_names(self) -> list[str]:
         """Names of all defined operators, sorted."""
-        return sorted(name for name, op in self._ops.items() if op.schema is not None)
+        with self._lock:
+            return sorted(name for name, op in self._ops.items() if op.schema is not None)
 
     def operators(self) -> Iterator[OperatorHandle]:
-        """Every handle that has a schema or a kernel."""
-        return (op for op in list(self._ops.values()) if op.schema is not None or op._kernels)
+        """Every handle that has a schema or a kernel (a snapshot taken when called)."""
+        with self._lock:
+            return iter([op for op in self._ops.values() if op.schema is not None or op._kernels])
 
     def overloads(self, namespace: str, name: str) -> list[OperatorHandle]:
-        """Defined overloads of ``namespace::name``, in definition order."""
+        """Defined overloads of ``namespace::name``, in the order their handles were made."""
         prefix = f"{namespace}::{name}"
-        return [
-            op for q, op in self._ops.items()
-            if op.schema is not None and (q == prefix or q.startswith(prefix + "."))
-        ]
+        dotted = prefix + "."
+        with self._lock:
+            return [
+                op for q, op in self._ops.items()
+                if op.schema is not None and (q == prefix or q.startswith(dotted))
+            ]
 
     @property
     def fallbacks(self) -> dict[DispatchKey, KernelRegistration]:
         """The global backend fallbacks per runtime key (a snapshot)."""
-        return dict(self._fallbacks)
+        with self._lock:
+            return dict(self._fallbacks)
 
     # --- registration (cold path: lock held, validate first, then mutate) ---------------------
+    # Note [Impl before def]: as in c10, a kernel may be registered for an operator that has no
+    # schema yet (or whose def was removed): the handle exists schema-less, holds the kernels and
+    # computes its table; dumps print ``schema: (none)``, lookups by name (find_op, ops.<ns>) do
+    # not see it, and calling it raises. Each Python kernel keeps the check of its parameters
+    # against a schema (``KernelRegistration.check``): ``impl`` runs it when the schema is there,
+    # ``register_schema`` runs every kept check before it sets the schema, so a kernel that does
+    # not fit fails the ``define`` with the impl-time error and the registry stays as it was.
+    # When its last registration goes, the handle leaves ``_ops``, as c10 erases the
+    # OperatorEntry: dumps print "" and lookups fail, and the registry keeps a constant size in
+    # a process that makes and destroys operators. A handle kept elsewhere is detached: it keeps
+    # its last table and raises when called (no schema); a new registration makes a new handle.
+    # So the handle of every live registration is the one in ``_ops``.
     def register_schema(self, schema: Any, where: SourceLocation, alias_analysis: str = "",
                         tags: tuple[Any, ...] = ()) -> OperatorHandle:
         with self._lock:
-            op = self._handle(str(schema.name))
-            if op.schema is not None:
+            qualname = str(schema.name)
+            op = self._ops.get(qualname)
+            if op is not None and op.schema is not None:
                 raise RegistrationError(
                     f"Tried to register an operator ({schema}) with the same name and overload "
                     "name multiple times. Each overload's schema should only be registered with a "
                     f"single call to def(). Duplicate registration: registered at {where}. Original "
                     f"registration: registered at {op.def_location}"
                 )
+            if op is not None:  # See Note [Impl before def]: validate first, then mutate
+                for stack in op._kernels.values():
+                    for reg in stack:
+                        if reg.check is not None:
+                            reg.check(schema)
+            op = self._handle(qualname)
             op._set_schema(schema, where, alias_analysis, tags)
             return op
 
     def deregister_schema(self, op: OperatorHandle) -> None:
         with self._lock:
             op._set_schema(None, None)
+            self._drop_if_gone(op)
 
     def register_kernel(self, op: OperatorHandle, reg: KernelRegistration) -> None:
         with self._lock:
@@ -142,6 +180,12 @@ class Dispatcher:
             else:
                 op._kernels.pop(reg.key, None)
             op._rebuild(affected_keys(reg.key))
+            self._drop_if_gone(op)
+
+    def _drop_if_gone(self, op: OperatorHandle) -> None:
+        """Remove a handle without schema or kernel from the registry (See Note [Impl before def])."""
+        if op.schema is None and not op._kernels and self._ops.get(op.qualname) is op:
+            del self._ops[op.qualname]
 
     def register_fallback(self, reg: KernelRegistration) -> None:
         with self._lock:
@@ -184,17 +228,22 @@ def _normalize(qualname: str) -> str:
     return qualname[:-8] if qualname.endswith(".default") else qualname
 
 
-def _as_op(op: OperatorHandle | str) -> OperatorHandle:
+def _as_op(op: OperatorHandle | str) -> OperatorHandle | None:
+    """The handle named ``op``; None for a name nothing was registered to (torch's dumps print "")."""
     if isinstance(op, OperatorHandle):
         return op
-    handle = _DISPATCHER._ops.get(_normalize(op))
-    if handle is None or (handle.schema is None and not handle._kernels):
-        raise LookupError(f"No operator named {op!r} has a schema or a kernel.")
-    return handle
+    return _DISPATCHER._ops.get(_normalize(op))
+
+
+def _exists(op: OperatorHandle | None) -> bool:
+    """Whether c10 would have an OperatorEntry: a schema or a kernel (See Note [Impl before def])."""
+    return op is not None and (op.schema is not None or bool(op._kernels))
 
 
 # --- dumps ------------------------------------------------------------------------------------
 def format_table(op: OperatorHandle) -> str:
+    if not _exists(op):
+        return ""
     lines = []
     for key in DUMP_ORDER:
         reg, label = op.table_entry(key)
@@ -206,6 +255,8 @@ def format_table(op: OperatorHandle) -> str:
 
 
 def format_state(op: OperatorHandle) -> str:
+    if not _exists(op):
+        return ""
     lines = [f"name: {op.qualname}"]
     if op.schema is not None:
         lines.append(f"schema: {op.schema}")
@@ -213,9 +264,10 @@ def format_state(op: OperatorHandle) -> str:
         lines.append(f"alias analysis kind: {op.alias_analysis or 'FROM_SCHEMA'}")
     else:
         lines.append("schema: (none)")
-    for key in sorted(op._kernels, key=int):
+    kernels = op._kernels
+    for key in sorted(kernels, key=int):
         alias = "[alias]" if is_alias_key(key) else ""
-        for i, reg in enumerate(op._kernels[key]):
+        for i, reg in enumerate(kernels.get(key, ())):
             inactive = " (inactive)" if i else ""
             kind = "fallthrough boxed" if reg.fallthrough else "boxed"
             lines.append(f"{key.name}{alias}{inactive}: {reg.debug} :: (none) [ {kind} ]")
@@ -228,20 +280,28 @@ def dump_table(qualname: OperatorHandle | str) -> str:
     One line per runtime key that has a kernel, in PyTorch's order:
     ``<Key>: [fallthrough ]registered at <file>:<line> [<label>]``, where the label says which
     rule chose the kernel (``kernel``, ``math kernel``, ``default backend kernel``,
-    ``autograd kernel``, ``backend fallback``, ...).
+    ``autograd kernel``, ``backend fallback``, ...). An operator with neither schema nor
+    kernel (never registered, or all its registrations removed) prints ``""``, as in torch.
     """
     from .plugins import load_backends
 
     load_backends()  # inspecting a table is a first use too: show the backends' kernels
-    return format_table(_as_op(qualname))
+    op = _as_op(qualname)
+    return format_table(op) if op is not None else ""
 
 
 def dump_state(qualname: OperatorHandle | str) -> str:
-    """Schema and registrations, as ``torch._C._dispatch_dump(qualname)`` prints them."""
+    """Schema and registrations, as ``torch._C._dispatch_dump(qualname)`` prints them.
+
+    A schema-less operator (an impl before its def, or a def removed while kernels stay)
+    prints ``schema: (none)`` and no ``debug``/``alias analysis kind`` lines; an operator with
+    neither schema nor kernel prints ``""``, as in torch.
+    """
     from .plugins import load_backends
 
     load_backends()
-    return format_state(_as_op(qualname))
+    op = _as_op(qualname)
+    return format_state(op) if op is not None else ""
 
 
 def _override_warning(op: OperatorHandle, new: KernelRegistration, old: KernelRegistration) -> str:
@@ -420,10 +480,12 @@ def _bind_autograd_fallback(op: OperatorHandle) -> Callable[..., Any]:
         try:  # op.redispatch's memo lookup, inlined (See Note [Dispatch memo])
             fn, first = op._dispatch[3][bits]
         except KeyError:
-            return op.redispatch(bits, *args, **kwargs)
-        if kwargs:
-            return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
-        return fn(*args) if first is None else fn(first, *args)
+            pass  # a miss: redispatch below, outside the handler (See Note [No chained errors])
+        else:
+            if kwargs:
+                return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
+            return fn(*args) if first is None else fn(first, *args)
+        return op.redispatch(bits, *args, **kwargs)
 
     return autograd_fallback
 

@@ -553,7 +553,7 @@ def _walk(op: OperatorHandle, bits: int, args: tuple, kwargs: dict, included: in
 
 
 def _missing(op: OperatorHandle, key: DispatchKey, kind: str) -> tuple[str, str, str]:
-    registered = ", ".join(k.name for k in sorted(op._kernels, key=int)) or "none"
+    registered = ", ".join(k.name for k in sorted(op.registrations, key=int)) or "none"
     how = "after a redispatch " if kind == "redispatch" else ""
     if key == _D.Undefined:
         error = ("DispatchError: There were no tensor arguments to this function (e.g., you passed an empty "

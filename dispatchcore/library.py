@@ -1,16 +1,18 @@
 """The public registration API: ``Library`` with define/impl/fallback, and registration handles.
 
-Mirrors ``torch/library.py`` (``Library``, ``fallthrough_kernel``) on top of the C++ semantics of
-``torch/library.h`` (TORCH_LIBRARY / _IMPL / _FRAGMENT). Invariant: every registration is
-validated before the registry changes, so a failed call leaves it exactly as it was, and
-destroying a Library removes its registrations newest first, restoring every previous table.
+Mirrors ``torch/library.py`` (``Library``, ``fallthrough_kernel``, the module functions ``define``
+and ``impl``) on top of the C++ semantics of ``torch/library.h`` (TORCH_LIBRARY / _IMPL /
+_FRAGMENT). Invariant: every registration is validated before the registry changes, so a failed
+call leaves it exactly as it was, and destroying a Library removes its registrations newest
+first, restoring every previous table. An impl may come before its def (Note [Impl before def]).
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -25,9 +27,9 @@ from .keys import (
     parse_dispatch_key,
 )
 from .operator import KernelRegistration, OperatorHandle, SourceLocation, fallthrough_kernel, protocol_attr
-from .schema import parse_schema, python_default
+from .schema import FunctionSchema, parse_schema, python_default
 
-__all__ = ["Library", "RegistrationHandle", "fallthrough_kernel"]
+__all__ = ["Library", "RegistrationHandle", "define", "fallthrough_kernel", "impl"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 # c10's toString(Library::Kind), as the registration errors name the enclosing block
@@ -101,14 +103,30 @@ class Library:
             raise ValueError(f"Unsupported kind: {kind}")
         if ns in _RESERVED_NAMESPACES and kind in ("DEF", "FRAGMENT"):
             raise ValueError(f"{ns} is a reserved namespace. Please try creating a library with another name.")
-        if not ns or not (ns.replace("_", "a").isalnum()):
+        # torch 2.13 takes any string (``Library("a.b", "DEF")`` defines ``a.b::f``, reached as
+        # ``getattr(torch.ops, "a.b")``); dispatchcore refuses only what cannot name a namespace
+        # in a qualified name: not a string, empty, or holding the "::" separator
+        if not isinstance(ns, str) or not ns or "::" in ns:
             raise ValueError(f"Invalid namespace {ns!r}: use an identifier such as 'myops'.")
+        if ns == "_" and kind != "IMPL":  # the wildcard namespace holds fallbacks, not operators
+            where = SourceLocation.of_caller(2)
+            if kind == "DEF":  # torch fails on an empty std::optional here
+                raise RegistrationError(
+                    "bad optional access (dispatchcore: Library('_', 'DEF') cannot define the "
+                    "wildcard namespace _; register fallbacks with Library('_', 'IMPL'))  (Error "
+                    f"occurred while processing TORCH_LIBRARY block at {where})")
+            raise RegistrationError(
+                "TORCH_LIBRARY_FRAGMENT: cannot define TORCH_LIBRARY_FRAGMENT with the wildcard "
+                "namespace _ (every TORCH_LIBRARY_FRAGMENT defines operators for a distinct "
+                "namespace!) Did you mean to use TORCH_LIBRARY_IMPL instead?  (Error occurred while "
+                f"processing TORCH_LIBRARY_FRAGMENT block at {where})")
         self.ns = ns
         self.kind = kind
-        self.dispatch_key = parse_dispatch_key(dispatch_key) if dispatch_key else None
+        self.dispatch_key = _parse_key(dispatch_key) if dispatch_key else None
         self.location = SourceLocation.of_caller(2)
         self._dispatcher: Dispatcher = _DISPATCHER
         self._handles: list[RegistrationHandle] = []
+        self._destroyed = False
         if kind == "DEF":
             with self._dispatcher._lock:
                 previous = self._dispatcher._def_libraries.get(ns)
@@ -140,6 +158,9 @@ class Library:
             'scale'
             >>> lib._destroy()
         """
+        if alias_analysis not in _ALIAS_ANALYSIS:
+            raise RegistrationError(f"Invalid alias_analysis type {alias_analysis}")
+        self._check_alive()
         if self.kind == "IMPL":
             raise RegistrationError(
                 f'def("{schema.partition("(")[0]}"): Cannot define an operator inside of a '
@@ -147,8 +168,6 @@ class Library:
                 "TORCH_LIBRARY block for their namespace.  (Error occurred while processing "
                 f"TORCH_LIBRARY_IMPL block at {self.location})"
             )
-        if alias_analysis not in _ALIAS_ANALYSIS:
-            raise RegistrationError(f"Invalid alias_analysis type {alias_analysis}")
         parsed = parse_schema(schema, allow_typevars=False)
         name = parsed.name
         if name.namespace and name.namespace != self.ns:
@@ -162,19 +181,24 @@ class Library:
             )
         parsed = attrs.evolve(parsed, name=attrs.evolve(name, namespace=self.ns))
         where = SourceLocation.of_caller(2)
+        # kernels registered before this def are checked against the schema first; a kernel
+        # that does not fit raises the impl-time RegistrationError and nothing is defined
         op = self._dispatcher.register_schema(parsed, where, alias_analysis, tuple(tags or ()))
         self._handles.append(RegistrationHandle(
-            _call(self._dispatcher.deregister_schema, op), f"def {parsed.name}"))
+            _call(_undefine, self._dispatcher, op), f"def {parsed.name}"))
         return name.name
 
     # --- impl ---------------------------------------------------------------------------------
-    def impl(self, op_name: str, fn: Callable[..., Any] | str | None = None,
+    def impl(self, op_name: str | OperatorHandle, fn: Callable[..., Any] | str | None = None,
              dispatch_key: DispatchKey | str = "", *, with_keyset: bool = False,
              allow_override: bool = True, _raw_keyset: bool = False) -> Any:
         """Register ``fn`` as the kernel of ``op_name`` for ``dispatch_key``.
 
         Args:
-            op_name: ``"name"`` or ``"name.overload"`` in this namespace (``ns::`` optional).
+            op_name: ``"name"`` or ``"name.overload"`` in this namespace (``ns::`` optional), or
+                an operator object (``dc.ops.ns.name.overload``), as ``torch.library`` takes an
+                ``OpOverload``. The operator need not be defined yet: as in PyTorch, an impl
+                before its def makes a schema-less entry that holds the kernel.
             fn: the kernel; it is called with the operator's arguments (after the key set,
                 when ``with_keyset``). Omit it to use ``impl`` as a decorator.
             dispatch_key: a runtime key (``"CPU"``, ``"AutogradCPU"``) or an alias
@@ -188,8 +212,12 @@ class Library:
             A ``RegistrationHandle`` (or, as a decorator, the function unchanged).
 
         Raises:
-            RegistrationError: unknown operator or key, a kernel whose parameters do not fit the
-                schema, or a refused override. Nothing is registered then.
+            TypeError: ``fn`` is not callable (PyTorch's text).
+            RegistrationError: unknown key, a kernel whose parameters do not fit the schema
+                (checked now if the operator is defined, else when ``define`` brings the
+                schema), a refused override, or a Meta kernel for an operator with a
+                CompositeImplicitAutograd kernel. Nothing is registered then.
+            AssertionError: the Library was destroyed.
         """
         if isinstance(fn, (str, DispatchKey)) or fn is None:
             key = fn if fn is not None else dispatch_key
@@ -199,39 +227,56 @@ class Library:
                 return func
 
             return decorator
+        if not callable(fn):  # torch.library's first check, in its words
+            raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
         where = SourceLocation.of_caller(2)
-        op, key = self._resolve_impl(op_name, dispatch_key)
-        if fn is not fallthrough_kernel:
-            _check_kernel(op, fn, key, with_keyset)
-        kernel: Callable[..., Any] = fn
-        as_kernel = protocol_attr(fn, "__dispatchcore_as_kernel__")
-        if as_kernel is not None:  # an autograd.Function subclass: its apply is the kernel
-            kernel = as_kernel(op)
-        python_key = (op.qualname, key)
-        if not allow_override and python_key in self._dispatcher._python_impls:
-            raise RegistrationError(
-                "This is not allowed since there's already a kernel registered from python "
-                f"overriding {op.qualname.partition('::')[2]}'s behavior for {key.name} dispatch key and "
-                f"{self.ns} namespace."
-            )
-        # _raw_keyset (internal): the kernel takes the raw key-set int, skipping the wrapper object
-        reg = KernelRegistration(key=key, kernel=kernel, with_keyset=with_keyset, library=self.ns,
-                                 where=where, bind=(lambda op: kernel) if _raw_keyset else None)
-        self._dispatcher.register_kernel(op, reg)
-        self._dispatcher._python_impls.add(python_key)
-
+        name = _op_name(op_name, "impl")
+        qualname, key = self._resolve_impl(name, dispatch_key)
+        python_key = (qualname, key)
         dispatcher = self._dispatcher  # undo closures must not hold the Library (see _call)
+        with dispatcher._lock:  # check and register in one step: a concurrent define sees both or neither
+            if not allow_override and python_key in dispatcher._python_impls:
+                raise RegistrationError(
+                    "This is not allowed since there's already a kernel registered from python "
+                    f"overriding {qualname.partition('::')[2]}'s behavior for {key.name} dispatch key "
+                    f"and {self.ns} namespace."
+                )
+            if key == DispatchKey.Meta:
+                _check_meta_kernel(dispatcher, name, qualname)
+            self._check_alive()
+            existing = dispatcher._ops.get(qualname)
+            schema = existing.schema if existing is not None else None
+            op = existing if existing is not None else OperatorHandle(dispatcher, qualname)
+            check = None
+            if fn is not fallthrough_kernel:
+                check = _kernel_check(op, fn, key, with_keyset)
+                if schema is not None:
+                    check(schema)
+            kernel: Callable[..., Any] = fn
+            as_kernel = protocol_attr(fn, "__dispatchcore_as_kernel__")
+            if as_kernel is not None:  # an autograd.Function subclass: its apply is the kernel
+                kernel = as_kernel(op)
+            # _raw_keyset (internal): the kernel takes the raw key-set int, skipping the wrapper object
+            reg = KernelRegistration(key=key, kernel=kernel, with_keyset=with_keyset, library=self.ns,
+                                     where=where, bind=(lambda op: kernel) if _raw_keyset else None,
+                                     check=check)
+            if existing is None:  # validated: only now does the operator's entry appear
+                dispatcher._ops[qualname] = op
+            dispatcher.register_kernel(op, reg)
+            dispatcher._python_impls.add(python_key)
 
         def undo() -> None:
-            dispatcher.deregister_kernel(op, reg)
-            if not op._kernels.get(key):
-                dispatcher._python_impls.discard(python_key)
+            with dispatcher._lock:
+                dispatcher.deregister_kernel(op, reg)
+                if not op._kernels.get(key):
+                    dispatcher._python_impls.discard(python_key)
 
         handle = RegistrationHandle(undo, f"impl {op.qualname} at {key.name}")
         self._handles.append(handle)
         return handle
 
-    def _resolve_impl(self, op_name: str, dispatch_key: DispatchKey | str) -> tuple[OperatorHandle, DispatchKey]:
+    def _resolve_impl(self, op_name: str, dispatch_key: DispatchKey | str) -> tuple[str, DispatchKey]:
+        """The qualified name (``.default`` dropped) and the registrable key of an impl call."""
         ns, sep, rest = op_name.rpartition("::")
         if sep and ns != self.ns:
             block = _BLOCK_NAMES[self.kind]
@@ -256,15 +301,16 @@ class Library:
                 f"processing TORCH_LIBRARY_IMPL block at {self.location})"
             )
         qualname = f"{self.ns}::{rest}"
-        op = self._dispatcher._ops.get(qualname[:-8] if qualname.endswith(".default") else qualname)
-        if op is None or op.schema is None:
-            raise RegistrationError(
-                f"impl({rest!r}, ...): operator {qualname} has not been defined. Define it first "
-                f"with Library({self.ns!r}, 'DEF' or 'FRAGMENT').define('{rest}(...) -> ...'). "
-                "(PyTorch accepts an impl before its def; dispatchcore checks the name and the "
-                "kernel's parameters at registration time, which needs the schema.)"
+        return (qualname[:-8] if qualname.endswith(".default") else qualname), key
+
+    def _check_alive(self) -> None:
+        if self._destroyed:
+            raise AssertionError(
+                "Library object has been destroyed. "
+                f"(dispatchcore: {self!r}, created at {self.location}, was destroyed by _destroy() "
+                "or at the end of its with block, and registers nothing more. "
+                f"Create a new Library({self.ns!r}, ...) to register again.)"
             )
-        return op, key
 
     # --- fallback -----------------------------------------------------------------------------
     def fallback(self, fn: Callable[..., Any], dispatch_key: DispatchKey | str = "", *,
@@ -287,6 +333,7 @@ class Library:
                 "runtime key. Register one per runtime key (e.g. 'AutogradCPU') instead.")
         if not callable(fn):
             raise RegistrationError(f"fallback kernel must be callable, got {type(fn).__name__}")
+        self._check_alive()
         reg = KernelRegistration(key=key, kernel=fn, with_keyset=with_keyset, library="_",
                                  where=SourceLocation.of_caller(2), boxed_fallback=True)
         self._dispatcher.register_fallback(reg)
@@ -297,7 +344,11 @@ class Library:
 
     # --- lifetime -----------------------------------------------------------------------------
     def _destroy(self) -> None:
-        """Remove every registration of this library, newest first (``Library._destroy``)."""
+        """Remove every registration of this library, newest first (``Library._destroy``).
+
+        Idempotent. Afterwards ``define``, ``impl`` and ``fallback`` raise ``AssertionError``.
+        """
+        self._destroyed = True
         _destroy_all(self._handles)
 
     destroy = _destroy
@@ -313,14 +364,32 @@ class Library:
         return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={key})"
 
 
+def _parse_key(key: DispatchKey | str) -> DispatchKey:
+    """``parse_dispatch_key`` as the registration API sees it: PyTorch's names only.
+
+    ``CatchAll`` and ``DefaultBackend`` (enum aliases of Undefined and CompositeExplicitAutograd)
+    and the ``StartOf*``/``EndOf*`` range markers are not names ``c10::parseDispatchKey`` knows,
+    so ``Library.impl(..., "CatchAll")`` raises "could not parse dispatch key: CatchAll" there.
+    """
+    unknown = isinstance(key, str) and (
+        key not in DispatchKey.__members__ or DispatchKey[key].name != key
+        or key.startswith(("StartOf", "EndOf")))
+    if not unknown:
+        try:
+            return parse_dispatch_key(key)
+        except RuntimeError:
+            pass  # raised below, outside the handler, so the error carries no KeyError context
+    raise RegistrationError(f"could not parse dispatch key: {key}")
+
+
 def _registrable_key(key: DispatchKey | str, what: str) -> DispatchKey:
-    try:
-        key = parse_dispatch_key(key)
-    except RuntimeError as e:
-        raise RegistrationError(str(e)) from None
+    key = _parse_key(key)
     if key == DispatchKey.Undefined:
         return DispatchKey.CompositeImplicitAutograd  # a catch-all kernel, as in c10
-    if not (is_alias_key(key) or is_runtime_key(key)) or is_per_backend_functionality(key):
+    # PyTorch also takes the per-backend functionality keys (Dense, Sparse, ...): such a kernel
+    # shows in dump_state but serves no runtime key; it only counts as a "backend kernel" for
+    # the Autograd keys above those backends (resolution.backend_keys_for_autograd)
+    if not (is_alias_key(key) or is_runtime_key(key) or is_per_backend_functionality(key)):
         raise RegistrationError(
             f"{what}: cannot register to {key.name}: it is not a runtime or alias key. Register to "
             "a runtime key such as 'CPU' or 'AutogradCPU', or to an alias such as 'Autograd'."
@@ -328,9 +397,60 @@ def _registrable_key(key: DispatchKey | str, what: str) -> DispatchKey:
     return key
 
 
-def _check_kernel(op: OperatorHandle, fn: Callable[..., Any], key: DispatchKey,
+def _op_name(op_name: Any, api_name: str) -> str:
+    """``Library._resolve_op_name``: a name as given, or an operator object's qualified name."""
+    if isinstance(op_name, str):
+        return op_name
+    if isinstance(op_name, OperatorHandle):  # torch's OpOverload: "ns::name[.overload]"
+        return op_name.qualname
+    raise RegistrationError(
+        f"{api_name} should be passed either a name or an OpOverload object as the first "
+        f"argument, got {type(op_name)}"
+    )
+
+
+def _check_meta_kernel(dispatcher: Dispatcher, name: str, qualname: str) -> None:
+    """torch.library's refusal of a Meta kernel for an operator with a CompositeImplicitAutograd one.
+
+    Its check asks the dispatcher about the operator, which fails for one it has never seen.
+    """
+    op = dispatcher._ops.get(qualname)
+    if op is None or (op.schema is None and not op._kernels):
+        raise RegistrationError(f"operator {qualname} does not exist")
+    if op._kernels.get(DispatchKey.CompositeImplicitAutograd):
+        raise RegistrationError(
+            f"We should not register a meta kernel directly to the operator '{name}', because it "
+            "has a CompositeImplicitAutograd kernel in core. Instead we should let the operator "
+            "decompose, and ensure that we have meta kernels for the base ops that it decomposes "
+            "into."
+        )
+
+
+def _kernel_check(op: OperatorHandle, fn: Callable[..., Any], key: DispatchKey,
+                  with_keyset: bool) -> Callable[[FunctionSchema], None]:
+    """The check of ``fn``'s parameters against a schema, kept with the registration.
+
+    ``impl`` runs it when the operator is defined; ``Dispatcher.register_schema`` runs it for
+    every kernel registered before the ``define`` (See Note [Impl before def]).
+    """
+    return lambda schema: _check_kernel(op, schema, fn, key, with_keyset)
+
+
+def _undefine(dispatcher: Dispatcher, op: OperatorHandle) -> None:
+    """Undo a ``define``: drop the schema and the ``dispatchcore.ops`` attributes that named it."""
+    from . import ops
+
+    dispatcher.deregister_schema(op)
+    ops._forget(op)
+
+
+def _check_kernel(op: OperatorHandle, schema: FunctionSchema, fn: Callable[..., Any], key: DispatchKey,
                   with_keyset: bool) -> None:
-    """Check at registration that every call the schema allows binds to ``fn``'s parameters."""
+    """Check that every call ``schema`` allows binds to ``fn``'s parameters (RegistrationError if not).
+
+    The hook ``fn.__dispatchcore_kernel_check__(op, key, with_keyset)`` replaces the check; at
+    ``define`` time it runs before ``op`` has its schema.
+    """
     where = f"impl({op.qualname.partition('::')[2]!r}, ..., {key.name!r})"
     if not callable(fn):
         raise RegistrationError(f"{where}: kernel must be callable, got {type(fn).__name__}")
@@ -348,8 +468,6 @@ def _check_kernel(op: OperatorHandle, fn: Callable[..., Any], key: DispatchKey,
             raise RegistrationError(f"{where}: with_keyset=True kernels take the DispatchKeySet first.")
         if params[0].kind != P.VAR_POSITIONAL:
             params = params[1:]
-    schema = op.schema
-    assert schema is not None  # _resolve_impl only returns defined operators
     var_pos = any(p.kind == P.VAR_POSITIONAL for p in params)
     var_kw = any(p.kind == P.VAR_KEYWORD for p in params)
     positional = [p for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
@@ -409,3 +527,168 @@ def _check_default(where: str, name_of: str, param: inspect.Parameter, arg: Any)
             "the argument behave the same on every backend."
         )
 
+
+# --- torch.library's module-level functions ------------------------------------------------------
+# Libraries these functions create for themselves live as long as the process, as in torch
+# (``torch.library._keep_alive``); pass ``lib=`` to tie a registration to a Library of yours.
+_keep_alive: list[Library] = []
+_NAMELESS_SCHEMA = re.compile(r"\(.*\) -> .*")
+# c10's device types that have a dispatch key (``torch._C._dispatch_key_for_device``)
+_DEVICE_KEYS = {
+    "cpu": "CPU", "cuda": "CUDA", "ipu": "IPU", "xpu": "XPU", "hip": "HIP", "ve": "VE",
+    "fpga": "FPGA", "maia": "MAIA", "xla": "XLA", "lazy": "Lazy", "vulkan": "Vulkan", "mps": "MPS",
+    "meta": "Meta", "hpu": "HPU", "mtia": "MTIA", "privateuseone": "PrivateUse1",
+}
+_CAFFE2_DEVICES = ("mkldnn", "opengl", "opencl", "ideep")
+
+
+def _parse_namespace(qualname: str) -> tuple[str, str]:
+    """``torch._library.utils.parse_namespace``: ``"ns::name"`` -> ``("ns", "name")``."""
+    splits = qualname.split("::")
+    if len(splits) != 2:
+        raise ValueError(
+            'Expected `qualname` to be of the form "namespace::name", but got '
+            f"{qualname}. The qualname passed to the torch.library APIs must consist of a "
+            "namespace and a name, e.g. aten::sin"
+        )
+    return splits[0], splits[1]
+
+
+def _fragment(namespace: str) -> Library:
+    lib = Library(namespace, "FRAGMENT")
+    _keep_alive.append(lib)
+    return lib
+
+
+def define(qualname: Any, schema: str, *legacy: Any, lib: Library | None = None,
+           tags: Any = ()) -> Any:
+    """Define an operator ``qualname`` with ``schema`` (``torch.library.define``).
+
+    Args:
+        qualname: ``"namespace::name"`` (``"name.overload"`` for an overload).
+        schema: the schema without the name: ``"(Tensor x) -> Tensor"``.
+        lib: the Library that owns the definition; by default a FRAGMENT library kept alive for
+            the rest of the process, as torch does.
+        tags: operator tags, as for ``Library.define``.
+        *legacy: ``alias_analysis`` of the old form below; nothing in the new one.
+
+    The old form ``define(lib, schema, alias_analysis="")`` returns a decorator that defines the
+    operator and registers the function as its CompositeImplicitAutograd kernel.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> lib = dc.Library("doc_mdef", "FRAGMENT")
+        >>> dc.library.define("doc_mdef::twice", "(Tensor x) -> Tensor", lib=lib)
+        >>> print(dc.find_op("doc_mdef::twice").schema)
+        doc_mdef::twice(Tensor x) -> Tensor
+        >>> lib._destroy()
+    """
+    if isinstance(qualname, Library):  # the old API, kept by torch for BC
+        return _legacy_define(qualname, schema, *legacy)
+    if legacy:
+        raise TypeError(f"define() takes 2 positional arguments but {2 + len(legacy)} were given")
+    if not isinstance(qualname, str):
+        raise ValueError(
+            f"define(qualname, schema): expected qualname to be instance of str, got {type(qualname)}")
+    namespace, name = _parse_namespace(qualname)
+    if lib is None:
+        lib = _fragment(namespace)
+    if not _NAMELESS_SCHEMA.fullmatch(schema):
+        raise ValueError(
+            'define(qualname, schema, ...): expected schema to look like e.g. "(Tensor x) -> Tensor" '
+            f'but got "{schema}"'
+        )
+    lib.define(name + schema, alias_analysis="", tags=tags)
+    return None
+
+
+def _legacy_define(lib: Library, schema: str, alias_analysis: str = "") -> Callable[..., Any]:
+    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        name = lib.define(schema, alias_analysis)
+        lib.impl(name, f)
+        return f
+
+    return wrap
+
+
+def impl(qualname: Any, types: str | Sequence[str], func: Callable[..., Any] | None = None,
+         *, lib: Library | None = None) -> Any:
+    """Register ``func`` for device types or dispatch keys of ``qualname`` (``torch.library.impl``).
+
+    Args:
+        qualname: ``"namespace::name[.overload]"``.
+        types: one or more device types (``"cpu"``, ``"meta"``, ``"cuda"``, ...; ``"default"``
+            means CompositeExplicitAutograd) or dispatch key names (``"AutogradCPU"``).
+        func: the kernel; omit it to use ``impl`` as a decorator.
+        lib: the Library that owns the registration; by default a FRAGMENT library kept alive for
+            the rest of the process, as torch does.
+
+    The old form ``impl(lib, name, dispatch_key="")`` returns a decorator that registers the
+    function with ``lib.impl(name, f, dispatch_key)`` and returns it.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> lib = dc.Library("doc_mimpl", "DEF")
+        >>> lib.define("twice(Tensor x) -> Tensor")
+        'twice'
+        >>> dc.library.impl("doc_mimpl::twice", "cpu", lambda x: "cpu kernel", lib=lib)
+        >>> dc.dump_table("doc_mimpl::twice").splitlines()[0].split(":")[0]
+        'CPU'
+        >>> lib._destroy()
+    """
+    if isinstance(qualname, Library):  # the old API, kept by torch for BC: impl(lib, name, key="")
+        legacy_lib, name, key = qualname, str(types), str(func) if func is not None else ""
+
+        def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+            legacy_lib.impl(name, f, key)
+            return f
+
+        return wrap
+    keys = list(dict.fromkeys(
+        typ if _is_key_name(typ) else _device_type_to_key(typ)
+        for typ in ((types,) if isinstance(types, str) else types)))
+
+    def register(func: Callable[..., Any]) -> None:
+        namespace, _ = _parse_namespace(qualname)
+        use_lib = lib if lib is not None else _fragment(namespace)
+        for key in keys:
+            use_lib.impl(qualname, func, key)
+
+    if func is None:
+        return register
+    register(func)
+    return None
+
+
+def _is_key_name(name: str) -> bool:
+    """What ``torch._C._parse_dispatch_key`` parses: a key's own name."""
+    return name in DispatchKey.__members__ and DispatchKey[name].name == name \
+        and not name.startswith(("StartOf", "EndOf"))
+
+
+def _device_type_to_key(device_type: str) -> str:
+    """``torch.library._device_type_to_key``: ``"default"`` or a device type, to a key name."""
+    if device_type == "default":
+        return "CompositeExplicitAutograd"
+    from .tensor import _privateuse1_name  # read per call: rename_privateuse1_backend sets it
+
+    if not device_type:
+        raise RegistrationError("Device string must not be empty")
+    if ":" in device_type:
+        raise RegistrationError(
+            f"Expected device_type string to not have a device index; got {device_type}")
+    if device_type == _privateuse1_name:
+        return "PrivateUse1"
+    if device_type in _CAFFE2_DEVICES:
+        raise RegistrationError(
+            '0 INTERNAL ASSERT FAILED at "c10/core/TensorOptions.h":663, please report a bug to '
+            f"PyTorch. This is a grandfathered Caffe2 device type {device_type}, it shouldn't ever "
+            "convert to a DispatchKey.  File a bug describing what you were doing if you think this "
+            "is in error.")
+    key = _DEVICE_KEYS.get(device_type)
+    if key is None:
+        raise RegistrationError(
+            "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
+            "maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of "
+            f"device string: {device_type}")
+    return key

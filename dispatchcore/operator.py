@@ -59,7 +59,16 @@ _FIRST, _FIRST_TWO = (0,), (0, 1)  # the usual dispatch-argument positions, shar
 
 @attrs.frozen
 class SourceLocation:
-    """Where a registration was made: the caller of ``define``/``impl``/``fallback``."""
+    """Where a registration was made: the caller of ``define``/``impl``/``fallback``.
+
+    One rule for the file, as torch prints its own registrations relative to its source tree
+    (``aten/src/ATen/core/VariableFallbackKernel.cpp:62``): a file of the installed packages
+    ``dispatchcore`` and ``dispatchcore_backends`` is printed relative to the directory that
+    holds the package, i.e. as its module path (``dispatchcore/dispatcher.py:491``,
+    ``dispatchcore_backends/cpu/__init__.py:139``, whatever directory the package is installed
+    or checked out in); any other file keeps the path Python gives (``co_filename``: absolute
+    for an imported module, as typed for a script), as torch prints a user's Python file.
+    """
 
     file: str
     line: int
@@ -76,7 +85,22 @@ class SourceLocation:
              "dispatchcore.autograd.kernels")
         ):
             frame = frame.f_back
-        return cls(frame.f_code.co_filename, frame.f_lineno)
+        return cls(_display_path(frame.f_globals, frame.f_code.co_filename), frame.f_lineno)
+
+
+_OWN_PACKAGES = ("dispatchcore", "dispatchcore_backends")
+
+
+def _display_path(module_globals: dict[str, Any], filename: str) -> str:
+    """``filename`` as SourceLocation prints it: package-relative inside dispatchcore's packages."""
+    spec = module_globals.get("__spec__")  # names ``python -m`` modules too (``__name__`` is "__main__")
+    module = getattr(spec, "name", None) or module_globals.get("__name__", "")
+    if module.partition(".")[0] not in _OWN_PACKAGES or not filename.endswith(".py"):
+        return filename
+    # the module's own file: its dotted name is its path below the package's parent directory
+    if filename.replace("\\", "/").endswith("/__init__.py"):
+        return module.replace(".", "/") + "/__init__.py"
+    return module.replace(".", "/") + ".py"
 
 
 @attrs.frozen(kw_only=True)
@@ -96,6 +120,9 @@ class KernelRegistration:
     debug_override: str | None = attrs.field(default=None, eq=False)
     # Internal fast form: bind(op) returns a kernel taking the raw key-set int first (kind 2).
     bind: Callable[[Any], Callable[..., Any]] | None = attrs.field(default=None, eq=False)
+    # check(schema) raises RegistrationError if the kernel's parameters do not fit ``schema``;
+    # run again when a def arrives after the impl (See Note [Impl before def] in dispatcher.py).
+    check: Callable[[Any], None] | None = attrs.field(default=None, eq=False)
 
     @property
     def fallthrough(self) -> bool:
@@ -206,9 +233,11 @@ def leaf_kernel(fn: Callable[..., Any]) -> Callable[..., Any]:
     try:  # a weak reference to itself: see is_leaf_kernel (a strong one would be a cycle)
         fn.__dispatchcore_leaf__ = weakref.ref(fn)  # type: ignore[attr-defined]
     except (AttributeError, TypeError):
-        raise TypeError(f"leaf_kernel: {fn!r} does not take attributes; mark a Python function "
-                        f"that calls it instead") from None
-    return fn
+        pass  # raised below, outside the handler (See Note [No chained errors])
+    else:
+        return fn
+    raise TypeError(f"leaf_kernel: {fn!r} does not take attributes; mark a Python function "
+                    f"that calls it instead")
 
 
 def is_leaf_kernel(fn: Any) -> bool:
@@ -254,6 +283,21 @@ def _bound_kernel(op: OperatorHandle, reg: Any) -> _Slot:
     return (lambda *args, **kwargs: fn(op, *args, **kwargs), PLAIN)
 
 
+def _shallow_classes(t: Any) -> frozenset[type] | None:
+    """Classes of values that fit ``t`` at first sight (lists: the container only); None: any value."""
+    from .schema import ListType, OptionalType, fitting_classes
+
+    if isinstance(t, OptionalType):
+        inner = _shallow_classes(t.elem)
+        return None if inner is None else inner | {type(None)}
+    if isinstance(t, ListType):
+        classes = {list, tuple}
+        if t.size is not None:  # ``int[2] stride=1``: one value broadcasts
+            classes |= fitting_classes(t.elem) or set()
+        return frozenset(classes)
+    return fitting_classes(t)
+
+
 class OperatorHandle:
     """A registered operator: call it like a function; it dispatches on its arguments' keys.
 
@@ -277,7 +321,7 @@ class OperatorHandle:
     __slots__ = (
         "name", "overload_name", "qualname", "schema", "def_location", "alias_analysis", "tags",
         "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_lo", "_hi",
-        "_kw_names", "_bounds", "_on_rebuild", "__weakref__",
+        "_kw_names", "_bounds", "_value_pos", "_on_rebuild", "__weakref__",
     )
     # Derived from the schema by _set_schema_info (see there).
     _tensor_pos: tuple[int, ...]
@@ -285,6 +329,8 @@ class OperatorHandle:
     _kw_names: frozenset[str]
     _lo: int
     _hi: int
+    # (index, classes that fit at once) per non-Tensor positional argument: Note [Bind on failure]
+    _value_pos: tuple[tuple[int, frozenset[type]], ...]
     # (fallthrough masks per highest-backend index, table indexed by runtime-key value, call memo
     # of bound kernels, redispatch memo, call memo for the default TLS state by raw bits); see
     # _rebuild and Note [Dispatch memo].
@@ -293,8 +339,9 @@ class OperatorHandle:
 
     def __init__(self, dispatcher: Any, qualname: str) -> None:
         self.qualname = qualname
-        name, _, overload = qualname.partition(".")
-        self.name = name
+        ns, sep, rest = qualname.rpartition("::")  # a namespace may hold dots (torch's "a.b")
+        base, _, overload = rest.partition(".")
+        self.name = ns + sep + base
         self.overload_name = overload
         self.schema: FunctionSchema | None = None
         self.def_location: SourceLocation | None = None
@@ -317,6 +364,27 @@ class OperatorHandle:
     # looks up ``_dispatch[4]`` by the arguments' raw bits, skipping the TLS arithmetic (~60 ns of
     # big-int operations). ``redispatch`` keeps ``_dispatch[3]`` of (kernel, first argument): ``first`` is
     # the key set the kernel takes (raw int or DispatchKeySet, per its convention) or None.
+    #
+    # Note [No chained errors]: a memo miss is a caught KeyError (free when the lookup hits,
+    # unlike ``dict.get``). Anything raised while an ``except`` block runs, in any function it
+    # calls, gets that KeyError as ``__context__`` ("During handling of the above exception,
+    # another exception occurred"): a dispatch error, a binding error, a kernel's own error.
+    # So the handlers only note the miss (``pass``; the hit returns from ``else``) and the slow
+    # path runs after the ``try`` statement, where no exception is being handled.
+    #
+    # Note [Bind on failure]: torch.ops checks every argument against the schema before it
+    # dispatches (``aten::view() Expected a value of type 'List[int]' for argument 'size'``).
+    # The general path does (``_bound``: ``FunctionSchema.values_fit``, else ``bind``'s error).
+    # The positional fast path reads only the tensors, so it checks the rest in two cheap steps:
+    # (1) before the kernel, the class of each non-tensor positional value (``_value_pos``,
+    # empty for all-Tensor operators, so those pay one attribute test): ``int`` for ``int``, a
+    # ``dtype`` for ``ScalarType``, ``list``/``tuple`` for ``int[]``; any other class gets the
+    # full check (``np.int64`` fits ``int``, ``'a'`` does not); (2) the items of lists are looked
+    # at only when the kernel raises: if the call's values do not fit the schema, the error torch
+    # would have raised is raised instead, outside the ``except`` block (Note [No chained
+    # errors]); if they fit, the kernel's own error propagates unchanged. The ``try`` costs
+    # nothing until something raises (Python 3.11's zero-cost exceptions). The fixed-arity
+    # entries (Tensor methods, whose arguments the method has parsed) do step (2) only.
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Dispatch on the highest key of ``((arg keys | included) - excluded) & non_fallthrough``."""
         keys = _pt.state.keys
@@ -336,12 +404,33 @@ class OperatorHandle:
                 kernel = self._dispatch[4][bits]
             else:
                 kernel = self._dispatch[2][(bits | keys[0]) & keys[2]]
-        except KeyError:  # first call with these keys: resolve and memoise
+        except KeyError:  # first call with these keys: resolved below (See Note [No chained errors])
+            pass
+        except _EXTRACTION_ERRORS:
+            bits = None
+        else:
+            if self._value_pos:  # See Note [Bind on failure]: classes first, items on failure
+                for i, classes in self._value_pos:
+                    if i < len(args) and args[i].__class__ not in classes and not self._values_fit(args):
+                        return self._bind_failed(args)
+            try:
+                return kernel(*args)
+            except Exception:
+                if self._values_fit(args):
+                    raise
+            return self._bind_failed(args)
+        if bits is None:
+            return self._call_general(args, kwargs)
+        for i, classes in self._value_pos:  # as on a hit, so that a miss raises the same
+            if i < len(args) and args[i].__class__ not in classes and not self._values_fit(args):
+                return self._bind_failed(args)
+        try:
             return self._dispatch_bits((bits | keys[0]) & keys[2], args, kwargs,
                                        bits if keys is _DEFAULT_KEYS else None)
-        except _EXTRACTION_ERRORS:
-            return self._call_general(args, kwargs)
-        return kernel(*args)
+        except Exception:
+            if self._values_fit(args):
+                raise
+        return self._bind_failed(args)
 
     # Fixed-arity entries for Tensor methods (``_tensor_methods.fast`` checks the schema fits):
     # ``__call__`` without the instance-call slot, the argument tuple, the keyword dict, the
@@ -380,8 +469,10 @@ class OperatorHandle:
                     else:
                         kernel = op._dispatch[2][(a._key_bits | b._key_bits | keys[0]) & keys[2]]
                 except (KeyError, AttributeError, TypeError):
-                    return op(a, b)
-                return kernel(a, b)
+                    pass  # See Note [No chained errors]
+                else:
+                    return kernel(a, b)
+                return op(a, b)
             return self._named_entry(call2, nargs, tensors)
         if tensors != 1 or otherwise is not None:
             raise ValueError(f"no fixed-arity entry dispatching on {tensors} of {nargs} arguments"
@@ -395,8 +486,10 @@ class OperatorHandle:
                     else:
                         kernel = op._dispatch[2][(a._key_bits | keys[0]) & keys[2]]
                 except (KeyError, AttributeError, TypeError):
-                    return op(a)
-                return kernel(a)
+                    pass  # See Note [No chained errors]
+                else:
+                    return kernel(a)
+                return op(a)
             return self._named_entry(call1, nargs, tensors)
         if nargs == 2:
             def call_first2(a: Any, x: Any) -> Any:
@@ -407,8 +500,15 @@ class OperatorHandle:
                     else:
                         kernel = op._dispatch[2][(a._key_bits | keys[0]) & keys[2]]
                 except (KeyError, AttributeError, TypeError):
-                    return op(a, x)
-                return kernel(a, x)
+                    pass  # See Note [No chained errors]
+                else:
+                    try:  # See Note [Bind on failure]
+                        return kernel(a, x)
+                    except Exception:
+                        if op._values_fit((a, x)):
+                            raise
+                    return op._bind_failed((a, x))
+                return op(a, x)
             return self._named_entry(call_first2, nargs, tensors)
         if nargs == 3:
             def call_first3(a: Any, x: Any, y: Any) -> Any:
@@ -419,8 +519,15 @@ class OperatorHandle:
                     else:
                         kernel = op._dispatch[2][(a._key_bits | keys[0]) & keys[2]]
                 except (KeyError, AttributeError, TypeError):
-                    return op(a, x, y)
-                return kernel(a, x, y)
+                    pass  # See Note [No chained errors]
+                else:
+                    try:  # See Note [Bind on failure]
+                        return kernel(a, x, y)
+                    except Exception:
+                        if op._values_fit((a, x, y)):
+                            raise
+                    return op._bind_failed((a, x, y))
+                return op(a, x, y)
             return self._named_entry(call_first3, nargs, tensors)
         raise ValueError(f"no fixed-arity entry for {nargs} arguments")
 
@@ -442,10 +549,12 @@ class OperatorHandle:
         try:
             fn, first = self._dispatch[3][bits]  # See Note [Dispatch memo]; no fallthrough mask here
         except KeyError:
-            return self._redispatch_bits(bits, args, kwargs)
-        if kwargs:  # forwarding an empty **kwargs costs more than the test
-            return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
-        return fn(*args) if first is None else fn(first, *args)
+            pass  # See Note [No chained errors]
+        else:
+            if kwargs:  # forwarding an empty **kwargs costs more than the test
+                return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
+            return fn(*args) if first is None else fn(first, *args)
+        return self._redispatch_bits(bits, args, kwargs)
 
     # --- the general and slow paths ---------------------------------------------------------
     def _call_general(self, args: tuple, kwargs: dict) -> Any:
@@ -468,9 +577,21 @@ class OperatorHandle:
                 f"{self.qualname} has no schema: it was never defined, or its Library was "
                 "destroyed. Define it with Library(ns, 'DEF' or 'FRAGMENT').define(schema)."
             )
-        if not self._simple_ok(args, kwargs):
-            return self.schema.bind(args, kwargs, is_tensor=is_dispatch_arg)
-        return args, kwargs
+        schema = self.schema
+        if self._simple_ok(args, kwargs) and schema.values_fit(args, kwargs, is_tensor=is_dispatch_arg):
+            return args, kwargs
+        return schema.bind(args, kwargs, is_tensor=is_dispatch_arg)
+
+    def _values_fit(self, args: tuple) -> bool:
+        """Whether a fast-path call's values pass ``bind``'s checks (Note [Bind on failure])."""
+        schema = self.schema
+        return schema is None or schema.values_fit(args, {}, is_tensor=is_dispatch_arg)
+
+    def _bind_failed(self, args: tuple) -> Any:
+        """Raise ``bind``'s error for a positional call whose values do not fit the schema."""
+        assert self.schema is not None  # _values_fit said False
+        self.schema.bind(args, {}, is_tensor=is_dispatch_arg)
+        raise AssertionError(f"{self.qualname}: values_fit refused {args!r} but bind took them")
 
     def _arg_bits(self, args: tuple, kwargs: dict) -> int:
         """OR of the key sets of the dispatch arguments of bound ``args`` and ``kwargs``."""
@@ -614,7 +735,8 @@ class OperatorHandle:
     @property
     def registrations(self) -> dict[DispatchKey, tuple[KernelRegistration, ...]]:
         """Registered kernels per key (runtime or alias), newest first; a read-only snapshot."""
-        return {k: tuple(v) for k, v in self._kernels.items()}
+        with self._dispatcher._lock:  # a registration on another thread may add a key meanwhile
+            return {k: tuple(v) for k, v in self._kernels.items()}
 
     def has_kernel_for_dispatch_key(self, key: DispatchKey | str) -> bool:
         """True when a kernel is registered directly at ``key`` (``_dispatch_has_kernel_for_dispatch_key``)."""
@@ -651,14 +773,23 @@ class OperatorHandle:
         self.alias_analysis = alias_analysis
         self.tags = tags
         self._set_schema_info()
+        # the entries (Tensor methods) read the memos without looking at the schema: without
+        # one, every call must miss and reach __call__'s error (See Note [Impl before def])
+        masks, table = self._dispatch[0], self._dispatch[1]
+        self._dispatch = (masks, table, {}, {}, {})
 
     def _set_schema_info(self) -> None:
         """Precompute what the call path needs from the schema (c10's makeBitsetForDispatchArgs)."""
         schema = self.schema
         if schema is None:  # an impossible arity sends every call to the general path's error
             self._tensor_pos, self._bounds, self._kw_names = (), (1, 0), frozenset()
-            self._lo, self._hi = 1, 0
+            self._lo, self._hi, self._value_pos = 1, 0, ()
             return
+        self._value_pos = tuple(
+            (i, classes) for i, arg in enumerate(schema.arguments)
+            if not arg.kwarg_only and arg.dispatch_kind is None
+            and (classes := _shallow_classes(arg.type)) is not None
+        )
         positional = [a for a in schema.arguments if not a.kwarg_only]
         lo = sum(1 for a in positional if not a.has_default)
         hi = len(positional) if not schema.is_vararg else sys.maxsize

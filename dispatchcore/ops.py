@@ -3,8 +3,11 @@
 ``ops.<ns>.<name>`` is an ``OpOverloadPacket``; ``ops.<ns>.<name>.<overload>`` (``.default``
 for the unnamed overload) is the ``OperatorHandle`` itself, so calling it is one dispatch with no
 wrapper in between. Mirrors ``torch/_ops.py`` (``_OpNamespace``, ``OpOverloadPacket``).
-Attributes are cached on first access; handles live for the process, so the cache never goes
-stale (an undefined operator's handle raises when called).
+Attributes are cached on first access, as in torch: ``ops.<ns>`` in this module's globals (so
+``del dispatchcore.ops.<ns>`` drops it, and the next access makes a new one), packets on their
+namespace. Destroying a ``define`` drops its packet (torch's ``_clear_torch_ops_cache``), so the
+next access looks the operator up again; a handle kept elsewhere raises when called after its def
+is gone.
 """
 
 from __future__ import annotations
@@ -84,8 +87,6 @@ class OpOverloadPacket:
         return f"{self._namespace}.{self._name}"
 
 
-_namespaces: dict[str, OpNamespace] = {}
-
 if TYPE_CHECKING:
     # For type checkers only; at runtime ``aten`` comes from __getattr__ like any namespace.
     # dispatchcore's own modules import it inside an import cycle, where mypy would take
@@ -94,10 +95,22 @@ if TYPE_CHECKING:
 
 
 def __getattr__(ns: str) -> OpNamespace:
+    """``ops.<ns>`` (``torch._ops._Ops.__getattr__``): a new namespace, cached as a module attribute.
+
+    Called only when ``ns`` is not an attribute yet: on first use, or after ``del ops.<ns>``.
+    """
     if ns.startswith("__"):
         raise AttributeError(ns)
-    namespace = _namespaces.get(ns)
-    if namespace is None:
-        namespace = _namespaces[ns] = OpNamespace(ns)
-        globals()[ns] = namespace  # later lookups are plain module attribute reads
-    return namespace
+    # setdefault: two threads asking at once get the same namespace object
+    return globals().setdefault(ns, OpNamespace(ns))  # type: ignore[no-any-return]
+
+
+def _forget(op: OperatorHandle) -> None:
+    """Drop the cached packet of ``op``'s name, after its def is removed (``_clear_torch_ops_cache``).
+
+    The next ``ops.<ns>.<name>`` looks the operator up again: gone if no overload is defined.
+    """
+    ns, _, rest = op.qualname.partition("::")
+    namespace = globals().get(ns)
+    if isinstance(namespace, OpNamespace):
+        vars(namespace).pop(rest.partition(".")[0], None)

@@ -17,6 +17,7 @@ from .keys import (
     DispatchKey,
     alias_expansion,
     is_alias_key,
+    is_per_backend_functionality,
     runtime_key,
     to_backend_component,
     to_functionality_key,
@@ -148,6 +149,11 @@ def affected_keys(registered_key: DispatchKey) -> frozenset[DispatchKey]:
     """
     if registered_key == _D.CompositeExplicitAutograd:
         return ALL_RUNTIME_KEYS
+    if is_per_backend_functionality(registered_key):
+        # Dense, Sparse, ... themselves (PyTorch accepts kernels there): no table slot of their
+        # own, but their bits lie inside backend key sets, so they feed has_backend_kernel
+        kb = key_bits(registered_key)
+        return frozenset(k for k in RUNTIME_KEYS if kb & backend_keys_for_autograd(k) == kb)
     keys = set(alias_expansion(registered_key))
     if registered_key in (_D.CompositeImplicitAutograd, _D.CompositeExplicitAutogradNonFunctional):
         keys.add(_D.Undefined)

@@ -294,8 +294,10 @@ _ORIGINAL_CALL = OperatorHandle.__call__
 
 
 def _rebuild_all() -> None:
-    for op in list(get_dispatcher()._ops.values()):
-        op._rebuild()
+    dispatcher = get_dispatcher()
+    with dispatcher._lock:  # a registration in another thread must not swap in a table built before
+        for op in list(dispatcher._ops.values()):
+            op._rebuild()
 
 
 def enable() -> None:

@@ -127,7 +127,7 @@ def test_concurrent_registrations_on_one_operator(lib):
     lib.define("f(Tensor x) -> Tensor")
     op = dc.find_op(f"{lib.ns}::f")
     baseline = {k: op.table_entry(k) for k in RUNTIME_KEYS}
-    keys = ["CPU", "Meta", "SparseCPU", "AutogradCPU", "Autograd", "CompositeImplicitAutograd",
+    keys = ["CPU", "XLA", "SparseCPU", "AutogradCPU", "Autograd", "CompositeImplicitAutograd",
             "CompositeExplicitAutograd", "NestedTensorCPU", "CPU", "CompositeImplicitAutograd"]
     barrier = threading.Barrier(len(keys))
 

@@ -212,3 +212,91 @@ def test_schema_less_operator_errors(ns, carrier):
         with pytest.raises(dc.DispatchError, match=rf"^Could not run '{ns}::foo'") as info:
             op.redispatch(KS("CPU"), carrier("CPU"))
         assert f"  kernels registered for {ns}::foo: Meta" in parts(info.value)[2]
+
+
+# --- no internal exception chained (Note [No chained errors] in operator.py) -------------------
+def _raise(exc):
+    raise exc
+
+
+def _under_guard(fn):
+    with dc.AutoDispatchBelowAutograd():
+        return fn()
+
+
+CALL_PATH_ERRORS = {
+    # name: (provoke(ops), expected exception type); ops = (meta_only, binary, raising, ambiguous)
+    "first call, missing kernel": (lambda o, c: o.f(c()), dc.DispatchError),
+    "call under a guard, missing kernel": (lambda o, c: _under_guard(lambda: o.f(c())), dc.DispatchError),
+    "keyword call, missing kernel": (lambda o, c: o.f(x=c()), dc.DispatchError),
+    "entry of one argument": (lambda o, c: o.f.entry(1)(c()), dc.DispatchError),
+    "entry of two tensors": (lambda o, c: o.g.entry(2, tensors=2)(c(), c()), dc.DispatchError),
+    "entry of two arguments": (lambda o, c: o.g.entry(2)(c(), c()), dc.DispatchError),
+    "redispatch": (lambda o, c: o.f.redispatch(KS("CPU"), c()), dc.DispatchError),
+    "redispatch onto a fallthrough": (lambda o, c: o.t.redispatch(KS("CPU"), c()), RuntimeError),
+    "no tensor arguments": (lambda o, c: o.f.redispatch(KS(), c()), dc.DispatchError),
+    "Meta fallback": (lambda o, c: o.g(c("Meta"), c("Meta")), dc.DispatchError),
+    "ambiguous AutogradOther": (lambda o, c: o.a(c("MkldnnCPU")), RuntimeError),
+    "a kernel's own error, first call": (lambda o, c: o.h(c()), ValueError),
+    "a kernel's own error, under a guard": (lambda o, c: _under_guard(lambda: o.h(c())), ValueError),
+    "a kernel's own error, redispatched": (lambda o, c: o.h.redispatch(KS("CPU"), c()), ValueError),
+    "binding: missing argument": (lambda o, c: o.f(), RuntimeError),
+    "binding: not a tensor": (lambda o, c: o.f(3), RuntimeError),
+    "packet: not a tensor": (lambda o, c: o.packet(3), RuntimeError),
+    "schema-less operator": (lambda o, c: o.schemaless(c()), RuntimeError),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CALL_PATH_ERRORS))
+def test_call_path_errors_chain_no_internal_exception(ns, carrier, case):
+    """No memo KeyError or extraction AttributeError as __context__/__cause__, on any try."""
+    lib = dc.Library(ns, "DEF")
+    for schema in ("f(Tensor x) -> Tensor", "g(Tensor x, Tensor y) -> Tensor", "h(Tensor x) -> Tensor",
+                   "a(Tensor x) -> Tensor", "t(Tensor x) -> Tensor"):
+        lib.define(schema)
+    lib.impl("f", lambda x: x, "Meta")
+    lib.impl("h", lambda x: _raise(ValueError("kernel says no")), "CPU")
+    lib.impl("a", lambda x: x, "CompositeImplicitAutograd")
+    lib.impl("a", lambda x: x, "MkldnnCPU")
+    lib.impl("t", dc.fallthrough_kernel, "CPU")
+    impl = dc.Library(ns + "sl", "IMPL")
+    impl.impl("s", lambda x: x, "CPU")
+
+    class Ops:
+        f, g, h, a, t = (dc.find_op(f"{ns}::{n}") for n in "fghat")
+        packet = getattr(dc.ops, ns).f
+        schemaless = dc.get_dispatcher()._ops[f"{ns}sl::s"]
+
+    provoke, expected = CALL_PATH_ERRORS[case]
+    try:
+        for _ in range(3):  # the first call misses every memo; later ones may hit
+            with pytest.raises(expected) as info:
+                provoke(Ops, carrier)
+            assert info.value.__context__ is None and info.value.__cause__ is None, info.value.__context__
+    finally:
+        impl._destroy()
+        lib._destroy()
+
+
+REGISTRATION_ERRORS = {
+    "unknown key": lambda lib: lib.impl("f", lambda x: x, "NotAKey"),
+    "CatchAll": lambda lib: lib.impl("f", lambda x: x, "CatchAll"),
+    "Library with an unknown key": lambda lib: dc.Library(lib.ns, "IMPL", "NotAKey"),
+    "not callable": lambda lib: lib.impl("f", [], "CPU"),
+    "kernel does not fit": lambda lib: lib.impl("f", lambda: 0, "CPU"),
+    "packet": lambda lib: lib.impl(getattr(dc.ops, lib.ns).f, lambda x: x, "CPU"),
+    "duplicate define": lambda lib: lib.define("f(Tensor x) -> Tensor"),
+    "schema syntax": lambda lib: lib.define("f(Tensor x -> Tensor"),
+    "find_op": lambda lib: dc.find_op(f"{lib.ns}::nope"),
+    "module define without namespace": lambda lib: dc.library.define("nope", "(Tensor x) -> Tensor"),
+    "module impl on an unknown device": lambda lib: dc.library.impl(f"{lib.ns}::f", "blah", lambda x: x),
+    "leaf_kernel of a builtin": lambda lib: dc.leaf_kernel(len),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REGISTRATION_ERRORS))
+def test_registration_errors_chain_no_internal_exception(lib, case):
+    lib.define("f(Tensor x) -> Tensor")
+    with pytest.raises((RuntimeError, TypeError, ValueError, LookupError)) as info:
+        REGISTRATION_ERRORS[case](lib)
+    assert info.value.__context__ is None and info.value.__cause__ is None, info.value.__context__

@@ -3,7 +3,8 @@
 For a set of registrations, every order of registering yields the same table, and removing them
 one by one, in any order, passes through exactly the tables a fresh operator with the remaining
 registrations has. Tables are compared by kernel identity and label, with the fallthrough masks,
-``dump_table`` and ``dump_state`` (registration locations normalized).
+``dump_table`` and ``dump_state`` (registration locations normalized). The ``define`` is one of
+the registrations too: impls may come before it and outlive it (Note [Impl before def]).
 """
 
 from __future__ import annotations
@@ -101,8 +102,10 @@ SETS = {
     "autogradother-ambiguity": [("impl", "MkldnnCPU", k_mkldnn), ("impl", "CompositeImplicitAutograd", k_cia),
                                 ("impl", "QuantizedCPU", k_quantized),
                                 ("impl", "AutogradOther", k_autograd_other)],
+    # no CompositeImplicitAutograd with Meta: torch.library refuses Meta after it (one order only;
+    # see test_meta_after_composite_implicit_is_refused_but_not_before)
     "batched-cea-meta": [("impl", "FuncTorchBatchedDecomposition", k_batched),
-                         ("impl", "CompositeImplicitAutograd", k_cia),
+                         ("impl", "Autograd", k_autograd),
                          ("impl", "CompositeExplicitAutograd", k_cea), ("impl", "Meta", k_meta)],
     "nested-autograd": [("impl", "AutogradNestedTensor", k_autograd_nested),
                         ("impl", "NestedTensorCPU", k_nested), ("impl", "CompositeImplicitAutograd", k_cia)],
@@ -263,3 +266,72 @@ def test_override_three_times_then_destroy_newest(ns, carrier):
             assert op.table_entry("CPU") == (None, "missing")
     finally:
         dispatcher._warned_override = warned
+
+
+def test_meta_after_composite_implicit_is_refused_but_not_before(ns):
+    """torch.library checks at the Meta impl only, so this pair does not commute."""
+    with dc.Library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.define("g(Tensor x) -> Tensor")
+        lib.impl("f", k_meta, "Meta")
+        lib.impl("f", k_cia, "CompositeImplicitAutograd")
+        lib.impl("g", k_cia, "CompositeImplicitAutograd")
+        with pytest.raises(dc.RegistrationError, match=r"^We should not register a meta kernel directly to "
+                                                       r"the operator 'g', because it has a "
+                                                       r"CompositeImplicitAutograd kernel in core\."):
+            lib.impl("g", k_meta, "Meta")
+        assert list(dc.find_op(f"{ns}::f").registrations) == [dc.DispatchKey.Meta,
+                                                               dc.DispatchKey.CompositeImplicitAutograd]
+        assert list(dc.find_op(f"{ns}::g").registrations) == [dc.DispatchKey.CompositeImplicitAutograd]
+
+
+# --- the define among the registrations (Note [Impl before def]) --------------------------------
+WITH_DEF = [("def", "", None), ("impl", "CPU", k_cpu), ("impl", "Autograd", k_autograd),
+            ("impl", "CompositeImplicitAutograd", k_cia)]
+
+
+def _apply_alone(ns: str, item) -> dc.Library:
+    """One registration in a Library of its own, so that any of them can be destroyed first."""
+    what, key, kernel = item
+    lib = dc.Library(ns, "FRAGMENT")
+    if what == "def":
+        lib.define("f(Tensor x) -> Tensor")
+    else:
+        lib.impl("f", kernel, key)
+    return lib
+
+
+def _dumps(ns: str) -> tuple[str, str]:
+    name = f"{ns}::f"
+    return (_normalize(dc.dump_state(name)).replace(ns, "NS"), _normalize(dc.dump_table(name)).replace(ns, "NS"))
+
+
+_scratch_dumps: dict[frozenset[int], tuple[str, str]] = {}
+
+
+def _from_scratch(remaining: frozenset[int]) -> tuple[str, str]:
+    """The dumps of a fresh operator given just these registrations, oldest first."""
+    if remaining not in _scratch_dumps:
+        ns = f"scratchdef_{len(_scratch_dumps)}_{id(object())}"
+        libs = [_apply_alone(ns, WITH_DEF[i]) for i in sorted(remaining)]
+        _scratch_dumps[remaining] = _dumps(ns)
+        for lib in reversed(libs):
+            lib._destroy()
+        assert _dumps(ns) == ("", "")
+    return _scratch_dumps[remaining]
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(len(WITH_DEF)))),
+                         ids=lambda order: "-".join(WITH_DEF[i][1] or "def" for i in order))
+def test_define_and_impls_commute_and_destroying_them_in_any_order_restores(ns, order):
+    """Every order of def and impls gives the same dumps; removing them first-in-first-out or
+    last-in-first-out passes through the dumps of a fresh operator with what remains."""
+    for removal in (order, order[::-1]):
+        libs = {i: _apply_alone(ns, WITH_DEF[i]) for i in order}
+        assert _dumps(ns) == _from_scratch(frozenset(range(len(WITH_DEF)))), order
+        remaining = set(order)
+        for index in removal:
+            libs[index]._destroy()
+            remaining.discard(index)
+            assert _dumps(ns) == _from_scratch(frozenset(remaining)), (order, removal, index)
+        assert _dumps(ns) == ("", "")

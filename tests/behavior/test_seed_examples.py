@@ -280,8 +280,7 @@ def test_roi_align_double_backward_is_refused_as_in_torchvision(torchvision_ops)
 def test_roi_align_define_and_destroy_leave_no_trace():
     lib = roi_align.define()
     lib._destroy()
-    with pytest.raises(LookupError):
-        dc.dump_table("torchvision::roi_align")
+    assert dc.dump_table("torchvision::roi_align") == ""  # no registration left, as torch prints
     roi_align.define()._destroy()  # a second DEF of torchvision works once the first is gone
 
 
@@ -316,8 +315,7 @@ def test_missing_guard_raises_a_clear_reentry_error_not_recursion():
 def test_demos_clean_up_their_scratch_library():
     roi_align.demo_missing_guard(out=lambda *_: None)
     roi_align.demo_inference_mode(out=lambda *_: None)
-    with pytest.raises(LookupError):
-        dc.dump_table("roi_align_demo::roi_align_unguarded")
+    assert dc.dump_table("roi_align_demo::roi_align_unguarded") == 
 
 
 # --- the tiny MLP ------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import re
+import sys
 import warnings
 
 import pytest
@@ -62,6 +63,12 @@ def snapshot(*ops: dc.OperatorHandle) -> tuple:
 
 def loc(library: dc.Library) -> str:
     return str(library.location)
+
+
+def loc_of_line(offset: int) -> str:
+    """``file:line`` of the caller's line ``offset`` lines away (negative: above)."""
+    frame = sys._getframe(1)
+    return f"{frame.f_code.co_filename}:{frame.f_lineno + offset}"
 
 
 # --- Library kinds ------------------------------------------------------------------------------
@@ -210,18 +217,98 @@ def test_impl_to_undefined_is_a_catch_all(lib):
     assert list(dc.find_op(f"{lib.ns}::foo").registrations) == [D.CompositeImplicitAutograd]
 
 
-@pytest.mark.parametrize("key", ["Dense", "AutogradFunctionality", "StartOfDenseBackends", "Sparse"])
-def test_impl_to_a_non_runtime_key_is_refused(lib, key):
+@pytest.mark.parametrize("key", ["Dense", "AutogradFunctionality", "Sparse"])
+def test_impl_at_a_per_backend_functionality_key_is_kept_but_fills_no_slot(lib, key):
+    """As in torch: dump_state lists the kernel; no runtime key's entry is that kernel."""
     lib.define("foo(Tensor x) -> Tensor")
-    with pytest.raises(dc.RegistrationError, match=rf"^foo: cannot register to {key}: it is not a runtime "
-                                                   r"or alias key"):
+    op = dc.find_op(f"{lib.ns}::foo")
+    table = op.dump_table()
+    lib.impl("foo", lambda x: x, key)
+    assert op.dump_state().splitlines()[4] == f"{key}: registered at {loc_of_line(-1)} :: (none) [ boxed ]"
+    assert op.dump_table() == table
+
+
+def test_a_dense_kernel_counts_as_a_backend_kernel_for_autograd_keys(lib):
+    """torch 2.13: CompositeImplicitAutograd + Dense leaves AutogradCPU at its backend fallback."""
+    lib.define("foo(Tensor x) -> Tensor")
+    lib.impl("foo", lambda x: x, "CompositeImplicitAutograd")
+    op = dc.find_op(f"{lib.ns}::foo")
+    assert op.table_entry("AutogradCPU")[1] == "math kernel"
+    handle = lib.impl("foo", lambda x: x, "Dense")
+    assert op.table_entry("AutogradCPU")[1] == op.table_entry("AutogradCUDA")[1] == "backend fallback"
+    assert op.table_entry("CPU")[1] == op.table_entry("AutogradOther")[1] == "math kernel"
+    handle.remove()
+    assert op.table_entry("AutogradCPU")[1] == "math kernel"
+
+
+@pytest.mark.parametrize("key", ["CatchAll", "DefaultBackend", "StartOfDenseBackends", "EndOfFunctionalityKeys"])
+def test_key_names_torch_cannot_parse_are_refused(lib, key):
+    """CatchAll and DefaultBackend are enum aliases, the others range markers: torch parses none."""
+    lib.define("foo(Tensor x) -> Tensor")
+    before = snapshot(dc.find_op(f"{lib.ns}::foo"))
+    with pytest.raises(dc.RegistrationError, match=rf"^could not parse dispatch key: {key}$") as info:
         lib.impl("foo", lambda x: x, key)
+    assert info.value.__context__ is None and info.value.__cause__ is None
+    assert snapshot(dc.find_op(f"{lib.ns}::foo")) == before
+    with pytest.raises(RuntimeError, match=rf"^could not parse dispatch key: {key}$"):
+        dc.Library(lib.ns, "IMPL", key)
 
 
-def test_impl_of_unknown_operator(lib):
-    with pytest.raises(dc.RegistrationError, match=rf"^impl\('nope', \.\.\.\): operator {lib.ns}::nope has "
-                                                   r"not been defined\. Define it first with"):
-        lib.impl("nope", lambda x: x, "CPU")
+def test_impl_before_def_makes_a_schema_less_entry(ns, carrier):
+    impl = dc.Library(ns, "IMPL")
+    impl.impl("foo", lambda x: "cpu", "CPU")
+    op = dc.get_dispatcher()._ops[f"{ns}::foo"]
+    assert op.dump_state() == (f"name: {ns}::foo\nschema: (none)\n"
+                               f"CPU: registered at {loc_of_line(-3)} :: (none) [ boxed ]\n")
+    assert dc.dump_table(f"{ns}::foo").splitlines()[0] == f"CPU: registered at {loc_of_line(-4)} [kernel]"
+    assert f"{ns}::foo" not in dc.get_dispatcher().operator_names()
+    with pytest.raises(LookupError, match=rf"^Could not find schema for {ns}::foo\. but we found an "
+                                          r"implementation; did you forget to def\(\) the operator\?"):
+        dc.find_op(f"{ns}::foo")
+    assert not hasattr(getattr(dc.ops, ns), "foo")
+    with pytest.raises(RuntimeError, match="has no schema"):
+        op(carrier())
+    lib = dc.Library(ns, "DEF")
+    lib.define("foo(Tensor x) -> Tensor")
+    assert dc.find_op(f"{ns}::foo") is op and getattr(dc.ops, ns).foo(carrier()) == "cpu"
+    lib._destroy()
+    assert op.dump_state().splitlines()[1] == "schema: (none)" and not hasattr(getattr(dc.ops, ns), "foo")
+    impl._destroy()
+    assert dc.dump_state(f"{ns}::foo") == dc.dump_table(f"{ns}::foo") == op.dump_state() == ""
+
+
+def test_define_checks_kernels_registered_before_it(ns, carrier):
+    impl = dc.Library(ns, "IMPL")
+    impl.impl("foo", lambda x, n=1: "cpu", "CPU")
+    op = dc.get_dispatcher()._ops[f"{ns}::foo"]
+    lib = dc.Library(ns, "DEF")
+    before = snapshot(op)
+    with pytest.raises(dc.RegistrationError) as at_define:
+        lib.define("foo(Tensor x, int n=2) -> Tensor")
+    assert snapshot(op) == before and lib._handles[1:] == []
+    assert at_define.value.__context__ is None
+    with dc.Library(ns + "x", "DEF") as other:  # the same kernel, impl after def: the same text
+        other.define("foo(Tensor x, int n=2) -> Tensor")
+        with pytest.raises(dc.RegistrationError) as at_impl:
+            other.impl("foo", lambda x, n=1: "cpu", "CPU")
+    assert str(at_define.value) == str(at_impl.value)
+    assert str(at_define.value).startswith("impl('foo', ..., 'CPU'): kernel ")
+    lib.define("foo(Tensor x, int n=1) -> Tensor")  # a schema the kernel fits
+    assert op(carrier()) == "cpu"
+    lib._destroy()
+    impl._destroy()
+
+
+def test_a_redefinition_after_the_def_was_removed_checks_the_remaining_kernels(ns):
+    impl = dc.Library(ns, "IMPL")
+    with dc.Library(ns, "DEF") as lib:
+        lib.define("foo(Tensor x) -> Tensor")
+        impl.impl("foo", lambda x: x, "CPU")
+    with dc.Library(ns, "FRAGMENT") as lib:
+        with pytest.raises(dc.RegistrationError, match=r"accepts 1 positional argument\(s\)"):
+            lib.define("foo(Tensor x, Tensor y) -> Tensor")
+        assert dc.dump_state(f"{ns}::foo").splitlines()[1] == "schema: (none)"
+    impl._destroy()
 
 
 def test_impl_takes_a_name_not_a_schema(lib):
@@ -472,8 +559,8 @@ def test_allow_override_after_the_kernel_is_gone(lib):
 
 # --- failed registrations change nothing ----------------------------------------------------------
 @pytest.mark.parametrize("case", [
-    "arity", "bad default", "unknown op", "unknown key", "key mismatch", "namespace", "not callable",
-    "non-runtime key", "kwarg-only missing",
+    "arity", "bad default", "CatchAll", "unknown key", "key mismatch", "namespace", "not callable",
+    "non-runtime key", "kwarg-only missing", "meta over composite", "packet",
 ])
 def test_failed_impl_leaves_registry_and_tables_unchanged(lib, case):
     lib.define("foo(Tensor x, int n=1, *, bool flag=False) -> Tensor")
@@ -483,17 +570,21 @@ def test_failed_impl_leaves_registry_and_tables_unchanged(lib, case):
     attempts = {
         "arity": lambda: lib.impl("foo", lambda x: 1, "Meta"),
         "bad default": lambda: lib.impl("foo", lambda x, n=2, *, flag=False: 1, "Meta"),
-        "unknown op": lambda: lib.impl("nope", lambda x: 1, "Meta"),
+        "CatchAll": lambda: lib.impl("foo", lambda x, n=1, *, flag=False: 1, "CatchAll"),
+        "meta over composite": lambda: lib.impl("foo", lambda x, n=1, *, flag=False: 1, "Meta"),
+        "packet": lambda: lib.impl(getattr(dc.ops, lib.ns).foo, lambda x, n=1, *, flag=False: 1, "Meta"),
         "unknown key": lambda: lib.impl("foo", lambda x, n=1, *, flag=False: 1, "NotAKey"),
         "key mismatch": lambda: impl_lib.impl("foo", lambda x, n=1, *, flag=False: 1, "CPU"),
         "namespace": lambda: lib.impl("zz::foo", lambda x, n=1, *, flag=False: 1, "CPU"),
         "not callable": lambda: lib.impl("foo", 3, "Meta"),
-        "non-runtime key": lambda: lib.impl("foo", lambda x, n=1, *, flag=False: 1, "Dense"),
+        "non-runtime key": lambda: lib.impl("foo", lambda x, n=1, *, flag=False: 1, "StartOfDenseBackends"),
         "kwarg-only missing": lambda: lib.impl("foo", lambda x, n=1: 1, "Meta"),
     }
+    if case == "meta over composite":
+        lib.impl("foo", lambda x, n=1, *, flag=False: 0, "CompositeImplicitAutograd")
     before = snapshot(op)
     handles = list(lib._handles)
-    with pytest.raises(RuntimeError):
+    with pytest.raises((RuntimeError, TypeError)):
         attempts[case]()
     assert snapshot(op) == before
     assert lib._handles == handles
@@ -545,7 +636,6 @@ def good_keyset(ks, x, n=1, k=(1, 1), y=None, *, flag=False, mode="a"):
     (lambda *, ks, x=None: 1, True, r"with_keyset=True kernels take the DispatchKeySet first\."),
     (lambda: 1, True, r"with_keyset=True kernels take the DispatchKeySet first\."),
     (good, True, r"requires parameter|accepts|gives"),  # the keyset eats x: the rest shifts
-    (3, False, r"kernel must be callable, got int"),
 ], ids=lambda v: getattr(v, "__name__", None) if callable(v) else None)
 def test_kernel_signature_checks(lib, kernel, with_keyset, message):
     lib.define(SCHEMA)
@@ -673,8 +763,7 @@ def test_destroying_the_def_keeps_other_libraries_kernels(ns, carrier):
         lib._destroy()
         assert dc.dump_state(f"{ns}::foo").splitlines()[:2] == [f"name: {ns}::foo", "schema: (none)"]
         assert "CPU: registered at" in dc.dump_state(f"{ns}::foo")
-    with pytest.raises(LookupError):
-        dc.dump_state(f"{ns}::foo")
+    assert dc.dump_state(f"{ns}::foo") == dc.dump_table(f"{ns}::foo") == ""  # torch prints "" too
 
 
 def test_every_table_is_restored_after_a_library_with_fallbacks_and_overrides(lib, quiet_override):
@@ -696,3 +785,189 @@ def test_every_table_is_restored_after_a_library_with_fallbacks_and_overrides(li
     extra._destroy()
     assert snapshot(*ops) == before
     assert [{k: op.table_entry(k) for k in RUNTIME_KEYS} for op in ops] == tables
+
+
+# --- operator objects and qualified names (torch's Library._resolve_op_name) ---------------------
+def test_impl_takes_an_operator_object(lib, carrier):
+    lib.define("foo.ov(Tensor x) -> Tensor")
+    lib.define("foo(Tensor x) -> Tensor")
+    ops = getattr(dc.ops, lib.ns)
+    lib.impl(ops.foo.default, lambda x: "default", "CPU")
+    lib.impl(ops.foo.ov, lambda x: "ov", "CPU")
+    assert ops.foo.default(carrier()) == "default" and ops.foo.ov(carrier()) == "ov"
+
+
+def test_impl_takes_a_qualified_name_of_its_namespace(lib, carrier):
+    lib.define("foo(Tensor x) -> Tensor")
+    lib.impl(f"{lib.ns}::foo", lambda x: "cpu", "CPU")
+    assert dc.find_op(f"{lib.ns}::foo")(carrier()) == "cpu"
+
+
+def test_impl_of_another_namespaces_operator_object_is_refused_as_a_name(lib):
+    with pytest.raises(dc.RegistrationError, match=r'^impl\("aten::neg", \.\.\.\): Explicitly provided '
+                                                   r"namespace \(aten\) in operator name does not match "
+                                                   rf"namespace of enclosing TORCH_LIBRARY block \({lib.ns}\)"):
+        lib.impl(dc.ops.aten.neg.default, lambda x: x, "AutogradCPU")
+
+
+def test_impl_of_a_packet_is_refused_with_torchs_text(lib):
+    lib.define("foo(Tensor x) -> Tensor")
+    with pytest.raises(dc.RegistrationError, match=r"^impl should be passed either a name or an OpOverload "
+                                                   r"object as the first argument, got <class "
+                                                   r"'dispatchcore\.ops\.OpOverloadPacket'>$"):
+        lib.impl(getattr(dc.ops, lib.ns).foo, lambda x: x, "CPU")
+
+
+@pytest.mark.parametrize("kernel", [[], None, 3])
+def test_a_non_callable_kernel_is_a_type_error_and_registers_nothing(lib, kernel):
+    lib.define("foo(Tensor x) -> Tensor")
+    before = snapshot(dc.find_op(f"{lib.ns}::foo"))
+    if kernel is None:  # lib.impl(name, None, key) is the decorator form; torch has none
+        return
+    with pytest.raises(TypeError, match=r"^Input function is required to be a callable but found type "
+                                        rf"<class '{type(kernel).__name__}'>$"):
+        lib.impl("foo", kernel, "CPU")
+    assert snapshot(dc.find_op(f"{lib.ns}::foo")) == before
+
+
+# --- Meta over CompositeImplicitAutograd (torch/library.py's refusal) ----------------------------
+def test_meta_kernel_for_an_operator_with_a_composite_implicit_kernel_is_refused(lib):
+    lib.define("foo(Tensor x) -> Tensor")
+    lib.impl("foo", lambda x: x, "CompositeImplicitAutograd")
+    op = dc.find_op(f"{lib.ns}::foo")
+    before = snapshot(op)
+    for name in ("foo", f"{lib.ns}::foo"):
+        with pytest.raises(dc.RegistrationError, match=rf"^We should not register a meta kernel directly to "
+                                                       rf"the operator '{name}', because it has a "
+                                                       r"CompositeImplicitAutograd kernel in core\. Instead we "
+                                                       r"should let the operator decompose, and ensure that we "
+                                                       r"have meta kernels for the base ops that it decomposes "
+                                                       r"into\.$"):
+            lib.impl(name, lambda x: x, "Meta")
+    with dc.Library(lib.ns, "IMPL", "Meta") as meta_lib:  # the library's key counts too
+        with pytest.raises(dc.RegistrationError, match="We should not register a meta kernel"):
+            meta_lib.impl("foo", lambda x: x)
+    assert snapshot(op) == before
+
+
+def test_meta_kernel_for_an_operator_nothing_was_registered_to_is_refused(ns):
+    """torch.library's check asks the dispatcher about the operator first."""
+    with dc.Library(ns, "FRAGMENT") as lib:
+        with pytest.raises(dc.RegistrationError, match=rf"^operator {ns}::foo does not exist$"):
+            lib.impl("foo", lambda x: x, "Meta")
+        lib.impl("foo", lambda x: x, "CPU")
+        lib.impl("foo", lambda x: x, "Meta")  # now it exists (schema-less), as in torch
+        assert list(dc.get_dispatcher()._ops[f"{ns}::foo"].registrations) == [D.CPU, D.Meta]
+
+
+# --- destroyed libraries -------------------------------------------------------------------------
+def test_a_destroyed_library_refuses_registrations(ns):
+    lib = dc.Library(ns, "FRAGMENT")
+    lib._destroy()
+    for register in (lambda: lib.define("foo(Tensor x) -> Tensor"), lambda: lib.impl("foo", lambda x: x, "CPU")):
+        with pytest.raises(AssertionError, match=r"^Library object has been destroyed\. \(dispatchcore: "
+                                                 rf"Library\(kind=FRAGMENT, ns={ns}, dispatch_key=\), created "
+                                                 r"at .*Create a new Library"):
+            register()
+    with pytest.raises(TypeError, match="Input function is required"):  # torch checks this first
+        lib.impl("foo", 3, "CPU")
+    with pytest.raises(RuntimeError, match="Invalid alias_analysis type BAD"):
+        lib.define("foo(Tensor x) -> Tensor", "BAD")
+    assert dc.dump_state(f"{ns}::foo") == ""
+    lib._destroy()  # idempotent
+    with pytest.raises(AssertionError, match="Library object has been destroyed"):
+        _destroyed_global().fallback(lambda op, *a: 0, "Fake")
+
+
+def _destroyed_global() -> dc.Library:
+    lib = dc.Library("_", "IMPL")
+    lib._destroy()
+    return lib
+
+
+# --- module-level torch.library functions --------------------------------------------------------
+def test_module_define_and_impl_keep_their_library_alive(ns, carrier):
+    kept = len(dc.library._keep_alive)
+    dc.library.define(f"{ns}::foo", "(Tensor x) -> Tensor")
+    dc.library.impl(f"{ns}::foo", "cpu", lambda x: "cpu")
+    dc.library.impl(f"{ns}::foo", ["AutogradCPU", "meta"], lambda x: "both")
+    gc.collect()
+    op = dc.find_op(f"{ns}::foo")
+    assert op(carrier()) == "both"
+    assert set(op.registrations) == {D.CPU, D.Meta, D.AutogradCPU}
+    assert op.dump_state().splitlines()[2] == f"debug: registered at {loc_of_line(-7)}"
+    assert len(dc.library._keep_alive) == kept + 3
+    for library in dc.library._keep_alive[kept:]:
+        library._destroy()
+    assert dc.dump_state(f"{ns}::foo") == ""
+
+
+def test_module_impl_as_a_decorator_and_default_means_composite_explicit(lib, carrier):
+    lib.define("foo(Tensor x) -> Tensor")
+
+    @dc.library.impl(f"{lib.ns}::foo", "default", lib=lib)
+    def foo(x):
+        return "cea"
+
+    assert foo is None  # torch's decorator returns what register_ returns: None
+    assert list(dc.find_op(f"{lib.ns}::foo").registrations) == [D.CompositeExplicitAutograd]
+
+
+def test_module_define_with_lib_ties_the_operator_to_it(ns):
+    with dc.Library(ns, "FRAGMENT") as lib:
+        dc.library.define(f"{ns}::foo.ov", "(Tensor x) -> Tensor", lib=lib)
+        assert dc.find_op(f"{ns}::foo.ov").overload_name == "ov"
+    assert dc.dump_state(f"{ns}::foo.ov") == ""
+
+
+@pytest.mark.parametrize("call,error,message", [
+    (lambda: dc.library.define("nons", "(Tensor x) -> Tensor"), ValueError,
+     r'^Expected `qualname` to be of the form "namespace::name", but got nons\. The qualname passed to the '
+     r"torch\.library APIs must consist of a namespace and a name, e\.g\. aten::sin$"),
+    (lambda: dc.library.define(3, "(Tensor x) -> Tensor"), ValueError,
+     r"^define\(qualname, schema\): expected qualname to be instance of str, got <class 'int'>$"),
+    (lambda: dc.library.define("a::foo", "foo(Tensor x) -> Tensor"), ValueError,
+     r'^define\(qualname, schema, \.\.\.\): expected schema to look like e\.g\. "\(Tensor x\) -> Tensor" but '
+     r'got "foo\(Tensor x\) -> Tensor"$'),
+    (lambda: dc.library.impl("nons", "cpu", lambda x: x), ValueError, r"^Expected `qualname` to be of the form"),
+    (lambda: dc.library.impl("a::foo", "blah", lambda x: x), RuntimeError,
+     r"^Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
+     r"vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: blah$"),
+    (lambda: dc.library.impl("a::foo", "CPU:0", lambda x: x), RuntimeError,
+     r"^Expected device_type string to not have a device index; got CPU:0$"),
+    (lambda: dc.library.impl("a::foo", "", lambda x: x), RuntimeError, r"^Device string must not be empty$"),
+])
+def test_module_functions_raise_torchs_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_module_impl_without_namespace_fails_when_it_registers():
+    """torch parses the namespace inside the decorator: building it succeeds."""
+    register = dc.library.impl("nons", "cpu")
+    with pytest.raises(ValueError, match="Expected `qualname`"):
+        register(lambda x: x)
+
+
+def test_legacy_module_define_and_impl_forms(lib, carrier):
+    @dc.library.define(lib, "foo(Tensor x) -> Tensor")
+    def foo(x):
+        return "cia"
+
+    @dc.library.impl(lib, "foo", "CPU")
+    def foo_cpu(x):
+        return "cpu"
+
+    assert foo(None) == "cia" and foo_cpu(None) == "cpu"  # both return the function
+    op = dc.find_op(f"{lib.ns}::foo")
+    assert list(op.registrations) == [D.CompositeImplicitAutograd, D.CPU]
+    assert op(carrier()) == "cpu"
+
+
+def test_library_docstring_examples_run():
+    import doctest
+
+    from dispatchcore import library as library_module
+
+    failures, attempted = doctest.testmod(library_module, optionflags=doctest.ELLIPSIS)
+    assert attempted and not failures

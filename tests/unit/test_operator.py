@@ -103,6 +103,30 @@ def test_table_equals_resolver_and_call_path_equals_highest_priority_key(lib, re
         assert op.key_for(bits) == reference_key(fallthroughs, bits), dc.DispatchKeySet.from_raw(bits)
 
 
+PB_COMBOS = [(("CompositeImplicitAutograd", False), (pb, False)) for pb in
+             ("Dense", "Sparse", "Quantized", "SparseCsr", "NestedTensor", "AutogradFunctionality")]
+PB_COMBOS += [tuple(reversed(c)) for c in PB_COMBOS] + [(("CompositeImplicitAutograd", False), ("Dense", False),
+                                                         ("CPU", False), ("Autograd", False))]
+
+
+@pytest.mark.parametrize("regs", PB_COMBOS, ids=lambda regs: "+".join(k for k, _ in regs))
+def test_per_backend_functionality_kernels_keep_the_table_equal_to_the_resolver(lib, regs):
+    """Registering and removing them, in either order with a composite, never leaves a stale slot."""
+    lib.define("f(Tensor x) -> Tensor")
+    fallbacks = dc.get_dispatcher()._fallbacks
+    handles = []
+    for key, _ in regs:
+        handles.append(lib.impl("f", lambda x, _k=key: _k, key))
+        op = dc.find_op(f"{lib.ns}::f")
+        for k in RUNTIME_KEYS:
+            assert op.table_entry(k) == compute_table_entry(op._kernels, fallbacks, k), (key, k)
+        assert_dispatch_state_consistent(op)
+    for handle in handles:
+        handle.remove()
+        for k in RUNTIME_KEYS:
+            assert op.table_entry(k) == compute_table_entry(op._kernels, fallbacks, k), k
+
+
 def test_table_returns_to_empty_after_removing_everything(lib):
     lib.define("f(Tensor x) -> Tensor")
     op = dc.find_op(f"{lib.ns}::f")
@@ -363,3 +387,143 @@ def test_operator_module_docstring_examples_run():
 
     failures, attempted = doctest.testmod(operator_module, optionflags=doctest.ELLIPSIS)
     assert attempted > 0 and failures == 0
+
+
+# --- SourceLocation: one rule for the printed file ----------------------------------------------
+@pytest.mark.parametrize("module_globals,filename,shown", [
+    ({"__name__": "dispatchcore.dispatcher"}, "/site/dispatchcore/dispatcher.py", "dispatchcore/dispatcher.py"),
+    ({"__name__": "dispatchcore_backends.cpu"}, "/repo/backends/cpu/__init__.py",
+     "dispatchcore_backends/cpu/__init__.py"),
+    ({"__name__": "dispatchcore.autograd.derivatives"}, "C:\\\\x\\\\dispatchcore\\\\autograd\\\\derivatives.py",
+     "dispatchcore/autograd/derivatives.py"),
+    ({"__name__": "__main__", "__spec__": type("Spec", (), {"name": "dispatchcore.__main__"})()},
+     "/site/dispatchcore/__main__.py", "dispatchcore/__main__.py"),
+    ({"__name__": "__main__"}, "example.py", "example.py"),  # a user's script: as Python gives it
+    ({"__name__": "mypkg.ops"}, "/home/me/mypkg/ops.py", "/home/me/mypkg/ops.py"),
+    ({"__name__": "dispatchcore_extra"}, "/x/dispatchcore_extra.py", "/x/dispatchcore_extra.py"),
+    ({"__name__": "dispatchcore.doc"}, "<doctest dispatchcore.doc[0]>", "<doctest dispatchcore.doc[0]>"),
+])
+def test_source_location_prints_package_files_relative_and_user_files_as_given(module_globals, filename, shown):
+    from dispatchcore.operator import _display_path
+
+    assert _display_path(module_globals, filename) == shown
+
+
+def test_every_builtin_registration_location_is_package_relative():
+    dc.load_backends()
+    files = {reg.where.file for op in dc.get_dispatcher().operators()
+             for stack in op.registrations.values() for reg in stack if reg.where is not None}
+    files |= {reg.where.file for reg in dc.get_dispatcher().fallbacks.values()}
+    files |= {op.def_location.file for op in dc.get_dispatcher().operators() if op.def_location is not None}
+    assert files and all(f.startswith(("dispatchcore/", "dispatchcore_backends/")) for f in files
+                         if "dispatchcore" in f), sorted(files)
+    assert "dispatchcore_backends/cpu/__init__.py" in files and "dispatchcore/aten.py" in files
+
+
+# --- Note [Bind on failure]: handles raise torch.ops's binding errors on every path ---------
+
+def _define_f(lib, schema, kernel):
+    lib.define(schema)
+    lib.impl("f", kernel, "CPU")
+    return dc.find_op(f"{lib.ns}::f")
+
+
+def test_bad_positional_value_raises_the_binding_error_cold_and_memoised(lib, carrier):
+    seen = []
+    op = _define_f(lib, "f(Tensor x, int n) -> Tensor", lambda x, n: seen.append(n) or x)
+    c = carrier()
+    for memo_state in ("cold", "filled", "filled"):
+        with pytest.raises(dc.SchemaError) as info:
+            op(c, "a")
+        assert str(info.value).startswith(
+            f"{lib.ns}::f() Expected a value of type 'int' for argument 'n' but instead found type "
+            "'str'.\nPosition: 1\nValue: 'a'\nDeclaration: "), memo_state
+        assert info.value.__context__ is None and info.value.__cause__ is None
+        op(c, 1)  # fills the memo for the next round
+    assert seen == [1, 1, 1]  # the kernel never saw the bad value
+
+
+def test_kernel_errors_propagate_unchanged_when_the_values_fit(lib, carrier):
+    raised = []
+
+    def kernel(x, n):
+        raised.append(TypeError(f"kernel refuses {n}"))
+        raise raised[-1]
+
+    op = _define_f(lib, "f(Tensor x, int n) -> Tensor", kernel)
+    for _ in range(2):  # memo miss, then hit
+        with pytest.raises(TypeError, match="kernel refuses 3") as info:
+            op(carrier(), 3)
+        assert info.value is raised[-1] and info.value.__context__ is None
+
+
+def test_kernel_failing_on_bad_list_items_gives_the_binding_error(lib, carrier):
+    op = _define_f(lib, "f(Tensor x, int[] s) -> int", lambda x, s: sum(s))
+    c = carrier()
+    assert op(c, [1, 2]) == 3 and op(c, (4,)) == 4
+    with pytest.raises(dc.SchemaError, match=r"Expected a value of type 'List\[int\]' for argument 's' "
+                                             r"but instead found type 'list'\.\nPosition: 1\nValue: \['a'\]") as info:
+        op(c, ["a"])
+    assert info.value.__context__ is None
+
+
+def test_values_of_other_fitting_classes_reach_the_kernel(lib, carrier):
+    import numpy as np
+
+    op = _define_f(lib, "f(Tensor x, int n, ScalarType t, float w) -> Tensor", lambda x, n, t, w: (n, t, w))
+    c = carrier()
+    assert op(c, np.int64(2), dc.float32, 1) == (2, dc.float32, 1)
+    assert op(c, True, 6, np.float32(0.5)) == (True, 6, np.float32(0.5))
+    with pytest.raises(dc.SchemaError, match="for argument 't' but instead found type 'str'"):
+        op(c, 1, "float32", 1.0)
+
+
+def test_keyword_calls_check_every_value(lib, carrier):
+    op = _define_f(lib, "f(Tensor x, *, ScalarType? dtype=None, Scalar alpha=1) -> Tensor",
+                   lambda x, dtype=None, alpha=1: (dtype, alpha))
+    c = carrier()
+    assert op(c, dtype=dc.int64, alpha=2.5) == (dc.int64, 2.5)
+    with pytest.raises(dc.SchemaError, match=r"Expected a value of type 'Optional\[int\]' for argument "
+                                             r"'dtype' but instead found type 'str'"):
+        op(c, dtype="int64")
+    with pytest.raises(dc.SchemaError, match="Cast error details: Cannot cast a to number"):
+        op(c, alpha="a")
+
+
+def test_entries_give_the_binding_error_only_when_the_kernel_fails():
+    view = dc.ops.aten.view.default.entry(2)
+    x = dc.ones(2, 3)
+    for _ in range(2):
+        with pytest.raises(dc.SchemaError, match="aten::view.. Expected a value of type 'List.int.'") as info:
+            view(x, "a")
+        assert info.value.__context__ is None
+        with pytest.raises(RuntimeError, match=r"shape '\[4\]' is invalid for input of size 6"):
+            view(x, [4])  # the kernel's own error: the values fit
+    assert view(x, [6]).shape == (6,)
+
+
+def test_handles_of_a_dotted_namespace_split_at_the_last_separator(ns, carrier):
+    lib = dc.Library(f"{ns}.sub", "DEF")  # torch 2.13 accepts dots in a namespace
+    try:
+        lib.define("f.ov(Tensor x) -> Tensor")
+        lib.impl("f.ov", lambda x: "ran", "CPU")
+        op = dc.find_op(f"{ns}.sub::f.ov")
+        assert (op.name, op.overload_name, str(op)) == (f"{ns}.sub::f", "ov", f"{ns}.sub.f.ov")
+        assert getattr(dc.ops, f"{ns}.sub").f.ov(carrier()) == "ran"
+    finally:
+        lib._destroy()
+
+
+@pytest.mark.parametrize(("kind", "message"), [
+    ("DEF", "bad optional access"),
+    ("FRAGMENT", "cannot define TORCH_LIBRARY_FRAGMENT with the wildcard namespace _"),
+])
+def test_the_wildcard_namespace_defines_nothing(kind, message):
+    with pytest.raises(dc.RegistrationError, match=message):
+        dc.Library("_", kind)
+
+
+@pytest.mark.parametrize("ns", ["", "a::b", None])
+def test_namespaces_that_cannot_be_qualified_are_refused(ns):
+    with pytest.raises(ValueError, match="Invalid namespace"):
+        dc.Library(ns, "FRAGMENT")

@@ -236,6 +236,15 @@ def test_autogradother_backends_contents():
         assert key_bits(key) & AUTOGRADOTHER_BACKENDS != key_bits(key), key
 
 
+def test_affected_keys_of_per_backend_functionality_keys_are_the_autograd_keys_they_feed():
+    """A Dense/Sparse/... kernel fills no slot; it only counts for has_backend_kernel."""
+    assert D.AutogradCPU in affected_keys(D.Dense) and D.AutogradCUDA in affected_keys(D.Dense)
+    assert all(k.name.startswith("Autograd") for k in affected_keys(D.Dense))
+    assert affected_keys(D.Sparse) == affected_keys(D.Quantized) == {D.AutogradOther}
+    assert affected_keys(D.NestedTensor) == {D.AutogradNestedTensor}
+    assert affected_keys(D.AutogradFunctionality) == frozenset()
+
+
 def test_affected_keys_examples():
     assert affected_keys(D.CPU) == {D.CPU, D.AutogradCPU}
     assert affected_keys(D.Meta) == {D.Meta, D.AutogradMeta}
