@@ -10,6 +10,7 @@ backend's: a numpy ``ndarray`` for CPU; any object with numpy's ``shape``, ``str
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -338,6 +339,8 @@ class Tensor(metaclass=_TensorType):
         return self._cpu_data().reshape(()).item()
 
     def tolist(self) -> Any:
+        if self._device.type == "meta":  # torch copies to the CPU first, and meta's copy_ refuses
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return self._cpu_data().tolist()
 
     def _cpu_data(self) -> np.ndarray:
@@ -369,7 +372,7 @@ class Tensor(metaclass=_TensorType):
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        self.requires_grad_(value)
+        self._set_requires_grad(value, "only Tensors of floating point and complex dtype can require gradients")
 
     @property
     def grad_fn(self) -> Any:
@@ -383,7 +386,33 @@ class Tensor(metaclass=_TensorType):
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
+        """Assign ``.grad``, with ``THPVariable_set_grad``'s checks, in its order and words."""
+        if value is not None:
+            _check_assigned_grad(self, value)
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def grad_dtype(self) -> Any:
+        """The dtype a gradient assigned to or accumulated into this leaf must have (``Tensor.grad_dtype``).
+
+        It defaults to the tensor's dtype; None allows any dtype. Leaves only, as in torch.
+        """
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return _grad_dtype(self)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value: Any) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and type(value) is not type(self.dtype):
+            raise RuntimeError(
+                f"grad_dtype must be a dispatchcore.dtype or None, but got {_tp_name(type(value))}")
+        self._autograd_meta().grad_dtype = value
 
     @property
     def is_leaf(self) -> bool:
@@ -391,18 +420,22 @@ class Tensor(metaclass=_TensorType):
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` on a leaf (``torch.Tensor.requires_grad_``)."""
+        # torch's method names fewer dtypes than its attribute setter does
+        self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
+        return self
+
+    def _set_requires_grad(self, requires_grad: bool, dtype_error: str) -> None:
         if requires_grad and self._vc is None and not _pt.state.autograd[1]:
             raise RuntimeError(
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError(dtype_error)
         if not requires_grad and self._grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
         self._requires_grad = requires_grad
-        return self
 
     # --- the autograd API (the engine is dispatchcore.autograd.graph) -------------------------
     def _autograd_meta(self) -> AutogradMeta:
@@ -478,10 +511,19 @@ class Tensor(metaclass=_TensorType):
                 "Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
+    def __iter__(self) -> Iterator[Tensor]:
+        if not self._data.ndim:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
     def __float__(self) -> float:
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self) -> int:
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __index__(self) -> int:
@@ -498,13 +540,70 @@ _make_tensor = type.__call__.__get__(Tensor)
 
 
 class AutogradMeta:
-    """Per-tensor autograd extras, allocated on first use (c10's ``AutogradMeta``)."""
+    """Per-tensor autograd extras, allocated on first use (c10's ``AutogradMeta``).
 
-    __slots__ = ("grad_accumulator", "retains_grad")
+    ``grad_dtype`` is ``TENSOR_DTYPE`` until set: the gradient's dtype is then the tensor's.
+    """
+
+    __slots__ = ("grad_accumulator", "retains_grad", "grad_dtype")
 
     def __init__(self) -> None:
         self.grad_accumulator: Any = None
         self.retains_grad = False
+        self.grad_dtype: Any = TENSOR_DTYPE
+
+
+TENSOR_DTYPE: Any = object()  # AutogradMeta.grad_dtype's default: the tensor's own dtype
+
+
+def _grad_dtype(t: Tensor) -> Any:
+    """``t``'s grad_dtype: its dtype unless set (to a dtype, or None for any)."""
+    value = getattr(t._meta, "grad_dtype", TENSOR_DTYPE)  # _meta may be None or a wrapped number's
+    return t.dtype if value is TENSOR_DTYPE else value
+
+
+# caffe2::TypeMeta's names (what torch prints for a gradient's dtype) and ScalarType's names
+_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                   "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                   "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+                   "complex128": "c10::complex<double>"}
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                      "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _tp_name(cls: type) -> str:
+    """A type's ``tp_name``, as ``THPUtils_typename`` prints it: ``list``, ``numpy.ndarray``, ``Foo``."""
+    if cls.__flags__ & (1 << 9) or cls.__module__ == "builtins":  # Py_TPFLAGS_HEAPTYPE: a class statement
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _check_assigned_grad(t: Tensor, grad: Any) -> None:
+    """``THPVariable_set_grad``'s checks: a tensor, not ``t`` itself, grad_dtype, device, size."""
+    if not isinstance(grad, Tensor):
+        raise TypeError(
+            f"assigned grad expected to be a Tensor or None but got grad of type {_tp_name(type(grad))}")
+    if grad is t:
+        raise RuntimeError("can't assign Variable as its own grad")
+    want = _grad_dtype(t)
+    if want is not None and grad.dtype != want:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{_CPP_TYPE_NAMES.get(grad.dtype.name, grad.dtype.name)}' "
+            f"to a tensor with grad_dtype '{_SCALAR_TYPE_NAMES.get(want.name, want.name)}'. The gradient must "
+            "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+            "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
+            "caution. Diverging the dtypes of a tensor and its gradient may break downstream systems "
+            "that assume they match.")
+    if grad._device.type != t._device.type:
+        raise RuntimeError(
+            f"attempting to assign a gradient with device type '{grad._device.type}' to a tensor with "
+            f"device type '{t._device.type}'. Please ensure that the gradient and the tensor are on the "
+            "same device")
+    if grad._data.shape != t._data.shape:
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(grad._data.shape)}' to a tensor of size "
+            f"'{list(t._data.shape)}'. Please ensure that the gradient and the tensor are the same size")
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

@@ -15,7 +15,7 @@ import inspect
 import warnings
 from typing import Any
 
-from ..tensor import Tensor
+from ..tensor import Tensor, _tp_name
 from ..tls import per_thread as _pt
 from .grad_mode import no_grad
 from .graph import Node, SavedTensor, gradient_edge
@@ -95,7 +95,7 @@ class BackwardCFunction(Node, FunctionCtx):
     _non_differentiable: tuple[Any, ...] = ()
     _saved_variables: tuple[SavedTensor, ...] = ()
     _is_tensor_input: tuple[bool, ...] = ()
-    _input_meta: tuple[Any, ...] = ()  # (shape, dtype) per tensor input
+    _input_meta: tuple[Any, ...] = ()  # (shape, dtype, device) per tensor input
     _output_meta: tuple[Any, ...] = ()  # (shape, dtype, device) per tensor output
 
     def __init__(self) -> None:
@@ -128,28 +128,39 @@ class BackwardCFunction(Node, FunctionCtx):
             result = result[:expected]  # surplus trailing Nones are dropped, as in PyNode::apply
         if len(result) != expected:
             raise RuntimeError(
-                f"function {type(self).__name__} returned an incorrect number of gradients "
+                f"function {self.name()} returned an incorrect number of gradients "
                 f"(expected {expected}, got {len(result)})")
         out = []
         for i, (g, is_tensor) in enumerate(zip(result, is_tensor_input)):
             if not is_tensor:
                 if g is not None:
                     raise RuntimeError(
-                        f"function {type(self).__name__} returned a gradient different than None at "
+                        f"function {self.name()} returned a gradient different than None at "
                         f"position {i + 1}, but the corresponding forward input was not a Variable")
                 continue
             if g is not None and not _is_tensor(g):
-                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+                raise RuntimeError(f"expected Variable or None (got {_tp_name(type(g))})")
             out.append(g)
-        # validate_outputs (engine.cpp): only edges that lead somewhere; shape, then dtype
+        # validate_outputs (engine.cpp): only edges that lead somewhere; shape, dtype, then device
         for i, ((nxt, _), g) in enumerate(zip(self.next_functions, out)):
             if g is None or nxt is None:
                 continue
-            shape, dtype = self._input_meta[i]
+            shape, dtype, device = self._input_meta[i]
             if tuple(g._data.shape) != shape:
-                g = out[i] = _sum_to_or_raise(g, shape, type(self).__name__, i)
+                g = out[i] = _sum_to_or_raise(g, shape, self.name(), i)
+            if not g.dtype.is_floating_point and g.dtype.is_complex != dtype.is_complex:
+                raise RuntimeError(
+                    "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to "
+                    "be true, but got false.  (Could this error message be improved?  If so, please report an "
+                    "enhancement request to PyTorch.)")
             if g.dtype != dtype:
-                out[i] = g.to(dtype)
+                g = out[i] = g.to(dtype)
+            if g._device != device:
+                if g._data.ndim:
+                    raise RuntimeError(
+                        f"Function {self.name()} returned an invalid gradient at index {i} - expected "
+                        f"device {device} but got {g._device}")
+                out[i] = g.to(device)  # a 0-d gradient moves (torch's quick hack for issue 65016)
         return tuple(out)
 
     def _release_variables(self) -> None:
@@ -269,7 +280,7 @@ class Function(metaclass=_FunctionMeta):
             edges, meta = [], []
             for a in tensor_inputs:
                 edges.append(gradient_edge(a))
-                meta.append((tuple(a._data.shape), a.dtype))
+                meta.append((tuple(a._data.shape), a.dtype, a._device))
             ctx.next_functions, ctx._input_meta = tuple(edges), tuple(meta)
         st.autograd = _NO_GRAD[state[1]]  # forward runs with grad mode off (dispatch TLS untouched)
         try:
@@ -369,14 +380,14 @@ def _wrap_outputs(ctx: BackwardCFunction, tensor_inputs: list[Any], output: Any,
     raw = (output,) if single else output
     dirty = ctx._dirty
     non_diff = ctx._non_differentiable
+    # torch 2.13's texts end after "argument " and "got ": the index and type are not printed
+    if dirty and not all(_is_tensor(d) for d in dirty):
+        raise RuntimeError("mark_dirty can only accept variables, but argument ")
+    if non_diff and not all(_is_tensor(n) for n in non_diff):
+        raise RuntimeError("mark_non_differentiable only accepts variable arguments, but got ")
     input_ids = {id(a) for a in tensor_inputs}
-    for d in dirty:
-        if id(d) not in input_ids:
-            warnings.warn(
-                "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
-                "have been mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=3)
     for d in dirty:  # get_and_bump_dirty: forward's own in-place op bumped once, this bumps again
-        if _is_tensor(d) and d._vc is not None:
+        if d._vc is not None:
             d._vc[0] += 1
     to_save = ctx._to_save
     saved_ids = {id(t) for t in to_save if t is not None} if custom_setup else ()
@@ -403,6 +414,10 @@ def _wrap_outputs(ctx: BackwardCFunction, tensor_inputs: list[Any], output: Any,
         elif is_modified:
             if out._grad_fn is None and out._requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            if not is_input:  # checked for returned outputs only, as torch's set_history does
+                if out._base is not None:  # the view-of-an-intermediate case
+                    raise RuntimeError(_MARK_DIRTY_NOT_INPUT)
+                warnings.warn(_MARK_DIRTY_NOT_INPUT, UserWarning, stacklevel=3)
             if out._base is not None and len(raw) > 1:
                 raise RuntimeError(_DIRTY_VIEW_MULTI_OUTPUT)
             out._grad = None  # rebase_history: the tensor's old gradient state goes
@@ -441,6 +456,10 @@ def _wrap_outputs(ctx: BackwardCFunction, tensor_inputs: list[Any], output: Any,
         ctx._saved_variables = tuple(saved)
     return results[0] if single else tuple(results)
 
+
+_MARK_DIRTY_NOT_INPUT = (
+    "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+    "mutated should be passed to ctx.mark_dirty().")
 
 _DIRTY_VIEW_MULTI_OUTPUT = (
     "If your Function modifies inplace an input that is a view of another Tensor, your Function "
@@ -502,10 +521,12 @@ def once_differentiable(fn: Any) -> Any:
 class DelayedError(Node):
     """A node that raises when backward reaches it (``torch::autograd::DelayedError``).
 
-    Its grad_fn prints as ``Error``, the name of the node torch's DelayedError attaches.
+    Its grad_fn prints as ``Error``, the name of the node torch's DelayedError attaches, and
+    its ``name()`` is ``torch::autograd::Error``.
     """
 
     __slots__ = ("_message",)
+    _qualified_name = "torch::autograd::Error"
 
     def __init__(self, message: str, next_functions: tuple[Any, ...]) -> None:
         super().__init__(next_functions)

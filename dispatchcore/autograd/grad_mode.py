@@ -166,9 +166,14 @@ class set_grad_enabled(_DecoratorContextManager):  # noqa: N801 - torch's name
     __slots__ = ("_prev", "_mode")
 
     def __init__(self, mode: bool) -> None:
+        if type(mode) is not bool:  # torch's argument parser takes a bool, not a truthy value
+            from ..tensor import _tp_name
+
+            raise TypeError("set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                            f"{_tp_name(type(mode))}")
         state = autograd_state_get()
         self._prev = state[0]
-        self._mode = bool(mode)
+        self._mode = mode
         _autograd_state_set(_STATES[self._mode][state[1]])
 
     def __call__(self, fn: F) -> F:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..factories import ones_like
+from ..tensor import TENSOR_DTYPE
 from ..tls import per_thread as _pt
 
 __all__ = ["AccumulateGrad", "Node", "SavedTensor", "backward", "grad", "run_backward"]
@@ -54,9 +55,13 @@ class Node:
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         raise NotImplementedError(f"{type(self).__name__} does not implement apply()")
 
+    # torch's hand-written C++ nodes (torch/csrc/autograd/functions/) name themselves by their
+    # qualified C++ name; generated and custom-Function nodes by their class name
+    _qualified_name: str | None = None
+
     def name(self) -> str:
-        """The node's name (``grad_fn.name()``)."""
-        return type(self).__name__
+        """The node's name (``grad_fn.name()``): ``MulBackward0``, ``torch::autograd::CopySlices``."""
+        return _node_class_name(type(self))
 
     def register_hook(self, hook: Callable[..., Any]) -> Any:
         """``hook(grad_inputs, grad_outputs)`` runs after this node; it may return new grad_inputs."""
@@ -96,6 +101,11 @@ class Node:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
 
+def _node_class_name(cls: type[Node]) -> str:
+    """What ``name()`` answers for nodes of class ``cls``."""
+    return cls._qualified_name or cls.__name__
+
+
 class _HookHandle:
     """Removes a hook (``torch.utils.hooks.RemovableHandle``)."""
 
@@ -118,6 +128,7 @@ class AccumulateGrad(Node):
     """
 
     __slots__ = ("variable", "_tensor_hooks")
+    _qualified_name = "torch::autograd::AccumulateGrad"
 
     def __init__(self, variable: Any) -> None:
         super().__init__(())
@@ -126,14 +137,14 @@ class AccumulateGrad(Node):
         self._tensor_hooks: list[Callable[..., Any]] = []
         self._pre_hooks = {0: self._tensor_hooks}
 
-    def name(self) -> str:
-        return "torch::autograd::AccumulateGrad"
-
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         grad = grads[0]
         leaf = self.variable
         if grad is None or not leaf._requires_grad:
             return ()
+        want = leaf._meta.grad_dtype  # a leaf with an accumulator has its AutogradMeta
+        if want is not TENSOR_DTYPE and want is not None and grad.dtype != want:
+            grad = grad.to(want)  # a grad_dtype of its own (Tensor.grad_dtype)
         create_graph = _pt.state.autograd[0]  # the engine runs with grad mode = create_graph
         if leaf._grad is None:
             # a buffer of our own: the incoming grad may be shared with other edges or be the
@@ -196,7 +207,7 @@ def current_grad_fn(t: Any) -> Any:
 class SavedTensor:
     """A tensor saved for backward, checked against its version when unpacked (``SavedVariable``)."""
 
-    __slots__ = ("_tensor", "_version", "_is_output", "_node_name", "_output_nr")
+    __slots__ = ("_tensor", "_version", "_is_output", "_node_class", "_output_nr")
 
     def __init__(self, t: Any, is_output: bool = False, node: Node | None = None) -> None:
         if t is None:
@@ -215,7 +226,7 @@ class SavedTensor:
         # made without dispatching (torch's SavedVariable keeps ``tensor_data()``): a dispatched
         # detach would itself be recorded by autograd when the output requires grad.
         self._tensor = _detached_alias(t) if is_output else t
-        self._node_name = type(node).__name__ if (is_output and node is not None) else None
+        self._node_class = type(node) if (is_output and node is not None) else None
 
     def free(self) -> None:
         """Drop the saved tensor after backward (unless retain_graph); unpacking then raises."""
@@ -271,10 +282,10 @@ def _strip_backward(name: str) -> str:
 
 def _modified_message(t: Any, saved: SavedTensor, node: Node | None) -> str:
     kind = _LEGACY_NAMES.get(t.dtype.name, "Tensor")
-    if saved._node_name is not None:
-        producer = f", which is output {saved._output_nr} of {_strip_backward(saved._node_name)},"
+    if saved._node_class is not None:
+        producer = f", which is output {saved._output_nr} of {_strip_backward(_node_class_name(saved._node_class))},"
     elif current_grad_fn(t) is not None:
-        producer = f", which is output {t._output_nr} of {_strip_backward(type(current_grad_fn(t)).__name__)},"
+        producer = f", which is output {t._output_nr} of {_strip_backward(current_grad_fn(t).name())},"
     else:
         producer = ""
     return (

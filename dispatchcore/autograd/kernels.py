@@ -178,6 +178,7 @@ def _view_meta(t: Any) -> ViewMeta:
     if meta is not None:
         new.grad_accumulator = meta.grad_accumulator
         new.retains_grad = meta.retains_grad
+        new.grad_dtype = getattr(meta, "grad_dtype", new.grad_dtype)  # a wrapped number's _meta has none
     t._meta = new
     return new
 
@@ -343,7 +344,7 @@ def _validate_outputs(node: BuiltinNode, grads: tuple[Any, ...]) -> tuple[Any, .
             if out is None:
                 out = list(grads)
             if data.shape != shape:
-                g = _reduce_grad(g, shape, type(node).__name__, i)
+                g = _reduce_grad(g, shape, node.name(), i)
             if g._data.dtype != dt:
                 g = aten._to_copy.default(g, dtype=_by_np[dt])
             out[i] = g
@@ -386,6 +387,7 @@ class CopySlices(Node):
     """
 
     __slots__ = ("_fn", "_base_geometry", "_view_geometry")
+    _qualified_name = "torch::autograd::CopySlices"
     _fn: Node  # the in-place op's node
     _base_geometry: tuple[tuple[int, ...], tuple[int, ...], int]  # (size, stride, storage offset)
     _view_geometry: tuple[tuple[int, ...], tuple[int, ...], int]
@@ -412,6 +414,9 @@ class CopySlices(Node):
 
 
 # --- derivatives --------------------------------------------------------------------------------
+# derivatives.yaml entries whose node torch writes by hand in C++ (torch/csrc/autograd/functions/
+# tensor.h) rather than generating it: name() gives their qualified C++ name
+_HAND_WRITTEN_NODES = {"CopyBackwards": "torch::autograd::CopyBackwards"}
 # what a formula parameter saves: an argument, its metadata, or an output
 _ARG, _SHAPE, _DTYPE, _DEVICE, _GEOMETRY, _RESULT = range(6)
 _SUFFIXES = (("_shape", _SHAPE), ("_dtype", _DTYPE), ("_device", _DEVICE), ("_geometry", _GEOMETRY))
@@ -436,7 +441,8 @@ class Derivative:
                  *, mutates: str | None = None, differentiable_outputs: tuple[int, ...] | None = None) -> None:
         self.op = op
         self.node_name = node_name
-        self.node_class: type[BuiltinNode] = type(node_name, (BuiltinNode,), {"__slots__": ()})
+        self.node_class: type[BuiltinNode] = type(node_name, (BuiltinNode,), {
+            "__slots__": (), "_qualified_name": _HAND_WRITTEN_NODES.get(node_name)})
         schema = op.schema
         names = [a.name for a in schema.arguments]
         self.positions = {a.name: i for i, a in enumerate(schema.arguments) if not a.kwarg_only}
@@ -740,24 +746,22 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         def bound1(a: Any) -> Any:
             try:
                 needs = a._requires_grad and _pt.state.autograd[0]
-            except AttributeError:  # not a Tensor
-                return autograd_kernel(bits, a)
-            if leaf:
-                result = below(a)
+            except AttributeError:  # not a Tensor: the general kernel, past the handler
+                pass  # (See Note [No chained errors] in operator.py)
             else:
-                result = call_below(below, a)
-            return record(result, (a,), _NO_KWARGS) if needs else result
+                result = below(a) if leaf else call_below(below, a)
+                return record(result, (a,), _NO_KWARGS) if needs else result
+            return autograd_kernel(bits, a)
 
         def bound2(a: Any, b: Any) -> Any:
             try:
                 needs = (a._requires_grad or (two_tensors and b._requires_grad)) and _pt.state.autograd[0]
-            except AttributeError:  # not Tensors
-                return autograd_kernel(bits, a, b)
-            if leaf:
-                result = below(a, b)
+            except AttributeError:  # not Tensors: the general kernel, past the handler
+                pass  # (See Note [No chained errors] in operator.py)
             else:
-                result = call_below(below, a, b)
-            return record(result, (a, b), _NO_KWARGS) if needs else result
+                result = below(a, b) if leaf else call_below(below, a, b)
+                return record(result, (a, b), _NO_KWARGS) if needs else result
+            return autograd_kernel(bits, a, b)
 
         def bound_n(a: Any, *rest: Any) -> Any:  # optional positional arguments: any count
             try:
@@ -897,9 +901,10 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
             st = _pt.state
             grad_mode = st.autograd[0]
             try:
-                if rest or self._base is not None or (grad_mode and self._requires_grad):
-                    return autograd_view_kernel(bits, self, *_present(x, y), *rest)
-            except AttributeError:  # not a Tensor
+                general = rest or self._base is not None or (grad_mode and self._requires_grad)
+            except AttributeError:  # not a Tensor (See Note [No chained errors] in operator.py)
+                general = True
+            if general:
                 return autograd_view_kernel(bits, self, *_present(x, y), *rest)
             if leaf:
                 out = below(self) if x is _NO_ARG else below(self, x) if y is _NO_ARG else below(self, x, y)
@@ -1006,13 +1011,14 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
 
         def bound_autograd_inplace_kernel(a: Any, b: Any = _NO_ARG, *rest: Any) -> Any:
             try:  # the thread-local state only when it decides something, as in bound1
-                if (a._requires_grad or (two_tensors and b._requires_grad) or (
-                        a._base is not None and a._base._requires_grad)) and _pt.state.autograd[0]:
-                    return autograd_inplace_kernel(bits, a, *_present(b), *rest)
-                if fused and a._vc is None and not _pt.state.autograd[1]:
-                    raise RuntimeError(INFERENCE_INPLACE_ERROR)
-            except AttributeError:  # not Tensors
+                general = (a._requires_grad or (two_tensors and b._requires_grad) or (
+                    a._base is not None and a._base._requires_grad)) and _pt.state.autograd[0]
+            except AttributeError:  # not Tensors (See Note [No chained errors] in operator.py)
+                general = True
+            if general:
                 return autograd_inplace_kernel(bits, a, *_present(b), *rest)
+            if fused and a._vc is None and not _pt.state.autograd[1]:
+                raise RuntimeError(INFERENCE_INPLACE_ERROR)
             if leaf:
                 result = below(a) if b is _NO_ARG else below(a, b, *rest) if rest else below(a, b)
             else:
@@ -1040,7 +1046,7 @@ _FORBIDDEN = (
 def _view_on_rebase_message(t: Any, creation_meta: int) -> str:
     """``handle_view_on_rebase``'s text for a view that must not be modified in place."""
     fn = t._grad_fn
-    node = None if fn is None else _graph._strip_backward(type(fn).__name__)
+    node = None if fn is None else _graph._strip_backward(fn.name())
     if creation_meta in (CREATION_NO_GRAD, CREATION_INFERENCE) or fn is None:
         if fn is not None:  # a view (with history) of a view made in that mode
             prefix = f"Output {t._output_nr} of {node} is a view of a view which was created in"
@@ -1235,6 +1241,7 @@ class WarnNotImplemented(Node):
     """The node the autograd fallback attaches: warns at backward and returns no gradients."""
 
     __slots__ = ("_op_name",)
+    _qualified_name = "torch::autograd::WarnNotImplemented"
     _op_name: str
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -38,10 +38,10 @@ def _reduction_enum(reduction: str) -> int:
         warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
                       stacklevel=3)
         return 1
-    try:
-        return _REDUCTIONS[reduction]
-    except (KeyError, TypeError):
-        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+    enum = _REDUCTIONS.get(reduction) if isinstance(reduction, str) else None
+    if enum is None:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return enum
 
 
 def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:

@@ -852,3 +852,80 @@ def test_once_differentiable_double_backward_error():
     with pytest.raises(RuntimeError) as info:
         g.sum().backward()
     assert str(info.value) == "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+# --- ctx misuse ------------------------------------------------------------------------------
+def _fn(forward, backward=lambda ctx, g: g, name="MyFn"):
+    return type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+
+def test_mark_dirty_and_mark_non_differentiable_refuse_non_tensors_even_without_grad():
+    """torch 2.13's texts stop after "argument " and "got " (no index or type follows)."""
+    def dirty(ctx, x):
+        ctx.mark_dirty(3)
+        return x * 2
+
+    def non_diff(ctx, x):
+        ctx.mark_non_differentiable(None)
+        return x * 2
+
+    with pytest.raises(RuntimeError, match="^mark_dirty can only accept variables, but argument $"):
+        _fn(dirty).apply(dc.ones(2))
+    with pytest.raises(RuntimeError, match="^mark_non_differentiable only accepts variable arguments, but got $"):
+        _fn(non_diff).apply(leaf(1.0))
+
+
+def test_mark_dirty_of_a_returned_non_input_warns_and_of_a_view_raises():
+    def fresh(ctx, x):
+        z = x * 1
+        ctx.mark_dirty(z)
+        return z
+
+    def view(ctx, x):
+        v = (x * 1)[0]  # a view of an intermediate: not a leaf, does not require grad
+        ctx.mark_dirty(v)
+        return v
+
+    def not_returned(ctx, x):
+        ctx.mark_dirty(x * 1)
+        return x * 2
+
+    with pytest.warns(UserWarning, match="received a tensor that was not an input"):
+        assert _fn(fresh).apply(leaf(1.0, 2.0)).tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="^ctx.mark_dirty\\(\\) received a tensor that was not an input"):
+        _fn(view).apply(leaf(1.0, 2.0).clone())
+    with pytest.raises(RuntimeError, match="^Some elements marked as dirty"):  # no warning: not returned
+        _fn(not_returned).apply(leaf(1.0, 2.0))
+
+
+def test_gradient_on_another_device_raises_and_a_0d_one_is_copied():
+    x = leaf(1.0, 2.0)
+    with pytest.raises(RuntimeError, match="^Function MyFnBackward returned an invalid gradient at index 0 - "
+                                           "expected device cpu but got meta$"):
+        _fn(lambda ctx, x: x * 2, lambda ctx, g: dc.ones(2, device="meta")).apply(x).sum().backward()
+    s = dc.tensor(1.0, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="^Cannot copy out of meta tensor; no data!$"):  # to(cpu)
+        _fn(lambda ctx, x: x * 2, lambda ctx, g: dc.tensor(3.0, device="meta")).apply(s).backward()
+
+
+def test_complex_gradient_for_a_real_input_raises_torchs_check_text():
+    with pytest.raises(RuntimeError, match="^Expected isFloatingType\\(grad.scalar_type\\(\\)\\) \\|\\| "
+                                           "\\(input_is_complex == grad_is_complex\\) to be true"):
+        _fn(lambda ctx, x: x * 2, lambda ctx, g: dc.ones(2, dtype=dc.complex64)).apply(leaf(1.0, 2.0)).sum().backward()
+
+
+def test_backward_returning_a_non_tensor_names_its_type_as_torch():
+    import numpy as np
+
+    with pytest.raises(RuntimeError, match="^expected Variable or None \\(got numpy.ndarray\\)$"):
+        _fn(lambda ctx, x: x * 2, lambda ctx, g: np.ones(2)).apply(leaf(1.0, 2.0)).sum().backward()
+    with pytest.raises(RuntimeError, match="^expected Variable or None \\(got float\\)$"):
+        _fn(lambda ctx, x: x * 2, lambda ctx, g: 1.0).apply(leaf(1.0, 2.0)).sum().backward()
+
+
+def test_error_node_of_once_differentiable_is_named_as_torch():
+    x = leaf(1.0, 2.0)
+    fn = _fn(lambda ctx, x: x * 2, once_differentiable(lambda ctx, g: g * 2), "Twice")
+    y = fn.apply(x)
+    (g,) = dc.autograd.grad(y, x, dc.ones(2, requires_grad=True), create_graph=True)
+    assert g.grad_fn.name() == "torch::autograd::Error" and type(g.grad_fn).__name__ == "Error"

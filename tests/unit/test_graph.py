@@ -582,3 +582,96 @@ def test_modified_double_tensor_legacy_name():
     b.mul_(2)
     with pytest.raises(RuntimeError, match=r"\[dispatchcore.DoubleTensor \[1\]\], which is output 0 of Mul,"):
         c.sum().backward()
+
+
+# --- node names (grad_fn.name()) --------------------------------------------------------------
+def test_hand_written_nodes_name_themselves_by_their_cpp_name():
+    """torch's hand-written nodes answer name() with the C++ name; generated ones with the class name."""
+    x = leaf(1.0, 2.0)
+    b = x.clone()
+    assert b.grad_fn.name() == "CloneBackward0"
+    assert b.grad_fn.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
+    b[0:1].mul_(dc.tensor(2.0))
+    assert b.grad_fn.name() == "torch::autograd::CopySlices" and type(b.grad_fn).__name__ == "CopySlices"
+    z = dc.zeros(2)
+    z.copy_(x)
+    assert z.grad_fn.name() == "torch::autograd::CopyBackwards" and type(z.grad_fn).__name__ == "CopyBackwards"
+    assert "grad_fn=<CopyBackwards>" in repr(z)
+
+
+def test_modified_saved_tensor_names_copy_slices_as_torch():
+    a = leaf(1.0, 2.0).clone()
+    c = a * a
+    a[0:1].add_(dc.tensor(1.0))
+    with pytest.raises(RuntimeError, match="which is output 0 of torch::autograd::CopySlices, is at version 1"):
+        c.sum().backward()
+
+
+# --- x.grad = ... (THPVariable_set_grad) ----------------------------------------------------------
+def test_assigning_a_grad_of_another_size_raises():
+    x = dc.zeros(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError) as info:
+        x.grad = dc.ones(3, 2)
+    assert str(info.value) == ("attempting to assign a gradient of size '[3, 2]' to a tensor of size '[2, 3]'. "
+                               "Please ensure that the gradient and the tensor are the same size")
+    assert x.grad is None
+
+
+def test_assigning_a_grad_of_another_dtype_raises_with_cpp_type_names():
+    x = dc.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^attempting to assign a gradient with dtype 'double' to a tensor "
+                                           "with grad_dtype 'Float'. The gradient must match"):
+        x.grad = dc.ones(2, dtype=dc.float64)
+    i = dc.zeros(2, dtype=dc.int64)
+    with pytest.raises(RuntimeError, match="with dtype 'float' to a tensor with grad_dtype 'Long'"):
+        i.grad = dc.ones(2)
+
+
+def test_assigning_a_grad_on_another_device_raises():
+    x = dc.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^attempting to assign a gradient with device type 'meta' to a "
+                                           "tensor with device type 'cpu'. Please ensure"):
+        x.grad = dc.ones(2, device="meta")
+
+
+def test_assigning_a_non_tensor_or_itself_raises():
+    x = dc.zeros(2, requires_grad=True)
+    with pytest.raises(TypeError, match="^assigned grad expected to be a Tensor or None but got grad of type list$"):
+        x.grad = [0.0, 0.0]
+    with pytest.raises(RuntimeError, match="^can't assign Variable as its own grad$"):
+        x.grad = x
+
+
+def test_assigning_checks_size_last_and_accepts_any_layout():
+    x = dc.zeros(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="dtype"):  # the dtype is checked before the size
+        x.grad = dc.ones(3, dtype=dc.float64)
+    x.grad = dc.ones(3, 2).t()
+    x.grad = dc.ones(3).expand(2, 3)
+    x.grad = None
+    assert x.grad is None
+    y = x * 2  # a non-leaf takes a grad too, with the same checks
+    y.grad = dc.ones(2, 3)
+    with pytest.raises(RuntimeError, match="size"):
+        y.grad = dc.ones(3)
+
+
+def test_grad_dtype_none_allows_any_dtype_and_a_set_one_is_used_by_backward():
+    x = dc.tensor([1.0, 2.0], requires_grad=True)
+    assert x.grad_dtype == dc.float32
+    x.grad_dtype = None
+    x.grad = dc.ones(2, dtype=dc.float64)
+    x.grad = None
+    x.grad_dtype = dc.float64
+    (x * 2).sum().backward()
+    assert x.grad.dtype == dc.float64 and x.grad.tolist() == [2.0, 2.0]
+
+
+def test_grad_dtype_is_for_leaves_and_dtypes_only():
+    y = dc.zeros(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="^grad_dtype can only be accessed on leaf tensors.$"):
+        y.grad_dtype  # noqa: B018 - the property raises
+    with pytest.raises(RuntimeError, match="^grad_dtype can only be set on leaf tensors.$"):
+        y.grad_dtype = None
+    with pytest.raises(RuntimeError, match="^grad_dtype must be a dispatchcore.dtype or None, but got str$"):
+        dc.zeros(2).grad_dtype = "float64"
