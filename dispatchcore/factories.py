@@ -1,36 +1,207 @@
 """Python-level tensor factories: ``tensor``, ``zeros``, ``ones``, ``empty``, ``full``, ``arange``, ...
 
-Mirrors ``torch/_torch_docs.py``'s factory signatures. Each factory except ``tensor`` is one call
-of an ``aten`` factory operator, which has no tensor argument: its BackendSelect kernel turns
-``device=`` into a key set (spec §6.4). ``tensor(data)`` builds a CPU ndarray with torch's dtype
-inference and moves it with ``_to_copy`` when another device is asked for.
+Mirrors the Python bindings of torch's factories: the same signatures and keywords (``dtype``,
+``layout``, ``device``, ``pin_memory``, ``requires_grad``, ``memory_format``, ``generator``,
+``out``), checked with torch's TypeErrors (See Note [Factory arguments]). Each factory except
+``tensor`` is one call of an ``aten`` factory operator, which has no tensor argument: its
+BackendSelect kernel turns ``device=`` into a key set (spec §6.4). ``tensor(data)`` builds a CPU
+ndarray with torch's dtype inference and moves it with ``_to_copy`` when another device is asked for.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 import numpy as np
 
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from . import dtypes as _dt
+from . import layouts as _layouts
+from .autograd.grad_mode import is_grad_enabled, no_grad
+from .errors import SchemaError
 from .ops import aten
-from .tensor import Tensor, wrap_cpu
+from .schema import PythonArgParser, _parse_device
+from .shapes import check_storage_nbytes
+from .tensor import _DEVICES, Tensor, wrap_cpu
 
-__all__ = ["arange", "empty", "empty_like", "full", "full_like", "linspace", "manual_seed", "ones",
-           "ones_like", "rand", "rand_like", "randn", "randn_like", "tensor", "zeros", "zeros_like"]
-
-
-def _size(size: tuple) -> list[int]:
-    if len(size) == 1 and isinstance(size[0], (list, tuple)):
-        return list(size[0])
-    return list(size)
+__all__ = ["arange", "empty", "empty_like", "empty_strided", "full", "full_like", "linspace",
+           "manual_seed", "ones", "ones_like", "rand", "rand_like", "randn", "randn_like", "tensor",
+           "zeros", "zeros_like"]
 
 
-def _finish(t: Tensor, requires_grad: bool) -> Tensor:
-    if requires_grad:
+# Note [Factory arguments]: each factory checks its call the way torch's binding does
+# (``PythonArgParser`` in schema.py, with torch's signature texts and TypeErrors) before any
+# operator is called; then ``_options`` turns dtype/layout/device/pin_memory into the operator's
+# keywords, refusing what is not modelled with torch's error or a NotImplementedError.
+_FACTORY_TAIL = ("ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+                 "bool? pin_memory=False, bool? requires_grad=False")
+_OUT_TAIL = "Tensor out=None, " + _FACTORY_TAIL
+_LIKE_TAIL = "MemoryFormat? memory_format=None, " + _FACTORY_TAIL
+# python types torch accepts as dtypes (``torch.zeros(2, dtype=float)`` is float64)
+_PY_DTYPES = {float: _dt.float64, int: _dt.int64, bool: _dt.bool_, complex: _dt.complex128}
+
+
+def _is_dtype(value: Any) -> bool:
+    return isinstance(value, _dt.dtype) or (isinstance(value, type) and value in _PY_DTYPES)
+
+
+def _is_device(value: Any) -> bool:
+    return isinstance(value, (_dt.device, str)) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _is_generator(value: Any) -> bool:
+    """A random generator: the CPU backend's ``Generator`` (it wraps a numpy generator)."""
+    return hasattr(value, "numpy_generator") and hasattr(value, "manual_seed")
+
+
+_CHECKS = {
+    "Tensor": lambda value: isinstance(value, Tensor), "ScalarType": _is_dtype,
+    "Layout": lambda value: isinstance(value, _layouts.layout),
+    "MemoryFormat": lambda value: isinstance(value, _layouts.memory_format),
+    "Device": _is_device, "Generator": _is_generator,
+}
+
+
+def _parser(*signatures: str) -> PythonArgParser:
+    return PythonArgParser(signatures, _CHECKS)
+
+
+def _dtype(value: Any) -> _dt.dtype | None:
+    return _PY_DTYPES[value] if isinstance(value, type) else value
+
+
+_DEVICE_STRING = re.compile(r"[a-zA-Z_]+(?::(?:0|[1-9][0-9]*))?")
+
+
+def _device(value: Any) -> _dt.device | None:
+    """``device=``: a device, a string torch would parse, or an accelerator index."""
+    if value is None or isinstance(value, _dt.device):
+        return value
+    if isinstance(value, str):
+        # torch's RuntimeError for a malformed string or a type it does not know; a type that a
+        # backend registered here (a renamed PrivateUse1 device too) is known
+        if _DEVICE_STRING.fullmatch(value) is None or value.partition(":")[0] not in _DEVICES:
+            message = None
+            try:
+                _parse_device(value)
+            except SchemaError as exc:
+                message = str(exc)
+            if message is not None:  # raised here, so that no SchemaError is chained to it
+                raise RuntimeError(message)
+        return _dt.device(value)
+    # an int is an index on the current accelerator, and there is none here
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+def _options(name: str, a: dict[str, Any]) -> dict[str, Any]:
+    """The operator's keywords from bound ``dtype``/``layout``/``device``/``pin_memory``."""
+    kwargs: dict[str, Any] = {}
+    dtype = _dtype(a["dtype"])
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    device = _device(a["device"])
+    if device is not None:
+        kwargs["device"] = device
+    layout = a["layout"]
+    if layout is not None and layout is not _layouts.strided:
+        raise NotImplementedError(f"{name}(): layout={layout} is not modelled: dispatchcore "
+                                  "tensors are dense, with the strided layout only")
+    if a["pin_memory"] and (device is None or device.type == "cpu"):
+        raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
+                           "pinned memory allocator is available on this system.")
+    return kwargs
+
+
+def _check_nbytes(size: list[int], dtype: _dt.dtype | None) -> None:
+    """The storage-size overflow check of torch's ``empty``, once the sizes are non-negative."""
+    # math.prod is one C call; only a product that could overflow (itemsize <= 16) is looked at
+    if abs(math.prod(size)) >= 2**59 and all(s >= 0 for s in size):
+        check_storage_nbytes(size, (dtype or _dt.get_default_dtype()).itemsize)
+
+
+def _check_memory_format(fmt: Any, ndim: int) -> None:
+    """``empty``'s checks on ``memory_format`` (``preserve_format`` needs a tensor to preserve)."""
+    if fmt is _layouts.channels_last and ndim != 4:
+        raise RuntimeError("required rank 4 tensor to use channels_last format")
+    if fmt is _layouts.channels_last_3d and ndim != 5:
+        raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
+
+
+def _finish(name: str, t: Tensor, a: dict[str, Any]) -> Tensor:
+    """Apply ``requires_grad=`` and ``out=`` to a new tensor ``t``."""
+    out = a.get("out")
+    if out is not None:
+        t = _write_out(name, t, out, a)
+    if a["requires_grad"]:
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
+
+
+def _write_out(name: str, t: Tensor, out: Tensor, a: dict[str, Any]) -> Tensor:
+    """``out=``: check out as torch's ``.out`` kernels do, then copy ``t`` into it."""
+    if out.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    dtype = _dtype(a.get("dtype"))
+    if dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(f"dtype {_SCALAR_NAMES[dtype.name]} does not match dtype of out "
+                           f"parameter ({_SCALAR_NAMES[out.dtype.name]})")
+    device = _device(a.get("device"))
+    if device is not None and device.type != out.device.type:
+        raise RuntimeError(f"device type {device.type} does not match device type of out "
+                           f"parameter ({out.device.type})")
+    if tuple(out.shape) != tuple(t.shape):
+        raise NotImplementedError(f"{name}(out=...): an out tensor of another shape is not "
+                                  "modelled (torch resizes it); pass one of the result's shape")
+    with no_grad():
+        out.copy_(t)
+    return out
+
+
+# c10's ScalarType names, as dtype mismatch errors print them
+_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+                 "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
+                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _out_dtype(a: dict[str, Any]) -> dict[str, Any]:
+    """With ``out=`` and no ``dtype=``, the result takes out's dtype and device, as in torch."""
+    out = a.get("out")
+    if out is not None:
+        if a["dtype"] is None:
+            a["dtype"] = out.dtype
+        if a["device"] is None:
+            a["device"] = out.device
+    return a
+
+
+def _sizes(data: Any) -> list[int]:
+    """``compute_sizes``: the lengths along the first element of each nesting level."""
+    sizes = []
+    while isinstance(data, (list, tuple)):
+        sizes.append(len(data))
+        if not data:
+            break
+        data = data[0]
+    return sizes
+
+
+def _check_nesting(data: Any, sizes: list[int], dim: int = 0) -> None:
+    """``recursive_store``'s checks: every level as long as the first one, numbers at the bottom."""
+    if dim == len(sizes):
+        if isinstance(data, (list, tuple)):
+            raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as a number")
+        return
+    if not isinstance(data, (list, tuple)):
+        raise TypeError("not a sequence")
+    if len(data) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(data)})")
+    for item in data:
+        _check_nesting(item, sizes, dim + 1)
 
 
 def _infer_dtype(data: Any) -> _dt.dtype:
@@ -51,16 +222,59 @@ def _infer_dtype(data: Any) -> _dt.dtype:
             kind = max(kind, 3)
         elif isinstance(x, complex):
             kind = max(kind, 4)
+        elif isinstance(x, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
         else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     default = _dt.get_default_dtype()
     return {0: default, 1: _dt.bool_, 2: _dt.int64, 3: default,
             4: _dt.complex128 if default is _dt.float64 else _dt.complex64}[kind]
 
 
-def tensor(data: Any, *, dtype: _dt.dtype | None = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
+# The common calls (int sizes, keywords of the expected classes) skip the parser: it would accept
+# them unchanged, and it costs several microseconds. Anything else takes the parser's checks.
+_INT64 = 2**63
+_QUICK = {"dtype": _dt.dtype, "device": (_dt.device, str), "requires_grad": bool,
+          "pin_memory": bool, "layout": _layouts.layout, "memory_format": _layouts.memory_format,
+          "out": Tensor}
+
+
+def _defaults(parser: PythonArgParser) -> dict[str, Any]:
+    """The keyword-only defaults of the parser's last (most general) signature."""
+    return {p.name: p.default for p in parser.signatures[-1].params if p.keyword_only}
+
+
+def _quick(defaults: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """The bound keywords when each is one the parser accepts as is, else None."""
+    a = defaults.copy()
+    for key, value in kwargs.items():
+        kind = _QUICK.get(key)
+        if kind is None or key not in a or not (value is None or isinstance(value, kind)):
+            return None
+        a[key] = value
+    return a
+
+
+def _int_sizes(size: tuple) -> list[int] | None:
+    """``size`` (varargs or one list/tuple) when it is plain int64s, else None."""
+    if len(size) == 1 and size[0].__class__ in (list, tuple):
+        size = size[0]
+    for s in size:
+        if s.__class__ is not int or not -_INT64 <= s < _INT64:
+            return None
+    return list(size)
+
+
+_NUMBER_CLASSES = (int, float, bool, complex)
+_TENSOR = _parser("tensor(PyObject* data, *, ScalarType? dtype=None, Device? device=None, "
+                  "bool pin_memory=False, bool requires_grad=False)")
+_TENSOR_DEFAULTS = _defaults(_TENSOR)
+
+
+def tensor(data: Any, *args: Any, **kwargs: Any) -> Tensor:
     """A new tensor holding a copy of ``data`` (``torch.tensor``).
+
+    Takes torch's keywords ``dtype``, ``device``, ``pin_memory`` and ``requires_grad``.
 
     Example:
         >>> tensor([1.0, 2.0])
@@ -68,6 +282,12 @@ def tensor(data: Any, *, dtype: _dt.dtype | None = None, device: Any = None,
         >>> tensor([[1, 2], [3, 4]]).dtype
         dispatchcore.int64
     """
+    a = None if args else _quick(_TENSOR_DEFAULTS, kwargs)
+    if a is None:
+        _, a = _TENSOR.parse((data, *args), kwargs)
+    a["layout"] = None
+    options = _options("tensor", a)
+    dtype = options.get("dtype")
     if isinstance(data, np.ndarray):
         array = np.array(data, dtype=dtype.np if dtype is not None else None, copy=True)
         _dt.from_numpy_dtype(array.dtype)
@@ -76,98 +296,200 @@ def tensor(data: Any, *, dtype: _dt.dtype | None = None, device: Any = None,
             data = data.tolist()
         if dtype is None:
             dtype = _infer_dtype(data)
-        array = np.array(data, dtype=dtype.np)
+        sizes = _sizes(data)
+        if 0 in sizes:  # torch stores nothing, so it reads no further than the first empty level
+            array = np.empty(sizes, dtype=dtype.np)
+        else:
+            _check_nesting(data, sizes)
+            array = np.array(data, dtype=dtype.np)
     t = wrap_cpu(array)
-    if device is not None and _dt.device(device).type != "cpu":
-        t = aten._to_copy.default(t, device=_dt.device(device))
-    return _finish(t, requires_grad)
+    device = options.get("device")
+    if device is not None and device.type != "cpu":
+        t = aten._to_copy.default(t, device=device)
+    return _finish("tensor", t, a)
 
 
-def _factory_kwargs(dtype: Any, device: Any) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {}
-    if dtype is not None:
-        kwargs["dtype"] = dtype
-    if device is not None:
-        kwargs["device"] = _dt.device(device)
-    return kwargs
+def _build(name: str, op: Any, a: dict[str, Any]) -> Tensor:
+    """Call a size factory's operator with the bound arguments ``a``."""
+    _out_dtype(a)
+    options = _options(name, a)
+    if a.get("generator") is not None:
+        options["generator"] = a["generator"]
+    fmt = a.get("memory_format")
+    if fmt is not None:
+        if fmt is _layouts.preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
+        _check_memory_format(fmt, len(a["size"]))
+        options["memory_format"] = fmt
+    size = a["size"]
+    _check_nbytes(size, options.get("dtype"))
+    return _finish(name, op(size, **options), a)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """An uninitialised tensor (``torch.empty``)."""
-    return _finish(aten.empty.memory_format(_size(size), **_factory_kwargs(dtype, device)), requires_grad)
+def _sized(name: str, op: Any, signatures: tuple[str, ...], doc: str) -> Any:
+    """A factory taking a size (``zeros(2, 3)`` or ``zeros((2, 3))``) and torch's keywords."""
+    parser = _parser(*signatures)
+    defaults = _defaults(parser)
+
+    def factory(*size: Any, **kwargs: Any) -> Tensor:
+        sizes = _int_sizes(size) if size else None
+        a = None if sizes is None else _quick(defaults, kwargs)
+        if a is None:
+            _, a = parser.parse(size, kwargs)
+            a["size"] = [int(s) for s in a["size"]]  # numpy and 0-d tensor ints become ints
+        else:
+            a["size"] = sizes
+        return _build(name, op, a)
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = doc
+    factory._op = op  # type: ignore[attr-defined]  # for the *_like factories
+    return factory
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros (``torch.zeros``).
+_SIZE = "SymIntArrayRef size, *, "
+empty = _sized("empty", aten.empty.memory_format,
+               (f"empty({_SIZE}MemoryFormat? memory_format=None, {_OUT_TAIL})",),
+               "An uninitialised tensor (``torch.empty``).")
+zeros = _sized("zeros", aten.zeros.default, (f"zeros({_SIZE}{_OUT_TAIL})",),
+               """A tensor of zeros (``torch.zeros``).
 
     Example:
         >>> zeros(2, 3).shape
         dispatchcore.Size([2, 3])
-    """
-    return _finish(aten.zeros.default(_size(size), **_factory_kwargs(dtype, device)), requires_grad)
+    """)
+ones = _sized("ones", aten.ones.default, (f"ones({_SIZE}{_OUT_TAIL})",),
+              "A tensor of ones (``torch.ones``).")
+rand = _sized("rand", aten.rand.default,
+              (f"rand({_SIZE}Generator? generator, {_OUT_TAIL})", f"rand({_SIZE}{_OUT_TAIL})"),
+              "Uniform samples in [0, 1) (``torch.rand``); reproducible after ``manual_seed``.")
+randn = _sized("randn", aten.randn.default,
+               (f"randn({_SIZE}Generator? generator, {_OUT_TAIL})", f"randn({_SIZE}{_OUT_TAIL})"),
+               "Standard normal samples (``torch.randn``); reproducible after ``manual_seed``.")
+
+_FULL = _parser(f"full(SymIntArrayRef size, Scalar fill_value, *, {_OUT_TAIL})")
+_FULL_DEFAULTS = _defaults(_FULL)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of ones (``torch.ones``)."""
-    return _finish(aten.ones.default(_size(size), **_factory_kwargs(dtype, device)), requires_grad)
-
-
-def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def full(*args: Any, **kwargs: Any) -> Tensor:
     """A tensor filled with ``fill_value`` (``torch.full``); the dtype follows the value."""
-    return _finish(aten.full.default(list(size), fill_value, **_factory_kwargs(dtype, device)),
-                   requires_grad)
+    a = None
+    if len(args) == 2 and args[0].__class__ in (list, tuple) and args[1].__class__ in _NUMBER_CLASSES:
+        sizes = _int_sizes(args[:1])
+        a = None if sizes is None else _quick(_FULL_DEFAULTS, kwargs)
+        if a is not None:
+            a["size"], a["fill_value"] = sizes, args[1]
+    if a is None:
+        _, a = _FULL.parse(args, kwargs)
+        a["size"] = [int(s) for s in a["size"]]
+    return _build_full(a)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
+def _build_full(a: dict[str, Any]) -> Tensor:
+    _out_dtype(a)
+    options = _options("full", a)
+    size = a["size"]
+    _check_nbytes(size, options.get("dtype"))
+    t = aten.full.default(size, a["fill_value"], **options)
+    return _finish("full", t, a)
+
+
+_EMPTY_STRIDED = _parser(f"empty_strided(SymIntArrayRef size, SymIntArrayRef stride, *, {_FACTORY_TAIL})")
+
+
+def empty_strided(*args: Any, **kwargs: Any) -> Tensor:
+    """An uninitialised tensor with the given strides (``torch.empty_strided``)."""
+    _, a = _EMPTY_STRIDED.parse(args, kwargs)
+    size, stride = [int(s) for s in a["size"]], [int(s) for s in a["stride"]]
+    t = aten.empty_strided.default(size, stride, **_options("empty_strided", a))
+    return _finish("empty_strided", t, a)
+
+
+_ARANGE = _parser(f"arange(Scalar end, *, {_OUT_TAIL})",
+                  f"arange(Scalar start, Scalar end, *, {_FACTORY_TAIL})",
+                  f"arange(Scalar start, Scalar end, Scalar step=1, *, {_OUT_TAIL})")
+
+
+_ARANGE_DEFAULTS = _defaults(_ARANGE)
+_ARANGE_NAMES = ((), ("end",), ("start", "end"), ("start", "end", "step"))
+
+
+def arange(*args: Any, **kwargs: Any) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``)."""
-    if end is None:
-        start, end = 0, start
-    return _finish(aten.arange.start_step(start, end, step, **_factory_kwargs(dtype, device)),
-                   requires_grad)
+    a = None
+    if 0 < len(args) <= 3 and all(v.__class__ in (int, float) for v in args):
+        a = _quick(_ARANGE_DEFAULTS, kwargs)
+        if a is not None:
+            a.update(zip(_ARANGE_NAMES[len(args)], args))
+    if a is None:
+        _, a = _ARANGE.parse(args, kwargs)
+    _out_dtype(a)
+    start, end, step = a.get("start", 0), a["end"], a.get("step", 1)
+    t = aten.arange.start_step(start, end, step, **_options("arange", a))
+    return _finish("arange", t, a)
 
 
-def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+_LINSPACE = _parser(*(f"linspace({s} start, {e} end, int64_t steps, *, {_OUT_TAIL})"
+                      for s, e in (("Tensor", "Tensor"), ("Scalar", "Tensor"),
+                                   ("Tensor", "Scalar"), ("Scalar", "Scalar"))))
+
+
+def linspace(*args: Any, **kwargs: Any) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` (``torch.linspace``)."""
-    return _finish(aten.linspace.default(start, end, steps, **_factory_kwargs(dtype, device)),
-                   requires_grad)
+    _, a = _LINSPACE.parse(args, kwargs)
+    _out_dtype(a)
+    t = aten.linspace.default(a["start"], a["end"], a["steps"], **_options("linspace", a))
+    return _finish("linspace", t, a)
 
 
-def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Uniform samples in [0, 1) (``torch.rand``); reproducible after ``manual_seed``."""
-    return _finish(aten.rand.default(_size(size), **_factory_kwargs(dtype, device)), requires_grad)
+def _like(name: str, factory: Any, extra: str = "", generator: bool = False) -> Any:
+    """``<factory>_like(input, ...)``: the shape, dtype and device of ``input`` by default."""
+    signatures = [f"{name}(Tensor input, {extra}*, {_LIKE_TAIL})"]
+    if generator:
+        signatures.insert(0, f"{name}(Tensor input, *, Generator? generator, {_LIKE_TAIL})")
+    parser = _parser(*signatures)
+    defaults = _defaults(parser)
+    nargs = 2 if extra else 1
 
+    def like(*args: Any, **kwargs: Any) -> Tensor:
+        a = None
+        if len(args) == nargs and args[0].__class__ is Tensor and (
+                nargs == 1 or args[1].__class__ in _NUMBER_CLASSES):
+            a = _quick(defaults, kwargs)
+            if a is not None:
+                a["input"] = args[0]
+                if nargs == 2:
+                    a["fill_value"] = args[1]
+        if a is None:
+            _, a = parser.parse(args, kwargs)
+        input = a.pop("input")
+        fmt = a["memory_format"]
+        if fmt is not None and fmt is not _layouts.preserve_format:
+            _check_memory_format(fmt, input.dim())
+        if fmt is _layouts.preserve_format or factory is not empty:
+            # only empty takes a memory format here (zeros_like & co. are contiguous)
+            a["memory_format"] = None
+        a["size"] = list(input.shape)
+        if a["dtype"] is None:
+            a["dtype"] = input.dtype
+        if a["device"] is None:
+            a["device"] = input.device
+        a.setdefault("out", None)
+        if "fill_value" in a:
+            return _build_full(a)
+        return _build(factory.__name__, factory._op, a)
 
-def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Standard normal samples (``torch.randn``); reproducible after ``manual_seed``."""
-    return _finish(aten.randn.default(_size(size), **_factory_kwargs(dtype, device)), requires_grad)
-
-
-def _like(factory: Any) -> Any:
-    def like(input: Tensor, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
-        return factory(list(input.shape), dtype=dtype or input.dtype, device=device or input.device,
-                       requires_grad=requires_grad)
-
-    like.__name__ = factory.__name__ + "_like"
+    like.__name__ = like.__qualname__ = name
     like.__doc__ = f"``{factory.__name__}`` with the shape, dtype and device of ``input``."
     return like
 
 
-empty_like = _like(empty)
-zeros_like = _like(zeros)
-ones_like = _like(ones)
-rand_like = _like(rand)
-randn_like = _like(randn)
-
-
-def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    """``full`` with the shape, dtype and device of ``input``."""
-    return full(list(input.shape), fill_value, dtype=dtype or input.dtype,
-                device=device or input.device, requires_grad=requires_grad)
+empty_like = _like("empty_like", empty)
+zeros_like = _like("zeros_like", zeros)
+ones_like = _like("ones_like", ones)
+rand_like = _like("rand_like", rand, generator=True)
+randn_like = _like("randn_like", randn, generator=True)
+full_like = _like("full_like", full, extra="Scalar fill_value, ")
 
 
 _seed_hooks: list[Any] = []

@@ -291,10 +291,10 @@ def _shallow_classes(t: Any) -> frozenset[type] | None:
         inner = _shallow_classes(t.elem)
         return None if inner is None else inner | {type(None)}
     if isinstance(t, ListType):
-        classes = {list, tuple}
+        classes: frozenset[type] = frozenset((list, tuple))
         if t.size is not None:  # ``int[2] stride=1``: one value broadcasts
-            classes |= fitting_classes(t.elem) or set()
-        return frozenset(classes)
+            classes |= fitting_classes(t.elem) or frozenset()
+        return classes
     return fitting_classes(t)
 
 

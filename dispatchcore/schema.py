@@ -18,7 +18,11 @@ from typing import Any, NoReturn
 
 import attrs
 
+from .dtypes import device as _device
+from .dtypes import dtype as _dtype
 from .errors import SchemaError
+from .layouts import layout as _layout
+from .layouts import memory_format as _memory_format
 
 __all__ = [
     "NO_DEFAULT",
@@ -30,9 +34,12 @@ __all__ = [
     "ListType",
     "OperatorName",
     "OptionalType",
+    "PythonArgParser",
+    "PythonSignature",
     "Return",
     "SchemaType",
     "TupleType",
+    "fitting_classes",
     "parse_schema",
     "parse_schema_or_name",
     "python_default",
@@ -447,6 +454,10 @@ class FunctionSchema:
     _dispatch_arguments: tuple[tuple[int, str, str, bool], ...] = attrs.field(
         init=False, repr=False, eq=False, hash=False
     )
+    # per argument, the classes whose values fit without a closer look (None: any value, or a
+    # dispatch argument, which the caller checks); derived once, see values_fit
+    _fits: tuple[frozenset[type] | None, ...] = attrs.field(init=False, repr=False, eq=False, hash=False)
+    _index: dict[str, int] = attrs.field(init=False, repr=False, eq=False, hash=False)
 
     def __attrs_post_init__(self) -> None:
         self._check_defaults()
@@ -457,6 +468,9 @@ class FunctionSchema:
             if arg.dispatch_kind is not None
         )
         object.__setattr__(self, "_dispatch_arguments", dispatch)
+        object.__setattr__(self, "_fits", tuple(
+            None if arg.dispatch_kind is not None else fitting_classes(arg.type) for arg in self.arguments))
+        object.__setattr__(self, "_index", {arg.name: i for i, arg in enumerate(self.arguments)})
 
     def _check_defaults(self) -> None:
         seen_default = False
@@ -527,8 +541,10 @@ class FunctionSchema:
         checks in the same order, with torch's messages. Values are type-checked like
         ``toIValue`` for ``Tensor``, ``Tensor?``, ``Tensor[]``, ``Tensor?[]``, ``int``,
         ``SymInt``, ``float``, ``complex``, ``bool``, ``str``, ``Scalar``, their lists and
-        optionals; other types (``ScalarType``, ``Device``, ``Layout``, ``MemoryFormat``,
-        ``Generator``, ...) accept any value, since the tensor library supplies those objects.
+        optionals; ``ScalarType``, ``Layout`` and ``MemoryFormat`` take dispatchcore's
+        ``dtype``/``layout``/``memory_format`` or an int (``dtype='float32'`` is refused, as in
+        torch), ``Device`` a ``device`` or a string (not an int); other types (``Generator``,
+        ...) accept any value, since the tensor library supplies those objects.
         A tensor counts as a number where torch accepts one (``int``, ``float``, ``bool``) only
         when it has ``ndim == 0`` (or an empty ``shape``). Like torch, ``Tensor`` accepts
         ``None`` (an undefined tensor).
@@ -601,6 +617,36 @@ class FunctionSchema:
             f"argument '{arg.name}' but instead found type '{_friendly_type_name(value)}'.\n"
             f"Position: {index}\nValue: {value!r}\nDeclaration: {self}\n{details}"
         )
+
+    def values_fit(self, args: tuple, kwargs: dict[str, Any], *, is_tensor: Callable[[Any], bool]) -> bool:
+        """Whether every non-dispatch value of an already well-formed call passes ``bind``'s checks.
+
+        For a call whose arity, keywords and dispatch arguments (``Tensor``, ``Tensor?``,
+        ``Tensor[]``) the caller has checked: the value checks alone, with the common classes
+        (``int`` for ``int``, a ``dtype`` for ``ScalarType``, ...) let through at once. When it
+        returns False, ``bind`` raises torch's error for the first bad value.
+
+        Example:
+            >>> s = parse_schema("ex::f(Tensor x, int n, *, ScalarType? dtype=None) -> Tensor")
+            >>> yes = lambda v: v == "t"
+            >>> s.values_fit(("t", 2), {}, is_tensor=yes), s.values_fit(("t", "a"), {}, is_tensor=yes)
+            (True, False)
+            >>> s.values_fit(("t", 2), {"dtype": "float32"}, is_tensor=yes)
+            False
+        """
+        fits, arguments = self._fits, self.arguments
+        for index, value in enumerate(args):
+            classes = fits[index]
+            if classes is not None and value.__class__ not in classes and _cast_error(
+                    arguments[index].type, value, is_tensor) is not None:
+                return False
+        for name, value in kwargs.items():
+            index = self._index[name]
+            classes = fits[index]
+            if classes is not None and value.__class__ not in classes and _cast_error(
+                    arguments[index].type, value, is_tensor) is not None:
+                return False
+        return True
 
     def _find_error_in_kwargs(self, kwargs: dict[str, Any]) -> str:
         """``FunctionSchema::findErrorInKwargs``: an unknown keyword, else a duplicate."""
@@ -684,6 +730,8 @@ def _has(value: Any, method: str) -> bool:
 
 
 def _is_int(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
+    if value.__class__ is int:
+        return True
     if is_tensor(value):
         return _is_zero_dim(value)
     # pybind11 converts anything int() accepts, except floats
@@ -719,10 +767,46 @@ def _is_bool(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
     return value is None or _has(value, "__bool__")
 
 
+def _is_enum(kind: type) -> Callable[[Any, Callable[[Any], bool]], bool]:
+    """``ScalarType``, ``Layout``, ``MemoryFormat``: the library's object (``dc.float32``) or an int."""
+    return lambda value, is_tensor: isinstance(value, kind) or _is_int(value, is_tensor)
+
+
+def _is_device(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
+    # a device object or a string; torch.ops refuses a bare index (``device=0``)
+    return isinstance(value, (_device, str, bytes))
+
+
 _NUMBER_CHECKS: dict[str, Callable[[Any, Callable[[Any], bool]], bool]] = {
     "int": _is_int, "SymInt": _is_int, "float": _is_float, "complex": _is_complex,
     "bool": _is_bool, "SymBool": _is_bool, "str": lambda v, _: isinstance(v, (str, bytes)),
+    "ScalarType": _is_enum(_dtype), "Layout": _is_enum(_layout),
+    "MemoryFormat": _is_enum(_memory_format), "Device": _is_device,
 }
+
+# Classes whose values fit a base type at once (``values_fit``); exact classes, no subclasses.
+_FITTING: dict[str, frozenset[type]] = {
+    "int": frozenset({int, bool}), "SymInt": frozenset({int, bool}),
+    "float": frozenset({float, int, bool}), "complex": frozenset({complex, float, int, bool}),
+    "Scalar": frozenset({complex, float, int, bool}), "bool": frozenset({bool}),
+    "SymBool": frozenset({bool}), "str": frozenset({str}),
+    "ScalarType": frozenset({_dtype, int}), "Layout": frozenset({_layout, int}),
+    "MemoryFormat": frozenset({_memory_format, int}), "Device": frozenset({_device, str}),
+}
+
+
+def fitting_classes(t: SchemaType) -> frozenset[type] | None:
+    """The classes ``values_fit`` lets through for ``t`` (None: every value fits; lists: none)."""
+    if isinstance(t, OptionalType):
+        inner = fitting_classes(t.elem)
+        return None if inner is None else inner | {type(None)}
+    if isinstance(t, ListType):
+        return frozenset()  # checked item by item
+    if isinstance(t, BaseType):
+        if t.name == "Tensor":
+            return frozenset()
+        return _FITTING.get(t.name) if t.name in _NUMBER_CHECKS or t.name == "Scalar" else None
+    return None
 
 
 def _cast_error(t: SchemaType, value: Any, is_tensor: Callable[[Any], bool]) -> str | None:
@@ -1713,3 +1797,347 @@ def parse_schema(text: str, *, allow_typevars: bool = True) -> FunctionSchema:
     if not isinstance(parsed, FunctionSchema):
         raise SchemaError("Tried to parse a function schema but only the operator name was given")
     return parsed
+
+
+# --------------------------------------------------------------------------------------------
+# Python argument parsing: the checks ``torch.zeros(...)`` and friends make before any
+# operator is called (``torch/csrc/utils/python_arg_parser.cpp``), with its TypeError texts.
+# --------------------------------------------------------------------------------------------
+
+# signature type -> (``FunctionParameter::type_name``, kind used by the checks below)
+_PY_TYPES: dict[str, tuple[str, str]] = {
+    "Tensor": ("Tensor", "Tensor"), "Scalar": ("Number", "Scalar"), "int64_t": ("int", "int"),
+    "SymInt": ("SymInt", "int"), "double": ("float", "float"), "bool": ("bool", "bool"),
+    "IntArrayRef": ("tuple of ints", "int[]"), "SymIntArrayRef": ("tuple of ints", "int[]"),
+    "TensorList": ("tuple of Tensors", "Tensor[]"), "ScalarType": ("torch.dtype", "ScalarType"),
+    "Layout": ("torch.layout", "Layout"), "MemoryFormat": ("torch.memory_format", "MemoryFormat"),
+    "Device": ("torch.device", "Device"), "Generator": ("torch.Generator", "Generator"),
+    "c10::string_view": ("str", "str"), "PyObject*": ("object", "object"),
+}
+_PY_DEFAULTS = {"None": None, "False": False, "True": True}
+
+
+def _py_default(text: str) -> Any:
+    """A default as the binding reads it: None, a bool, an int, or the text itself."""
+    if text in _PY_DEFAULTS:
+        return _PY_DEFAULTS[text]
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+@attrs.frozen
+class PythonParameter:
+    """One parameter of a ``PythonSignature`` (``FunctionParameter``)."""
+
+    name: str
+    type_name: str  # as torch prints it: "tuple of ints", "torch.dtype", ...
+    kind: str  # what the value is checked as
+    allow_none: bool  # ``T?``: None is accepted
+    optional: bool  # has a default, so it may be left out (``T?`` alone only accepts None)
+    default: Any
+    default_text: str | None
+    keyword_only: bool
+    size: int | None  # ``IntArrayRef[2]``: one int is accepted for the whole list
+
+    def __str__(self) -> str:
+        text = f"{self.type_name} {self.name}"
+        return text if self.default_text is None else f"{text} = {self.default_text}"
+
+
+@attrs.frozen
+class PythonSignature:
+    """One overload of a ``torch.*`` function, as ``python_arg_parser`` reads it.
+
+    The text is the one torch's generated bindings use, e.g.
+    ``"zeros(SymIntArrayRef size, *, ScalarType? dtype=None, bool? requires_grad=False)"``.
+
+    Example:
+        >>> str(PythonSignature.parse("eye(int64_t n, *, ScalarType? dtype=None)"))
+        '(int n, *, torch.dtype dtype = None)'
+    """
+
+    name: str
+    params: tuple[PythonParameter, ...]
+    hidden: bool = False
+
+    @classmethod
+    def parse(cls, text: str, *, hidden: bool = False) -> PythonSignature:
+        """Read a signature in torch's binding format (``FunctionSignature(fmt, index)``)."""
+        name, _, rest = text.partition("(")
+        params = []
+        keyword_only = False
+        for item in filter(None, (p.strip() for p in rest.rstrip(")").split(", "))):
+            if item == "*":
+                keyword_only = True
+                continue
+            decl, eq, default_text = item.partition("=")
+            type_text, _, pname = decl.rpartition(" ")
+            allow_none = type_text.endswith("?")
+            base = type_text.rstrip("?")
+            size = None
+            if base.endswith("]"):
+                base, _, n = base[:-1].partition("[")
+                size = int(n)
+            type_name, kind = _PY_TYPES[base]
+            default = _py_default(default_text) if eq else None
+            params.append(PythonParameter(
+                pname, type_name, kind, allow_none, bool(eq), default,
+                default_text if eq else None, keyword_only, size))
+        return cls(name, tuple(params), hidden)
+
+    @property
+    def max_pos_args(self) -> int:
+        return sum(not p.keyword_only for p in self.params)
+
+    @property
+    def min_args(self) -> int:
+        return sum(not p.optional for p in self.params)
+
+    def __str__(self) -> str:
+        parts: list[str] = []
+        for p in self.params:
+            if p.keyword_only and "*" not in parts:
+                parts.append("*")
+            parts.append(str(p))
+        return "(" + ", ".join(parts) + ")"
+
+    def bind(self, args: tuple, kwargs: dict[str, Any], checks: dict[str, Callable[[Any], bool]],
+             raise_error: bool) -> dict[str, Any] | None:
+        """The arguments by name (defaults filled in), or None / TypeError if they do not fit.
+
+        Mirrors ``FunctionSignature::parse``: a single positional int list also takes the
+        varargs form (``zeros(2, 3)``), and type errors name the argument and its position.
+        """
+        nargs = len(args)
+        varargs = self.max_pos_args == 1 and self.params[0].kind == "int[]"
+        if nargs > self.max_pos_args and not varargs:
+            return self._fail(raise_error, self._extra_args(nargs))
+        bound: dict[str, Any] = {}
+        arg_pos = 0
+        remaining = len(kwargs)
+        for param in self.params:
+            is_kwd = arg_pos >= nargs
+            if not is_kwd:
+                if param.keyword_only:
+                    return self._fail(raise_error, self._extra_args(nargs))
+                value = args[arg_pos]
+            else:
+                value = kwargs.get(param.name, _MISSING)
+                remaining -= value is not _MISSING
+            if (value is _MISSING and param.optional) or (value is None and param.allow_none):
+                bound[param.name] = param.default if value is _MISSING else None
+            elif value is _MISSING:
+                return self._fail(raise_error, self._missing(param))
+            else:
+                failed = _py_check(param, value, checks)
+                if failed is None:
+                    bound[param.name] = value
+                elif varargs and arg_pos == 0 and not is_kwd and _is_strict_int(value, checks["Tensor"]):
+                    bad = _first_bad_int(args, checks)
+                    if bad is None:  # zeros(2, 3) -> zeros((2, 3))
+                        bound[param.name] = list(args)
+                        arg_pos = nargs
+                        continue
+                    return self._fail(raise_error, self._unpack_error(param, bad, args))
+                elif not raise_error:
+                    return None
+                elif is_kwd:
+                    raise TypeError(f"{self.name}(): argument '{param.name}' must be "
+                                    f"{param.type_name}, not {type(value).__name__}")
+                elif failed >= 0:
+                    raise TypeError(
+                        f"{self.name}(): argument '{param.name}' (position {arg_pos + 1}) must be "
+                        f"{param.type_name}, but found element of type "
+                        f"{type(value[failed]).__name__} at pos {failed}")
+                else:
+                    raise TypeError(
+                        f"{self.name}(): argument '{param.name}' (position {arg_pos + 1}) must be "
+                        f"{param.type_name}, not {type(value).__name__}")
+            if not is_kwd:
+                arg_pos += 1
+        if remaining > 0:
+            return self._fail(raise_error, self._extra_kwargs(kwargs, nargs))
+        # torch checks a list's first element only; the rest fail when the list is unpacked
+        for param in self.params:
+            value = bound[param.name]
+            if param.kind == "int[]" and isinstance(value, (list, tuple)):
+                bad = _first_bad_int(value, checks)
+                if bad is not None:
+                    return self._fail(raise_error, self._unpack_error(param, bad, value))
+                for i, item in enumerate(value):
+                    if isinstance(item, int) and not -(2**63) <= item < 2**63:
+                        return self._fail(raise_error, (
+                            f"{self.name}(): argument '{param.name}' failed to unpack the object "
+                            f'at pos {i + 1} with error "Overflow when unpacking long long'))
+        return bound
+
+    @staticmethod
+    def _fail(raise_error: bool, message: str) -> None:
+        if raise_error:
+            raise TypeError(message)
+        return None
+
+    def _extra_args(self, nargs: int) -> str:
+        most, least = self.max_pos_args, self.min_args
+        if least != most:
+            return (f"{self.name}() takes from {least} to {most} positional arguments but {nargs} "
+                    "were given")
+        return (f"{self.name}() takes {most} positional argument{'s' if most != 1 else ''} but "
+                f"{nargs} {'were' if nargs != 1 else 'was'} given")
+
+    def _missing(self, first: PythonParameter) -> str:
+        rest = self.params[self.params.index(first):]
+        names = [f'"{p.name}"' for p in rest if not p.optional]
+        # torch's plural test is inverted: "missing 1 required positional arguments"
+        return (f"{self.name}() missing {len(names)} required positional argument"
+                f"{'s' if len(names) == 1 else ''}: {', '.join(names)}")
+
+    def _extra_kwargs(self, kwargs: dict[str, Any], nargs: int) -> str:
+        names = {p.name: i for i, p in enumerate(self.params)}
+        for key in kwargs:
+            if key not in names:
+                return f"{self.name}() got an unexpected keyword argument '{key}'"
+            if names[key] < nargs:
+                return f"{self.name}() got multiple values for argument '{key}'"
+        return f"{self.name}() got an unexpected keyword argument"  # unreachable
+
+    def _unpack_error(self, param: PythonParameter, index: int, items: Any) -> str:
+        return (f"{self.name}(): argument '{param.name}' failed to unpack the object at pos "
+                f"{index + 1} with error \"type must be {param.type_name},but got "
+                f"{type(items[index]).__name__}\"")
+
+
+_MISSING: Any = object()
+
+
+def _is_scalar_value(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
+    if is_tensor(value):
+        return _is_zero_dim(value) and not getattr(value, "requires_grad", False)
+    return isinstance(value, (int, float, complex)) or (
+        type(value).__module__ == "numpy" and _has(value, "__float__"))
+
+
+def _is_strict_int(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
+    """``THPUtils_checkIndex``-like: an int (not a bool), a numpy integer or a 0-d int tensor."""
+    if is_tensor(value):
+        return (_is_zero_dim(value) and not getattr(value, "requires_grad", False)
+                and value.dtype.__class__.__name__ == "dtype" and value.dtype._category == 1)
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        type(value).__module__ == "numpy" and _has(value, "__index__")
+        and not isinstance(value, bool) and type(value).__name__ != "bool")
+
+
+def _first_bad_int(items: Any, checks: dict[str, Callable[[Any], bool]]) -> int | None:
+    is_tensor = checks["Tensor"]
+    for i, item in enumerate(items):
+        if not _is_strict_int(item, is_tensor):
+            return i
+    return None
+
+
+def _py_check(param: PythonParameter, value: Any,
+              checks: dict[str, Callable[[Any], bool]]) -> int | None:
+    """``FunctionParameter::check``: None if ``value`` fits, else -1 or the failing list index."""
+    kind = param.kind
+    is_tensor = checks["Tensor"]
+    if kind in checks:
+        return None if checks[kind](value) else -1
+    if kind == "Scalar" or kind == "float":
+        return None if _is_scalar_value(value, is_tensor) and not isinstance(
+            value, complex if kind == "float" else ()) else -1
+    if kind == "int":
+        return None if _is_strict_int(value, is_tensor) else -1
+    if kind == "bool":
+        return None if isinstance(value, bool) or type(value).__name__ == "bool_" else -1
+    if kind == "int[]":
+        if isinstance(value, (list, tuple)):
+            # only the first element is looked at here (is_int_or_symint_list)
+            return None if not value or _is_strict_int(value[0], is_tensor) else 0
+        return None if param.size and _is_strict_int(value, is_tensor) else -1
+    if kind == "Tensor[]":
+        if not isinstance(value, (list, tuple)):
+            return -1
+        for i, item in enumerate(value):
+            if not is_tensor(item):
+                return i
+        return None
+    if kind == "str":
+        return None if isinstance(value, str) else -1
+    return None  # object
+
+
+class PythonArgParser:
+    """The overloads of one ``torch.*`` function and the call checks torch makes for them.
+
+    Mirrors ``PythonArgParser``: the first signature the call fits wins; when none does, one
+    plausible signature (by argument count) raises its own error, several raise torch's
+    ``received an invalid combination of arguments`` TypeError listing them.
+
+    Args:
+        signatures: signature texts in torch's binding format (see ``PythonSignature``).
+        checks: predicates for the types the tensor library supplies, by kind: ``"Tensor"``,
+            ``"ScalarType"``, ``"Layout"``, ``"MemoryFormat"``, ``"Device"``, ``"Generator"``.
+
+    Example:
+        >>> p = PythonArgParser(["f(int64_t n, *, bool? flag=False)"],
+        ...                     {"Tensor": lambda v: False})
+        >>> p.parse((3,), {})
+        (0, {'n': 3, 'flag': False})
+        >>> p.parse(("a",), {})
+        Traceback (most recent call last):
+        ...
+        TypeError: f(): argument 'n' (position 1) must be int, not str
+    """
+
+    def __init__(self, signatures: Iterable[str], checks: dict[str, Callable[[Any], bool]]) -> None:
+        self.signatures = tuple(PythonSignature.parse(s) for s in signatures)
+        self.name = self.signatures[0].name
+        self.checks = checks
+
+    def parse(self, args: tuple, kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """``(index of the signature, arguments by name)``; TypeError as torch raises it."""
+        single = len(self.signatures) == 1
+        for i, signature in enumerate(self.signatures):
+            bound = signature.bind(args, kwargs, self.checks, single)
+            if bound is not None:
+                return i, bound
+        nargs = len(args) + len(kwargs)
+        plausible = [s for s in self.signatures
+                     if s.min_args <= nargs <= len(s.params) and not s.hidden]
+        if len(plausible) == 1:
+            plausible[0].bind(args, kwargs, self.checks, True)
+        raise TypeError(self._invalid_combination(args, kwargs))
+
+    def _invalid_combination(self, args: tuple, kwargs: dict[str, Any]) -> str:
+        """``format_invalid_args``: what was given, and each visible signature."""
+        got = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+        lines = [f"{self.name}() received an invalid combination of arguments - got "
+                 f"({', '.join(got)}), but expected one of:"]
+        for signature in self.signatures:
+            if signature.hidden:
+                continue
+            lines.append(f" * {signature}")
+            marks = self._mismatch(signature, args, kwargs)
+            if marks is not None:
+                lines.append("      didn't match because some of the arguments have invalid "
+                             f"types: ({', '.join(marks)})")
+        return "\n".join(lines) + "\n"
+
+    def _mismatch(self, signature: PythonSignature, args: tuple,
+                  kwargs: dict[str, Any]) -> list[str] | None:
+        """The given types with the ill-typed ones marked ``!type!``, when only types failed."""
+        params = signature.params
+        names = {p.name for p in params}
+        given = set(kwargs) | {p.name for p in params[:len(args)]}
+        if ("out" in names or len(args) > signature.max_pos_args or not names.issuperset(kwargs)
+                or any(not p.optional and p.name not in given for p in params)):
+            return None  # torch gives no reason for these (nor for signatures with ``out``)
+        marks = []
+        bad = False
+        for param, value in [*zip(params, args), *((p, kwargs[p.name]) for p in params
+                                                   if p.name in kwargs)]:
+            ok = (value is None and param.allow_none) or _py_check(param, value, self.checks) is None
+            bad |= not ok
+            name = type(value).__name__
+            text = name if ok else f"!{name}!"
+            marks.append(text if param in params[:len(args)] else f"{param.name}={text}")
+        return marks if bad else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["broadcast_shapes", "compute_stride", "infer_size", "infer_size_dv"]
+__all__ = ["broadcast_shapes", "check_storage_nbytes", "compute_stride", "infer_size", "infer_size_dv"]
 
 Shape = tuple[int, ...]
 
@@ -127,3 +127,20 @@ def compute_stride(old_shape: Sequence[int], old_stride: Sequence[int],
     if view_d != -1:
         return None
     return tuple(new_stride)
+
+
+def check_storage_nbytes(sizes: Sequence[int], itemsize: int) -> None:
+    """Mirror ``computeStorageNbytesContiguous``'s overflow check: the bytes must fit in int64.
+
+    Example:
+        >>> check_storage_nbytes([2**62], 4)
+        Traceback (most recent call last):
+        ...
+        RuntimeError: Storage size calculation overflowed with sizes=[4611686018427387904]
+    """
+    nbytes = itemsize
+    for s in sizes:
+        nbytes *= s
+    if nbytes >= 2**63 and 0 not in sizes:
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes=[{', '.join(map(str, sizes))}]")

@@ -586,8 +586,8 @@ def test_clone_preserves_dense_layouts_and_copies(x, strides):
     c = A.clone.default(W(x))
     assert_tensor(c, x)
     assert c.stride() == strides and not np.shares_memory(c._data, x)
-    assert A.clone.default(W(x), memory_format="contiguous_format").is_contiguous()
-    cl = A.clone.default(W(rnd((2, 3, 4, 5))), memory_format="channels_last")
+    assert A.clone.default(W(x), memory_format=dc.contiguous_format).is_contiguous()
+    cl = A.clone.default(W(rnd((2, 3, 4, 5))), memory_format=dc.channels_last)
     assert cl.stride() == (60, 1, 15, 3)
 
 

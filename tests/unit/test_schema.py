@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import dispatchcore as dc
 import dispatchcore.schema as schema_module
 from dispatchcore.errors import SchemaError
 from dispatchcore.schema import (
@@ -679,7 +680,7 @@ def test_bind_errors_match_torch(schema, args, kwargs, message):
     assert str(info.value) == message
 
 
-@pytest.mark.parametrize(
+_TYPE_CHECKS = pytest.mark.parametrize(
     ("type_text", "accepted", "rejected"),
     [
         ("Tensor", [T, T0, None], [3, 2.5, "a", [T]]),
@@ -702,12 +703,19 @@ def test_bind_errors_match_torch(schema, args, kwargs, message):
         ("int[]?", [None, [1]], [3]),
         ("int[1]?", [None, 3, [1]], [2.5]),
         ("Scalar[]", [[1, 2.5]], [3, [None]]),
-        ("ScalarType", [object(), 6, "float32"], []),
-        ("Device?", [object(), None, "cpu"], []),
+        # torch.ops takes the library's objects or an int for these, a device or a string for
+        # Device (checked against torch 2.13: dtype='float32', dtype=float, device=0 are refused)
+        ("ScalarType", [dc.float32, 6, True, T0], [object(), "float32", float, 6.0, dc.strided]),
+        ("ScalarType?", [None, dc.int64], ["int64"]),
+        ("Layout", [dc.strided, 0], ["anything", dc.float32]),
+        ("MemoryFormat?", [None, dc.contiguous_format, 0], ["x", dc.float32]),
+        ("Device?", [None, "cpu", b"cpu", dc.device("cpu")], [object(), 0, 1.5]),
         ("Generator?", [object(), None], []),
-        ("Layout", ["anything"], []),
     ],
 )
+
+
+@_TYPE_CHECKS
 def test_bind_type_checks(type_text, accepted, rejected):
     s = parse_schema(f"f({type_text} x) -> ()")
     for value in accepted:
@@ -715,6 +723,41 @@ def test_bind_type_checks(type_text, accepted, rejected):
     for value in rejected:
         with pytest.raises(SchemaError, match="Expected a value of type"):
             s.bind((value,), {}, is_tensor=is_tensor)
+
+
+@_TYPE_CHECKS
+def test_values_fit_agrees_with_bind_on_non_tensor_values(type_text, accepted, rejected):
+    s = parse_schema(f"f(int a, {type_text} x, *, {type_text} k) -> ()")
+    if s.arguments[1].dispatch_kind is not None:
+        return  # dispatch arguments are the caller's to check (values_fit skips them)
+    for value in accepted:
+        assert s.values_fit((1, value), {"k": value}, is_tensor=is_tensor), value
+    for value in rejected:
+        assert not s.values_fit((1, value), {}, is_tensor=is_tensor), value
+        assert not s.values_fit((1, 2), {"k": value}, is_tensor=is_tensor), value
+
+
+def test_values_fit_looks_at_list_items_and_the_first_argument_too():
+    s = parse_schema("f(int[] size, Scalar fill, *, ScalarType? dtype=None) -> Tensor")
+    fits = lambda *args, **kwargs: s.values_fit(args, kwargs, is_tensor=is_tensor)  # noqa: E731
+    assert fits([2, 3], 1.5) and fits((2,), 1, dtype=dc.float32) and fits([], True, dtype=None)
+    assert not fits(["a"], 1) and not fits([2.5], 1) and not fits("a", 1)
+    assert not fits([2], "a") and not fits([2], 1, dtype="float32") and not fits([2], 1, dtype=float)
+
+
+def test_bind_refuses_strings_for_the_library_enum_types_as_torch_ops_does():
+    s = parse_schema("aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+                     "Device? device=None, bool? pin_memory=None) -> Tensor")
+    with pytest.raises(SchemaError) as info:
+        s.bind(([2],), {"dtype": "float32"}, is_tensor=is_tensor)
+    assert str(info.value) == (
+        "aten::zeros() Expected a value of type 'Optional[int]' for argument 'dtype' but instead found type "
+        f"'str'.\nPosition: 1\nValue: 'float32'\nDeclaration: {s}\nCast error details: Unable to cast "
+        f"Python instance of type <class 'str'> {PYBIND}")
+    with pytest.raises(SchemaError, match="argument 'device' but instead found type 'int'"):
+        s.bind(([2],), {"device": 0}, is_tensor=is_tensor)
+    assert s.bind(([2],), {"dtype": dc.float32, "layout": dc.strided, "device": "cpu"},
+                  is_tensor=is_tensor) == (([2],), {"dtype": dc.float32, "layout": dc.strided, "device": "cpu"})
 
 
 def test_bind_names_namedtuples_like_torch():
@@ -797,3 +840,82 @@ def test_printing_then_parsing_gives_back_the_same_schema(schema):
 def test_docstring_examples_run():
     failures, _ = doctest.testmod(schema_module, optionflags=doctest.ELLIPSIS)
     assert failures == 0
+
+
+# --- PythonArgParser: torch's Python binding checks (python_arg_parser.cpp) -------------------
+
+_PY_CHECKS = {"Tensor": lambda v: False, "ScalarType": lambda v: v == "dtype"}
+_ZEROS = ["zeros(SymIntArrayRef size, *, ScalarType? dtype=None, bool? requires_grad=False)"]
+
+
+@pytest.mark.parametrize(("args", "kwargs", "bound"), [
+    ((2, 3), {}, {"size": [2, 3], "dtype": None, "requires_grad": False}),
+    (((2, 3),), {"dtype": "dtype"}, {"size": (2, 3), "dtype": "dtype", "requires_grad": False}),
+    (([],), {"requires_grad": True}, {"size": [], "dtype": None, "requires_grad": True}),
+    ((2,), {"dtype": None}, {"size": [2], "dtype": None, "requires_grad": False}),
+])
+def test_python_arg_parser_binds_varargs_and_lists(args, kwargs, bound):
+    assert schema_module.PythonArgParser(_ZEROS, _PY_CHECKS).parse(args, kwargs) == (0, bound)
+
+
+@pytest.mark.parametrize(("args", "kwargs", "message"), [
+    (("a",), {}, "zeros(): argument 'size' (position 1) must be tuple of ints, not str"),
+    ((True,), {}, "zeros(): argument 'size' (position 1) must be tuple of ints, not bool"),
+    (([2.5],), {}, "zeros(): argument 'size' (position 1) must be tuple of ints, but found element "
+                   "of type float at pos 0"),
+    (((2, "a"),), {}, "zeros(): argument 'size' failed to unpack the object at pos 2 with error "
+                      '"type must be tuple of ints,but got str"'),
+    ((2, 3, "a"), {}, "zeros(): argument 'size' failed to unpack the object at pos 3 with error "
+                      '"type must be tuple of ints,but got str"'),
+    ((2**63,), {}, "zeros(): argument 'size' failed to unpack the object at pos 1 with error "
+                   '"Overflow when unpacking long long'),
+    ((), {}, 'zeros() missing 1 required positional arguments: "size"'),
+    (((2,), (3,)), {}, "zeros() takes 1 positional argument but 2 were given"),
+    ((2,), {"foo": 1}, "zeros() got an unexpected keyword argument 'foo'"),
+    (((2,),), {"size": (3,)}, "zeros() got multiple values for argument 'size'"),
+    ((2,), {"dtype": "float32"}, "zeros(): argument 'dtype' must be torch.dtype, not str"),
+    ((2,), {"requires_grad": "a"}, "zeros(): argument 'requires_grad' must be bool, not str"),
+])
+def test_python_arg_parser_errors_match_torch(args, kwargs, message):
+    """Texts recorded from torch 2.13's ``torch.zeros``, whose binding has this signature."""
+    with pytest.raises(TypeError) as info:
+        schema_module.PythonArgParser(_ZEROS, _PY_CHECKS).parse(args, kwargs)
+    assert str(info.value) == message
+
+
+def test_python_arg_parser_lists_overloads_as_torch_does():
+    """``torch.ones(2).view("a")``: two plausible overloads, each with its reason."""
+    parser = schema_module.PythonArgParser(
+        ["view(ScalarType dtype)", "view(SymIntArrayRef size)"], _PY_CHECKS)
+    with pytest.raises(TypeError) as info:
+        parser.parse(("a",), {})
+    assert str(info.value) == (
+        "view() received an invalid combination of arguments - got (str), but expected one of:\n"
+        " * (torch.dtype dtype)\n"
+        "      didn't match because some of the arguments have invalid types: (!str!)\n"
+        " * (tuple of ints size)\n"
+        "      didn't match because some of the arguments have invalid types: (!str!)\n")
+    assert parser.parse(("dtype",), {}) == (0, {"dtype": "dtype"})
+    assert parser.parse((1, 2), {}) == (1, {"size": [1, 2]})
+
+
+def test_python_arg_parser_gives_no_reason_for_signatures_with_out():
+    parser = schema_module.PythonArgParser(
+        ["f(int64_t n, *, Tensor out=None)", "f(double x, int64_t n)"], _PY_CHECKS)
+    with pytest.raises(TypeError) as info:
+        parser.parse(("a",), {"out": None})
+    assert str(info.value) == (
+        "f() received an invalid combination of arguments - got (str, out=NoneType), but expected "
+        "one of:\n"
+        " * (int n, *, Tensor out = None)\n"
+        " * (float x, int n)\n")
+    with pytest.raises(TypeError, match=r"\(!str!, int\)"):
+        parser.parse(("a", 1), {})
+
+
+def test_python_signature_prints_like_torch():
+    signature = schema_module.PythonSignature.parse(
+        "rand(SymIntArrayRef size, *, Generator? generator, Tensor out=None, bool? pin_memory=False)")
+    assert str(signature) == ("(tuple of ints size, *, torch.Generator generator, Tensor out = None, "
+                              "bool pin_memory = False)")
+    assert (signature.min_args, signature.max_pos_args) == (2, 1)
