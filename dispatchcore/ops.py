@@ -70,18 +70,18 @@ class OpOverloadPacket:
         candidates = get_dispatcher().overloads(self._namespace, self._name)
         if len(candidates) == 1:
             return candidates[0](*args, **kwargs)
+        errors = []
         for op in candidates:
             assert op.schema is not None  # overloads() returns defined operators only
             try:
                 op.schema.bind(args, kwargs, is_tensor=is_dispatch_arg)
-            except RuntimeError:
+            except RuntimeError as e:
+                errors.append(f"{e}\n\n")
                 continue
             return op(*args, **kwargs)
-        schemas = "\n".join(f"  {op.schema}" for op in candidates)
-        raise RuntimeError(
-            f"{self._qualname}() received an invalid combination of arguments. No overload "
-            f"accepts them; the schemas are:\n{schemas}"
-        )
+        # torch's text: every overload's binding error, each followed by a blank line
+        raise RuntimeError("Overloaded torch operator invoked from Python failed to match any schema:\n"
+                           + "".join(errors))
 
     def __repr__(self) -> str:
         return f"{self._namespace}.{self._name}"

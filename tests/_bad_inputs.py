@@ -574,10 +574,6 @@ KNOWN_OPEN: dict[str, str] = {
     "to_dtype_keyword_str": _PARSE.format(file="_tensor_methods.py Tensor.to") + "nothing: the string "
                             "reaches the kernel, which takes it as a dtype name; torch: TypeError \"to() received an "
                             "invalid combination of arguments - got (dtype=str, ), ...\"",
-    "aten_packet_str": "ops.py OpOverloadPacket.__call__: torch joins every overload's binding error under "
-                       "'Overloaded torch operator invoked from Python failed to match any schema:\\n' "
-                       "(each error, then a blank line); dispatchcore: RuntimeError 'aten::sum() received an "
-                       "invalid combination of arguments. No overload accepts them; the schemas are: ...'",
     "sum_dtype_str": _PARSE.format(file="_tensor_methods.py Tensor.sum") + "nothing: the kernel takes "
                      "'float32' as a dtype name; torch: TypeError \"sum() received an invalid combination of "
                      "arguments - got (dtype=str, ), ...\"",

@@ -295,10 +295,13 @@ def test_ops_packet_overload_resolution(lib, ops, carrier):
     assert ops.add.default is dc.find_op(f"{lib.ns}::add")
     assert ops.add.Tensor is dc.find_op(f"{lib.ns}::add.Tensor")
     assert repr(ops.add) == f"{lib.ns}.add"
-    with pytest.raises(RuntimeError, match=rf"^{lib.ns}::add\(\) received an invalid combination of "
-                                           r"arguments\. No overload accepts them; the schemas are:\n  "
-                                           rf"{lib.ns}::add\.Tensor\(Tensor x, Tensor y\) -> Tensor\n"):
+    with pytest.raises(RuntimeError) as info:  # torch's text: each overload's binding error
         ops.add("a", "b")
+    lines = str(info.value).split("\n")
+    assert lines[0] == "Overloaded torch operator invoked from Python failed to match any schema:"
+    assert lines[1] == (f"{lib.ns}::add() Expected a value of type 'Tensor' for argument 'x' but instead "
+                        "found type 'str'.")
+    assert str(info.value).count("Declaration: ") == 3 and str(info.value).endswith("\n\n")
 
 
 def test_ops_packet_with_a_single_overload_calls_it_directly(lib, ops, carrier):
