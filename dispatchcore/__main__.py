@@ -411,7 +411,7 @@ def _make_tensor(device_type: str, spec: str, text: str) -> Any:
                            "write shapes as 2x3 (or 2,3); an empty shape or 'scalar' is a 0-dim tensor") from None
     try:
         with inference_mode() if inference else contextlib.nullcontext():
-            return empty(*shape, dtype=dtype, device=device_type, requires_grad=grad)
+            return empty(tuple(shape), dtype=dtype, device=device_type, requires_grad=grad)
     except RuntimeError as e:
         from .tensor import _DEVICES
 

@@ -11,17 +11,78 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
+from .dtypes import WrappedNumber
 from .dtypes import device as as_device
 from .library import Library
 from .operator import protocol_attr
 from .ops import aten
 from .shapes import broadcast_shapes, compute_stride, infer_size_dv
-from .tensor import Tensor, detached_alias
+from .tensor import Tensor, detached_alias, wrap_cpu
 from .tls import _DEFAULT_STATE as _DEFAULT_KEYS
 from .tls import per_thread as _pt
 
-__all__ = ["register"]
+__all__ = ["register", "wrapped_number"]
+
+# --- wrapped numbers ---------------------------------------------------------------------------
+# Note [Wrapped numbers]: a Python number operand of add/sub/mul/div (``x * 2``, ``2 + x``,
+# ``x.add_(1)``, ``dc.mul(x, 2)``) becomes a 0-d CPU tensor flagged as a wrapped number
+# (``dtypes.WrappedNumber`` in its ``_meta`` slot), and the ``.Tensor`` overload runs, as torch's
+# argument parser does (``scalar_to_tensor`` + ``set_wrapped_number``): the node is
+# ``MulBackward0``, and promotion counts the operand as the number (``dtypes.result_type``).
+# Making a tensor per call would cost ~0.4 us, so wrapped numbers of ints and floats are cached
+# by value (at most ``_CACHE_LIMIT`` of each; never 0.0, which equals -0.0, nor inference
+# tensors) with read-only data: an operand is never written. CPU kernels read the number from
+# the flag and use it as a numpy weak scalar (Note [Fast paths]). The Tensor methods
+# (``_tensor_methods.py``) look the caches up inline.
+_WrappedNumber = WrappedNumber
+WRAPPED_INTS: dict[int, Tensor] = {}
+WRAPPED_FLOATS: dict[float, Tensor] = {}
+_CACHE_LIMIT = 256
+_NUMBER_NP = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64),
+              complex: np.dtype(np.complex128)}
+
+
+def wrapped_number(value: Any) -> Tensor | None:
+    """``value`` (a Python or numpy number) as a wrapped-number tensor; None for anything else.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> t = wrapped_number(2.5)
+        >>> t.dtype, t.dim(), dc.dtypes.is_wrapped_number(t)
+        (dispatchcore.float64, 0, True)
+    """
+    cls = value.__class__
+    cache = WRAPPED_INTS if cls is int else WRAPPED_FLOATS if cls is float else None
+    if cache is not None:
+        t = cache.get(value)
+        if t is not None:
+            return t
+    np_dtype = _NUMBER_NP.get(cls)
+    if np_dtype is None:
+        if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+            value = value.item()  # torch takes numpy scalars as numbers too
+        elif isinstance(value, (bool, int, float, complex)):  # subclasses: IntEnum, ...
+            value = complex(value) if isinstance(value, complex) else (
+                bool(value) if isinstance(value, bool) else
+                int(value) if isinstance(value, int) else float(value))
+        else:
+            return None
+        cls = value.__class__
+        np_dtype = _NUMBER_NP[cls]
+    if cls is int and not -(1 << 63) <= value < (1 << 63):
+        raise RuntimeError("Overflow when unpacking long")
+    data = np.array(value, np_dtype)
+    t = wrap_cpu(data)
+    t._meta = _WrappedNumber(value)
+    cache = WRAPPED_INTS if cls is int else WRAPPED_FLOATS if cls is float else None
+    if (cache is not None and t._vc is not None and len(cache) < _CACHE_LIMIT
+            and value == value and value != 0):  # no nan; 0.0 == -0.0 as keys
+        data.flags.writeable = False
+        cache[value] = t
+    return t
 
 
 def reshape(self: Tensor, shape: list[int]) -> Tensor:
@@ -60,10 +121,13 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
         # fold the batch dimensions of self into its rows, then one mm
         t2 = aten.unsqueeze.default(other, -1) if d2 == 1 else other
         sizes = list(self.shape)
-        folded = reshape(self, [-1, sizes[-1]])
+        rows = 1
+        for s in sizes[:-1]:
+            rows *= s
+        folded = reshape(self, [rows, sizes[-1]])  # not -1: (5, 5, 0) folds to (25, 0)
         out = aten.mm.default(folded, t2)
         out_shape = sizes[:-1] + ([] if d2 == 1 else [t2.shape[-1]])
-        return reshape(out, out_shape)
+        return aten._unsafe_view.default(out, out_shape)  # torch's fold: UnsafeViewBackward0
     if d1 == 1:  # (n,) @ (..., n, p): a one-row matrix, then drop the row again
         return aten.squeeze.dim(matmul(aten.unsqueeze.default(self, 0), other), -2)
     # batched: broadcast the batch dimensions, then bmm on 3-D views
@@ -111,6 +175,54 @@ def to_device(self: Tensor, device: Any, dtype: Any, non_blocking: bool = False,
 def nll_loss(self: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1,
              ignore_index: int = -100) -> Tensor:
     return aten.nll_loss_forward.default(self, target, weight, reduction, ignore_index)[0]
+
+
+def rsub_tensor(self: Tensor, other: Tensor, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * self`` (``rsub``); the node is the derivative's ``RsubBackward0``."""
+    if alpha == 1 and type(alpha) is int:
+        return aten.sub.Tensor(other, self)
+    return aten.sub.Tensor(other, self, alpha=alpha)
+
+
+def rsub_scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    """``rsub.Scalar``: ``other - alpha * self`` with ``other`` wrapped (``2 - x``)."""
+    return rsub_tensor(self, wrapped_number(other), alpha=alpha)
+
+
+def reciprocal(self: Tensor) -> Tensor:
+    """``1 / self``: integers and bools give the default float dtype, as torch's unary float ops."""
+    return aten.div.Tensor(wrapped_number(1), self)
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim % ndim if ndim else 0
+
+
+def squeeze_dims(self: Tensor, dim: list[int]) -> Tensor:
+    """``squeeze.dims``: drop the listed dimensions of size 1 (CompositeExplicitAutograd, a view)."""
+    ndim = self._data.ndim
+    dims: set[int] = set()
+    for d in dim:
+        w = _wrap_dim(d, ndim)
+        if w in dims:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        dims.add(w)
+    shape, strides = self.shape, self.stride()
+    keep = [i for i in range(ndim) if not (i in dims and shape[i] == 1)]
+    return aten.as_strided.default(self, [shape[i] for i in keep], [strides[i] for i in keep],
+                                   self.storage_offset())
+
+
+def fill__tensor(self: Tensor, value: Tensor) -> Tensor:
+    """``fill_.Tensor``: fill with a 0-d tensor's value (``x.fill_(torch.tensor(2.0))``)."""
+    if value._data.ndim != 0:
+        raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value._data.ndim} dimensions.")
+    number = 0 if value.device.type == "meta" else value.item()  # a meta value has no number
+    return aten.fill_.Scalar(self, number)
 
 
 def detach(self: Tensor) -> Tensor:
@@ -173,7 +285,7 @@ def matmul_shortcut(entry: Callable[[Any, Any], Any]) -> Callable[[Any, Any], An
 
 
 def register(lib: Library) -> None:
-    """Register the decompositions at CompositeImplicitAutograd, detach at CompositeExplicitAutograd."""
+    """Register the CompositeImplicitAutograd decompositions and the CompositeExplicitAutograd kernels."""
     cia = "CompositeImplicitAutograd"
     lib.impl("matmul", matmul, cia)
     lib.impl("reshape", reshape, cia)
@@ -183,4 +295,10 @@ def register(lib: Library) -> None:
     lib.impl("to.dtype", to_dtype, cia)
     lib.impl("to.device", to_device, cia)
     lib.impl("nll_loss", nll_loss, cia)
-    lib.impl("detach", detach, "CompositeExplicitAutograd")
+    cea = "CompositeExplicitAutograd"
+    lib.impl("detach", detach, cea)
+    lib.impl("rsub.Tensor", rsub_tensor, cea)  # torch: CPU/CUDA kernels; the same arithmetic
+    lib.impl("rsub.Scalar", rsub_scalar, cea)
+    lib.impl("reciprocal", reciprocal, cea)  # torch: a unary float kernel per backend
+    lib.impl("squeeze.dims", squeeze_dims, cea)
+    lib.impl("fill_.Tensor", fill__tensor, cea)  # torch: a kernel per backend

@@ -35,7 +35,7 @@ from .tls import AutoDispatchBelowADInplaceOrView, per_thread, tls_get
 __all__ = ["register_core_kernels"]
 
 VIEW_OPS = ("view", "_reshape_alias", "t", "transpose.int", "permute", "expand", "squeeze",
-            "squeeze.dim", "unsqueeze", "select.int", "slice.Tensor", "as_strided", "alias")
+            "squeeze.dim", "squeeze.dims", "unsqueeze", "select.int", "slice.Tensor", "as_strided", "alias")
 _AFTER_BACKEND_SELECT = full_after_bits(DispatchKey.BackendSelect)
 
 

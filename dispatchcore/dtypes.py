@@ -14,8 +14,8 @@ import numpy as np
 
 __all__ = [
     "bool_", "complex64", "complex128", "device", "dtype", "float16", "float32", "float64",
-    "get_default_dtype", "int8", "int16", "int32", "int64", "promote_types", "result_type",
-    "set_default_dtype", "uint8",
+    "get_default_dtype", "int8", "int16", "int32", "int64", "is_wrapped_number", "promote_types",
+    "result_type", "set_default_dtype", "uint8", "WrappedNumber",
 ]
 
 
@@ -83,7 +83,9 @@ def set_default_dtype(d: dtype) -> None:
     """Set the default floating dtype (float32 or float64, as torch allows)."""
     global _default_dtype
     if d not in (float32, float64, float16):
-        raise TypeError("only floating-point types are supported as the default type")
+        # torch names what is not a dtype at all (a string, a Python type) "invalid dtype object"
+        prefix = "" if isinstance(d, dtype) else "invalid dtype object: "
+        raise TypeError(prefix + "only floating-point types are supported as the default type")
     _default_dtype = d
 
 
@@ -115,12 +117,39 @@ class _TensorLike(Protocol):
     def dim(self) -> int: ...
 
 
+class WrappedNumber:
+    """The ``_meta`` of a wrapped number: a 0-d CPU tensor made from a Python number operand.
+
+    torch's ``scalar_to_tensor`` + ``set_wrapped_number(true)``: ``x * 2`` calls ``mul.Tensor``
+    with ``2`` as such a tensor, and type promotion counts it as the Python number it was (a
+    group below the 0-d tensors). The flag rides on the ``_meta`` slot (AutogradMeta's place),
+    which a wrapped number never needs otherwise: it never requires grad. ``value`` is the
+    Python number, so kernels can use it without reading the tensor.
+    """
+
+    __slots__ = ("value",)
+    grad_accumulator = None  # read as an AutogradMeta would be; a wrapped number has none
+    retains_grad = False
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"WrappedNumber({self.value!r})"
+
+
+def is_wrapped_number(t: object) -> bool:
+    """Whether ``t`` is a wrapped number (``TensorImpl::is_wrapped_number``)."""
+    return getattr(t, "_meta", None).__class__ is WrappedNumber
+
+
 def result_type(*operands: object) -> dtype:
     """Mirror ``torch.result_type`` over tensors and Python scalars (``ResultTypeState``).
 
     Operands fall in three groups: tensors with dimensions, zero-dim tensors, and Python numbers
-    (which count as the default dtype of their kind). Each group is promoted on its own; a
-    lower group only matters when it is of a higher category (``combine_categories``).
+    or wrapped numbers (which count as the default dtype of their kind). Each group is promoted
+    on its own; a lower group only matters when it is of a higher category
+    (``combine_categories``).
 
     Example:
         >>> result_type(3, 2.5)
@@ -132,7 +161,11 @@ def result_type(*operands: object) -> dtype:
             continue
         d = getattr(x, "dtype", None)
         if isinstance(d, dtype):
-            if cast(_TensorLike, x).dim():
+            meta = getattr(x, "_meta", None)
+            if meta.__class__ is WrappedNumber:  # a number operand, wrapped: it counts as the number
+                d = _wrapped_dtype(meta.value)
+                wrapped = d if wrapped is None else promote_types(wrapped, d)
+            elif cast(_TensorLike, x).dim():
                 dims = d if dims is None else promote_types(dims, d)
             else:
                 zero = d if zero is None else promote_types(zero, d)

@@ -3,10 +3,11 @@
 Mirrors the generated ``torch/_C/_VariableFunctions`` (what ``torch.add`` is): a function picks
 the operator overload the way the Tensor method does (``_tensor_methods.py``), so
 ``dispatchcore.add(a, b)`` and ``a.add(b)`` dispatch the same call. ``out=`` selects the
-``.out`` overload where aten has one. A Python number takes the ``.Scalar`` overload, as the
-methods do; where it stands first (``add(2, x)``) it becomes a 0-d tensor, which type promotion
-treats as torch treats a wrapped number (so does a number for ``out=``). Invariant: every
-function here is one operator call through the dispatcher (or a method that is one).
+``.out`` overload where aten has one. A Python number operand of add/sub/mul/div, on either
+side, becomes a wrapped number and the ``.Tensor`` overload runs, as in torch (See Note [Wrapped
+numbers] in ``_composites.py``). Invariant: every function here is one operator call through the
+dispatcher (or a method that is one), except ``where`` with a number, which converts it with
+``scalar_tensor`` first, as torch's ``where.ScalarOther`` does.
 
 Example:
     >>> import dispatchcore as dc
@@ -23,6 +24,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import _tensor_methods  # noqa: F401 - the Tensor methods these functions call
+from ._tensor_methods import _number_call, wrapped_number
+from .dtypes import result_type
 from .ops import aten as A
 from .tensor import Tensor
 from .tls import _DEFAULT_STATE as _DEFAULT_KEYS
@@ -32,9 +35,10 @@ __all__ = [
     "abs", "abs_", "add", "amax", "argmax", "as_strided", "bmm", "cat", "clamp", "clamp_",
     "clamp_min", "clamp_min_", "clone", "cos", "cos_", "detach", "detach_", "div", "eq", "exp",
     "exp_", "fill_", "ge", "gt", "le", "log", "log_", "log_softmax", "lt", "matmul", "max",
-    "mean", "mm", "mul", "ne", "neg", "neg_", "permute", "pow", "relu", "relu_", "reshape",
-    "select", "sigmoid", "sigmoid_", "sin", "sin_", "softmax", "sqrt", "sqrt_", "squeeze",
-    "stack", "sub", "sum", "t", "tanh", "tanh_", "transpose", "unsqueeze", "where", "zero_",
+    "maximum", "mean", "min", "minimum", "mm", "mul", "ne", "neg", "neg_", "permute", "pow",
+    "reciprocal", "relu", "relu_", "reshape", "rsub", "select", "sigmoid", "sigmoid_", "sin", "sin_",
+    "softmax", "sqrt", "sqrt_", "squeeze", "stack", "sub", "sum", "t", "tanh", "tanh_", "transpose",
+    "true_divide", "unsqueeze", "where", "zero_",
 ]
 
 _T = Tensor
@@ -46,33 +50,36 @@ def _not_tensor(name: str, value: Any, arg: str = "input", position: int = 1) ->
 
 
 _NUMBERS = (bool, int, float, complex)
+_NUMBER_CLASSES = frozenset(_NUMBERS)
 
 
 def _wrapped(value: Any, like: Tensor | None, name: str, arg: str, position: int) -> Tensor:
-    """A Python number as a 0-d tensor on ``like``'s device (torch's wrapped number)."""
-    if isinstance(value, _NUMBERS):
-        from .factories import tensor
+    """A Python number as a wrapped number (a 0-d CPU tensor: See Note [Wrapped numbers])."""
+    w = wrapped_number(value) if isinstance(value, _NUMBERS) else None
+    if w is None:
+        raise _not_tensor(name, value, arg, position)
+    return w
 
-        return tensor(value, device="cpu" if like is None else like.device)
-    raise _not_tensor(name, value, arg, position)
 
+def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callable[..., Any]:
+    """``torch.add``/``sub``/``mul``/``div``: ``input.<op>(other)``, with ``alpha`` and ``out``.
 
-def _binary(name: str, alpha: bool) -> Callable[..., Any]:
-    """``torch.add``/``sub``/``mul``/``div``: ``input.<op>(other)``, with ``alpha`` and ``out``."""
+    A number on either side is wrapped and the ``.Tensor`` overload runs, as in torch.
+    """
+    fname = torch_name or name
     op = getattr(A, name).Tensor
     method = getattr(_T, name)
+    number_call = _number_call(op)
     out_op = getattr(A, name).out
 
     def general_alpha(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Any:
         if not isinstance(input, _T):  # torch.add(2, x), even torch.add(2, 3)
-            input = _wrapped(input, other if isinstance(other, _T) else None, name, "input", 1)
-        if not isinstance(other, (_T, *_NUMBERS)):  # a number takes the method's .Scalar overload
-            raise _not_tensor(name, other, "other", 2)
+            input = _wrapped(input, other if isinstance(other, _T) else None, fname, "input", 1)
+        if not isinstance(other, _T):
+            other = _wrapped(other, input, fname, "other", 2)
         kwargs = {} if alpha == 1 and type(alpha) is int else {"alpha": alpha}
         if out is None:
             return method(input, other, **kwargs)
-        if not isinstance(other, _T):  # the .out overload takes Tensors only
-            other = _wrapped(other, input, name, "other", 2)
         return out_op(input, other, **kwargs, out=out)
 
     def general_plain(input: Any, other: Any, *, out: Tensor | None = None) -> Any:
@@ -81,9 +88,12 @@ def _binary(name: str, alpha: bool) -> Callable[..., Any]:
     general = general_alpha if alpha else general_plain
 
     # Two Tensors and no keywords: the entry's dispatch inline (OperatorHandle.entry), as the
-    # Tensor method does it, one frame less; anything else takes the general path above.
+    # Tensor method does it, one frame less; a tensor and a number: the method's number path;
+    # anything else takes the general path above.
     def function(input: Any, other: Any, **kwargs: Any) -> Any:
         if kwargs or other.__class__ is not input.__class__:
+            if not kwargs and input.__class__ is _T and other.__class__ in _NUMBER_CLASSES:
+                return number_call(input, other)
             return general(input, other, **kwargs)
         keys = _pt.state.keys
         try:
@@ -96,19 +106,58 @@ def _binary(name: str, alpha: bool) -> Callable[..., Any]:
         return kernel(input, other)
 
     for f in (function, general):
-        f.__name__ = f.__qualname__ = name
+        f.__name__ = f.__qualname__ = fname
     function.__signature__ = inspect.signature(general)  # type: ignore[attr-defined]
-    function.__doc__ = (f"``torch.{name}``: ``input.{name}(other)``; a number as ``input`` is wrapped, "
-                        f"as ``other`` takes the ``.Scalar`` overload; ``out=`` calls ``aten::{name}.out``.")
+    function.__doc__ = (f"``torch.{fname}``: ``aten::{name}.Tensor``; a number on either side is wrapped "
+                        f"(torch's wrapped number); ``out=`` calls ``aten::{name}.out``.")
     return function
 
 
 add, sub = _binary("add", alpha=True), _binary("sub", alpha=True)
-mul, div = _binary("mul", alpha=False), _binary("div", alpha=False)
+mul, _div = _binary("mul", alpha=False), _binary("div", alpha=False)
+true_divide = _binary("div", alpha=False, torch_name="true_divide")
+_NO_MODE: Any = object()
 
 
-def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - torch.pow
-    """``torch.pow``: ``input ** exponent``; a number base calls ``aten::pow.Scalar``."""
+def div(input: Any, other: Any, *, rounding_mode: Any = _NO_MODE, out: Tensor | None = None) -> Any:
+    """``torch.div``: ``aten::div.Tensor``; with ``rounding_mode`` (even None) ``div.Tensor_mode``.
+
+    A number on either side is wrapped, as in torch.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.div(dc.tensor([-7, 7]), 2, rounding_mode="floor")
+        tensor([-4,  3])
+    """
+    if rounding_mode is _NO_MODE:
+        return _div(input, other) if out is None else _div(input, other, out=out)
+    if out is not None:
+        raise NotImplementedError("dispatchcore.div(..., rounding_mode=..., out=...): aten::div.out_mode "
+                                  "is not modelled here")
+    if not isinstance(input, _T):
+        input = _wrapped(input, None, "div", "input", 1)
+    if not isinstance(other, _T):
+        other = _wrapped(other, input, "div", "other", 2)
+    return A.div.Tensor_mode(input, other, rounding_mode=rounding_mode)
+
+
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``torch.rsub``: ``other - alpha * input``; ``aten::rsub.Tensor``, or ``rsub.Scalar`` for a number."""
+    if not isinstance(input, _T):
+        raise _not_tensor("rsub", input)
+    if isinstance(other, _T):
+        return A.rsub.Tensor(input, other, alpha=alpha)
+    if not isinstance(other, _NUMBERS):
+        raise _not_tensor("rsub", other, "other", 2)
+    return A.rsub.Scalar(input, other, alpha)
+
+
+def pow(input: Any = None, exponent: Any = None, **kwargs: Any) -> Tensor:  # noqa: A001 - torch.pow
+    """``torch.pow``: ``input ** exponent``; a number base (``self=``) calls ``aten::pow.Scalar``."""
+    if kwargs:
+        if set(kwargs) != {"self"} or input is not None:
+            raise TypeError(f"pow() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        input = kwargs["self"]
     if isinstance(input, _T):
         return input.pow(exponent)
     if isinstance(exponent, _T):
@@ -174,16 +223,8 @@ def _reduction(name: str) -> Callable[..., Any]:
 
 
 sum, mean = _reduction("sum"), _reduction("mean")  # noqa: A001
-_max = _method("max")
-
-
-def max(input: Tensor, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - torch.max
-    """``torch.max``: ``input.max()`` or ``input.max(dim, keepdim)``; not the two-tensor form."""
-    if (args and isinstance(args[0], _T)) or isinstance(kwargs.get("other"), _T):
-        raise NotImplementedError("dispatchcore.max(input, other), the element-wise maximum, is not "
-                                  "modelled: aten::maximum is not defined here. Use "
-                                  "dispatchcore.where(input >= other, input, other).")
-    return _max(input, *args, **kwargs)
+max, min = _method("max"), _method("min")  # noqa: A001 - torch.max: max(input, other) is aten::maximum
+maximum, minimum, reciprocal = _method("maximum"), _method("minimum"), _method("reciprocal")
 
 
 mm, bmm, matmul = (_method(n) for n in ("mm", "bmm", "matmul"))
@@ -218,10 +259,25 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     """
     if not isinstance(condition, _T):
         raise _not_tensor("where", condition, "condition", 1)
-    if not isinstance(input, _T):
-        input = _wrapped(input, condition, "where", "input", 2)
-    if not isinstance(other, _T):
-        other = _wrapped(other, condition, "where", "other", 3)
+    input_t, other_t = isinstance(input, _T), isinstance(other, _T)
+    if input_t and other_t:
+        return A.where.self(condition, input, other)
+    # where.ScalarOther / ScalarSelf / Scalar (CompositeImplicitAutograd in torch): a number becomes
+    # a scalar_tensor of the promoted dtype, a tensor of another dtype is converted to it
+    if not input_t and not isinstance(input, _NUMBERS):
+        raise _not_tensor("where", input, "input", 2)
+    if not other_t and not isinstance(other, _NUMBERS):
+        raise _not_tensor("where", other, "other", 3)
+    dtype = result_type(input, other)
+    device = input.device if input_t else other.device if other_t else condition.device
+    if not other_t:
+        other = A.scalar_tensor.default(other, dtype=dtype, device=device)
+    if not input_t:
+        input = A.scalar_tensor.default(input, dtype=dtype, device=device)
+    if input.dtype is not dtype:
+        input = A._to_copy.default(input, dtype=dtype)
+    if other.dtype is not dtype:
+        other = A._to_copy.default(other, dtype=dtype)
     return A.where.self(condition, input, other)
 
 

@@ -20,7 +20,7 @@ __all__ = ["KERNELS", "Generator", "default_generator", "initial_seed", "manual_
 
 # aten operators served elsewhere: CompositeImplicitAutograd decompositions and core kernels
 COMPOSITE = ("matmul", "reshape", "softmax.int", "log_softmax.int", "contiguous", "to.dtype", "to.device",
-             "nll_loss", "detach")
+             "nll_loss", "detach", "rsub.Tensor", "rsub.Scalar", "reciprocal", "squeeze.dims", "fill_.Tensor")
 
 _k = kernels
 KERNELS: tuple[tuple[str, object], ...] = (
@@ -33,6 +33,9 @@ KERNELS: tuple[tuple[str, object], ...] = (
     ("mul_.Tensor", _k.mul__tensor_cpu), ("mul_.Scalar", _k.mul__scalar_cpu), ("mul.out", _k.mul_out_cpu),
     ("div.Tensor", _k.div_tensor_cpu), ("div.Scalar", _k.div_scalar_cpu),
     ("div_.Tensor", _k.div__tensor_cpu), ("div_.Scalar", _k.div__scalar_cpu), ("div.out", _k.div_out_cpu),
+    ("div.Tensor_mode", _k.div_tensor_mode_cpu), ("div.Scalar_mode", _k.div_scalar_mode_cpu),
+    ("div_.Tensor_mode", _k.div__tensor_mode_cpu), ("div_.Scalar_mode", _k.div__scalar_mode_cpu),
+    ("maximum", _k.maximum_cpu), ("minimum", _k.minimum_cpu),
     ("pow.Tensor_Tensor", _k.pow_tensor_tensor_cpu), ("pow.Tensor_Scalar", _k.pow_tensor_scalar_cpu),
     ("pow.Scalar", _k.pow_scalar_cpu), ("pow_.Scalar", _k.pow__scalar_cpu), ("pow_.Tensor", _k.pow__tensor_cpu),
     # elementwise unary: functional, in-place, out=
@@ -49,6 +52,8 @@ KERNELS: tuple[tuple[str, object], ...] = (
     # clamp, where, comparisons
     ("clamp", _k.clamp_cpu), ("clamp_", _k.clamp__cpu),
     ("clamp_min", _k.clamp_min_cpu), ("clamp_min_", _k.clamp_min__cpu),
+    ("clamp.Tensor", _k.clamp_tensor_cpu), ("clamp_.Tensor", _k.clamp__tensor_cpu),
+    ("clamp_min.Tensor", _k.clamp_min_tensor_cpu), ("clamp_min_.Tensor", _k.clamp_min__tensor_cpu),
     ("where.self", _k.where_self_cpu),
     ("eq.Tensor", _k.eq_tensor_cpu), ("eq.Scalar", _k.eq_scalar_cpu),
     ("ne.Tensor", _k.ne_tensor_cpu), ("ne.Scalar", _k.ne_scalar_cpu),

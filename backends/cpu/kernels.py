@@ -17,16 +17,21 @@ from typing import Any
 import numpy as np
 
 from dispatchcore import dtypes
+from dispatchcore.dtypes import WrappedNumber as _WrappedNumber
 from dispatchcore.shapes import broadcast_shapes, compute_stride, infer_size, infer_size_dv
 from dispatchcore.tensor import wrap_cpu
 
 from . import random as _random
+from .overlap import assert_no_internal_overlap as _assert_no_internal_overlap
 
 # Note [Fast paths]: the hot kernels (add, mul, relu, sum, mm, views, ...) first try the common
 # case (operands of one dtype, no alpha) with one numpy call and a cheap 0-d guard; add, sub,
 # mul and div also take two dimensioned tensors of different dtypes (``mixed``). Every other
 # case (0-d promotion, Python scalars, errors, floating-point warnings) falls to the general slow
 # path of its family (``_binary``, ``_unary``, ...), which is written for clarity, not speed.
+# A wrapped number (``x * 2``: See Note [Wrapped numbers] in dispatchcore/_tensor_methods.py)
+# of another dtype than the tensor is used as the Python number it was, which numpy treats as
+# a weak scalar (NEP 50), as torch's promotion does where ``fast_scalar`` allows.
 
 # Note [Quiet floating-point errors]: torch computes inf and nan silently (1/0, log(0)); numpy
 # reports them as RuntimeWarnings. ``register()`` turns RuntimeWarnings raised in this module into
@@ -382,6 +387,8 @@ def _store(r: Any, dt: np.dtype, shape: tuple, self: Any, out: Any, names: dict 
     """
     if out is None:
         return wrap_cpu(_laid_out(r, arrays))
+    if 0 in out._data.strides:  # an expanded output: TensorIterator's check (overlap.py)
+        _assert_no_internal_overlap(out._data)
     if out is self:
         dst = self._data
         if shape != dst.shape:
@@ -409,7 +416,7 @@ def _binary(name: str, ufunc: Any, self: Any, other: Any, alpha: Any = 1, out: A
         elif name == "div" and dt.kind in "biu":
             dt = _default_np()  # true division: integers divide in the default float dtype
         elif name == "pow":
-            if dt is _BOOL and isinstance(x, _nd) and isinstance(y, _nd):
+            if dt is _BOOL and isinstance(y, _nd):  # a bool exponent tensor: True ** b too
                 raise _not_implemented("pow", dt)
             if dt.kind in "biu" and type(y) is int and y < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -461,6 +468,19 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 return wrap_cpu(r if r.ndim == 1 and r.size else _laid_out(r, (a, b)))
         return slow(name, ufunc, self, other)
 
+    def inplace_wrapped(self, other, a, alpha):
+        """``x.add_(1)``: the number (Note [Wrapped numbers]) into ``a``, or the general path."""
+        wrapped = other._meta
+        if wrapped.__class__ is _WrappedNumber and alpha is _ONE and fast_scalar(a, wrapped.value):
+            try:
+                ufunc(a, wrapped.value, a)
+            except _FP_ERRORS:
+                pass  # the output is complete: see Note [Quiet floating-point errors]
+            except (ValueError, TypeError, OverflowError):
+                return slow(name, ufunc, self, other, alpha, self)
+            return self
+        return slow(name, ufunc, self, other, alpha, self)
+
     def fast_scalar(a: np.ndarray, other: Any) -> bool:
         # numpy's weak Python scalars (NEP 50) agree with torch here: float tensors with any real
         # number, integer tensors with ints (out-of-range ints raise and take the slow path)
@@ -485,6 +505,16 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                     return wrap_cpu(r)
                 return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
             if alpha is _ONE:
+                wrapped = other._meta  # x + 1: the number itself (Note [Wrapped numbers])
+                if wrapped.__class__ is _WrappedNumber:
+                    v = wrapped.value
+                    t, k = v.__class__, dt.kind
+                    if (k == "f" and (t is float or t is int)) or (t is int and k in "iu"):
+                        try:
+                            r = ufunc(a, v)
+                        except _FAST_ERRORS:
+                            return slow(name, ufunc, self, other)
+                        return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
                 return mixed(self, other, a, b)
             return slow(name, ufunc, self, other, alpha)
 
@@ -500,6 +530,8 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
 
         def inplace_tensor(self, other, alpha=1):
             a, b = self._data, other._data
+            if a.base is not None and 0 in a.strides:  # only a view can be expanded (overlap.py)
+                _assert_no_internal_overlap(a)
             if a.dtype is b.dtype and alpha is _ONE:
                 try:
                     ufunc(a, b, a)  # out, positional: numpy parses it faster than out=
@@ -508,13 +540,15 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 except (ValueError, TypeError):
                     return slow(name, ufunc, self, other, alpha, self)
                 return self
-            return slow(name, ufunc, self, other, alpha, self)
+            return inplace_wrapped(self, other, a, alpha)
 
         def inplace_scalar(self, other, alpha=1):
             return slow(name, ufunc, self, _item(other), alpha, self)
 
         def out_(self, other, *, alpha=1, out):
             a, b, o = self._data, other._data, out._data
+            if o.base is not None and 0 in o.strides:  # only a view can be expanded (overlap.py)
+                _assert_no_internal_overlap(o)
             if a.dtype is b.dtype is o.dtype and a.shape == b.shape == o.shape and alpha is _ONE:
                 try:
                     ufunc(a, b, o)
@@ -527,7 +561,8 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
     else:
         def tensor(self, other):
             a, b = self._data, other._data
-            if a.dtype is b.dtype and (not float_only or a.dtype.kind == "f"):
+            dt, other_dt = a.dtype, b.dtype
+            if dt is other_dt and (not float_only or dt.kind == "f"):
                 try:
                     r = ufunc(a, b)
                 except _FAST_ERRORS:
@@ -540,7 +575,17 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 elif r.size and a.flags.c_contiguous and b.flags.c_contiguous:
                     return wrap_cpu(r)
                 return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
-            if a.dtype is not b.dtype:
+            if dt is not other_dt:
+                wrapped = other._meta  # x * 2: the number itself (Note [Wrapped numbers])
+                if wrapped.__class__ is _WrappedNumber:
+                    v = wrapped.value
+                    t, k = v.__class__, dt.kind
+                    if (k == "f" and (t is float or t is int)) or (t is int and k in "iu" and not float_only):
+                        try:
+                            r = ufunc(a, v)
+                        except _FAST_ERRORS:
+                            return slow(name, ufunc, self, other)
+                        return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
                 return mixed(self, other, a, b)
             return slow(name, ufunc, self, other)
 
@@ -556,6 +601,8 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
 
         def inplace_tensor(self, other):
             a, b = self._data, other._data
+            if a.base is not None and 0 in a.strides:  # only a view can be expanded (overlap.py)
+                _assert_no_internal_overlap(a)
             if a.dtype is b.dtype and (not float_only or a.dtype.kind == "f"):
                 try:
                     ufunc(a, b, a)  # out, positional: numpy parses it faster than out=
@@ -564,13 +611,15 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 except (ValueError, TypeError):
                     return slow(name, ufunc, self, other, 1, self)
                 return self
-            return slow(name, ufunc, self, other, 1, self)
+            return inplace_wrapped(self, other, a, _ONE)
 
         def inplace_scalar(self, other):
             return slow(name, ufunc, self, _item(other), 1, self)
 
         def out_(self, other, *, out):
             a, b, o = self._data, other._data, out._data
+            if o.base is not None and 0 in o.strides:  # only a view can be expanded (overlap.py)
+                _assert_no_internal_overlap(o)
             if (a.dtype is b.dtype is o.dtype and a.shape == b.shape == o.shape
                     and (not float_only or a.dtype.kind == "f")):
                 try:
@@ -596,6 +645,53 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
  mul_out_cpu) = _binary_family("mul", _mul, has_alpha=False, float_only=False)
 (div_tensor_cpu, div_scalar_cpu, div__tensor_cpu, div__scalar_cpu,
  div_out_cpu) = _binary_family("div", _div, has_alpha=False, float_only=True)
+
+
+_ROUNDING_MODES = (None, "trunc", "floor")
+
+
+def _div_mode(self: Any, other: Any, rounding_mode: Any, out: Any = None) -> Any:
+    """``div`` with ``rounding_mode``: None is true division; trunc and floor keep integer dtypes."""
+    if rounding_mode is None:
+        return _binary("div", _div, self, other, 1, out)
+    if rounding_mode not in _ROUNDING_MODES:
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    with np.errstate(all="ignore"):
+        x, y = _operand(self), _operand(other)
+        dt = _result_np(self if isinstance(x, _nd) else x, other if isinstance(y, _nd) else y)
+        if dt is _BOOL:
+            raise _not_implemented(f"div_{rounding_mode}_cpu", dt)
+        a, b = _as_dtype(x, dt), _as_dtype(y, dt)
+        shape = _broadcast_shapes(a.shape, b.shape)
+        if dt.kind in "iu":
+            if (b == 0).any():
+                raise RuntimeError("ZeroDivisionError")
+            r = np.floor_divide(a, b)
+            if rounding_mode == "trunc" and dt.kind == "i":  # round toward zero: floor + 1 below zero
+                r = r + ((a - r * b != 0) & ((a < 0) != (b < 0))).astype(dt)
+        elif rounding_mode == "trunc":
+            r = np.trunc(_div(a, b))
+        else:
+            r = np.floor_divide(a, b)  # numpy's floor division is torch's div_floor_floating
+        return _store(_arr(r).astype(dt, copy=False), dt, shape, self, out,
+                      arrays=[v for v in (x, y) if isinstance(v, _nd)])
+
+
+def div_tensor_mode_cpu(self, other, *, rounding_mode):
+    return _div_mode(self, other, rounding_mode)
+
+
+def div_scalar_mode_cpu(self, other, *, rounding_mode):
+    return _div_mode(self, _item(other), rounding_mode)
+
+
+def div__tensor_mode_cpu(self, other, *, rounding_mode):
+    return _div_mode(self, other, rounding_mode, self)
+
+
+def div__scalar_mode_cpu(self, other, *, rounding_mode):
+    return _div_mode(self, _item(other), rounding_mode, self)
 
 
 def pow_tensor_tensor_cpu(self, exponent):
@@ -737,6 +833,8 @@ def _unary_family(name: str, compute: Any, floating: bool, inplace: Any) -> tupl
 
     def inplace_(self):
         a = self._data
+        if a.base is not None and 0 in a.strides:  # only a view can be expanded (overlap.py)
+            _assert_no_internal_overlap(a)
         if inplace is not None and a.dtype.kind == "f":
             try:
                 inplace(a)
@@ -787,6 +885,8 @@ def _clamp(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
         # See Note [Fast paths]: a float tensor and bounds its dtype holds. numpy's weak Python
         # scalars keep the dtype (no promotion, no overflow) and np.maximum propagates NaN.
         if out is self:
+            if a.base is not None and 0 in a.strides:  # only a view can be expanded (overlap.py)
+                _assert_no_internal_overlap(a)
             if lo is not None:
                 _maximum(a, lo, out=a)  # (numpy deprecates a positional out for these two)
             if hi is not None:
@@ -828,6 +928,60 @@ def clamp_min_cpu(self, min):  # noqa: A002
 
 def clamp_min__cpu(self, min):  # noqa: A002
     return _clamp(self, min, None, self)
+
+
+def _clamp_tensor(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
+    """Mirror ``clamp.Tensor``/``clamp_min.Tensor``: all operands promote (TensorIterator), NaN propagates."""
+    if lo is None and hi is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    tensors = [t for t in (self, lo, hi) if t is not None]
+    arrays = [t._data for t in tensors]
+    if any(a.dtype.kind == "c" for a in arrays):
+        raise NotImplementedError("clamp is not supported for complex types")
+    dt = _result_np(*tensors)
+    shape = _broadcast_shapes(*(a.shape for a in arrays))
+    with np.errstate(all="ignore"):
+        r = _cast(self._data, dt)
+        if lo is not None:
+            r = _maximum(r, _cast(lo._data, dt))  # min(max(x, lo), hi): hi wins where lo > hi, as torch
+        if hi is not None:
+            r = _minimum(r, _cast(hi._data, dt))
+    return _store(_arr(r), dt, shape, self, out, arrays=arrays)
+
+
+def clamp_tensor_cpu(self, min=None, max=None):  # noqa: A002
+    return _clamp_tensor(self, min, max)
+
+
+def clamp__tensor_cpu(self, min=None, max=None):  # noqa: A002
+    return _clamp_tensor(self, min, max, self)
+
+
+def clamp_min_tensor_cpu(self, min):  # noqa: A002
+    return _clamp_tensor(self, min, None)
+
+
+def clamp_min__tensor_cpu(self, min):  # noqa: A002
+    return _clamp_tensor(self, min, None, self)
+
+
+def _extremum(name: str, ufunc: Any, self: Any, other: Any) -> Any:
+    """``maximum``/``minimum``: promoted, broadcast, NaN-propagating (numpy's ufuncs are)."""
+    a, b = self._data, other._data
+    if a.dtype.kind == "c" or b.dtype.kind == "c":
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    dt = a.dtype if a.dtype is b.dtype else _result_np(self, other)
+    _broadcast_shapes(a.shape, b.shape)
+    with np.errstate(all="ignore"):
+        return wrap_cpu(_laid_out(ufunc(_cast(a, dt), _cast(b, dt)), (a, b)))
+
+
+def maximum_cpu(self, other):
+    return _extremum("maximum", _maximum, self, other)
+
+
+def minimum_cpu(self, other):
+    return _extremum("minimum", _minimum, self, other)
 
 
 def where_self_cpu(condition, self, other):
@@ -1294,6 +1448,8 @@ def clone_cpu(self, *, memory_format=None):
 
 def copy__cpu(self, src, non_blocking=False):
     d, s = self._data, src._data
+    if d.base is not None and 0 in d.strides and src is not self:  # copy_ to itself returns first
+        _assert_no_internal_overlap(d)
     if d.dtype is s.dtype and d.shape == s.shape:
         _copyto(d, s)
         return self

@@ -66,13 +66,19 @@ def _check_args(method: str, *named: tuple[str, Any]) -> None:
 
 # --- meta stand-ins and dtypes ------------------------------------------------------------------
 def _meta(t: Any) -> Any:
-    """A meta tensor with ``t``'s geometry and dtype (numbers and None pass through)."""
+    """A meta tensor with ``t``'s geometry and dtype (numbers and None pass through).
+
+    A wrapped number (``x * 2``) stays one, so the Meta kernel promotes as torch does.
+    """
     if not isinstance(t, Tensor):
         return t
     d = t._data
     if isinstance(d, CudaData):
         return meta_tensor(d.shape, t.dtype, d.element_strides(), d.storage_offset, d.storage.nbytes)
-    return meta_tensor(tuple(t.shape), t.dtype, t.stride(), t.storage_offset())
+    m = meta_tensor(tuple(t.shape), t.dtype, t.stride(), t.storage_offset())
+    if t._meta.__class__ is _dt.WrappedNumber:
+        m._meta = t._meta
+    return m
 
 
 def _geometry(m: Tensor) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype]:
@@ -167,6 +173,9 @@ _SUPPORTED = {"add": sources.ALL, "sub": sources.ALL, "mul": sources.ALL, "div":
 
 
 def _binary_tensor(name: str, self: Tensor, other: Tensor, alpha: Any, out: Tensor | None, inplace: bool) -> Tensor:
+    if out is None and other._meta.__class__ is _dt.WrappedNumber and _is_cuda(self):
+        # x * 2 (a wrapped number): the scalar kernel, as torch's CUDA kernels take a CPU scalar
+        return _binary_scalar(name, self, other._meta.value, alpha, inplace)
     _check_iter(self, other, out)
     meta_fn = _MK._make_arith(name)
     key = f"{name}_.Tensor" if inplace else (f"{name}.out" if out is not None else f"{name}.Tensor")

@@ -580,6 +580,81 @@ def clamp_min__meta(self: Tensor, min: Any) -> Tensor:
     return _tensor_iterator([_converted(self, result)], result, inplace=self)
 
 
+def _clamp_tensor(self: Tensor, min: Any, max: Any, inplace: bool) -> Tensor:
+    """``clamp.Tensor``/``clamp_min.Tensor``: every operand promotes (TensorIterator)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    tensors = [t for t in (self, min, max) if t is not None]
+    if any(t.dtype.is_complex for t in tensors):
+        raise NotImplementedError("clamp is not supported for complex types")
+    _device_check(tensors)
+    result = _dt.result_type(*tensors)
+    return _tensor_iterator([_promoted(t, result) for t in tensors], result, inplace=self if inplace else None)
+
+
+def clamp_tensor_meta(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    return _clamp_tensor(self, min, max, False)
+
+
+def clamp__tensor_meta(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    return _clamp_tensor(self, min, max, True)
+
+
+def clamp_min_tensor_meta(self: Tensor, min: Tensor) -> Tensor:
+    return _clamp_tensor(self, min, None, False)
+
+
+def clamp_min__tensor_meta(self: Tensor, min: Tensor) -> Tensor:
+    return _clamp_tensor(self, min, None, True)
+
+
+def _extremum(name: str, self: Tensor, other: Tensor) -> Tensor:
+    if self.dtype.is_complex or other.dtype.is_complex:
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    _device_check((self, other))
+    common = _dt.result_type(self, other)
+    return _tensor_iterator([_promoted(self, common), _promoted(other, common)], common)
+
+
+def maximum_meta(self: Tensor, other: Tensor) -> Tensor:
+    return _extremum("maximum", self, other)
+
+
+def minimum_meta(self: Tensor, other: Tensor) -> Tensor:
+    return _extremum("minimum", self, other)
+
+
+def _div_mode(self: Tensor, other: Any, rounding_mode: Any, inplace: bool) -> Tensor:
+    """``div`` with ``rounding_mode``: trunc and floor keep the common dtype (integers stay integers)."""
+    if rounding_mode is None:
+        return _arith("div", self, other, inplace=inplace)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    if not isinstance(other, Tensor):
+        other = _scalar(other)
+    _device_check((self, other))
+    dtype = _dt.result_type(self, other)
+    return _tensor_iterator([_promoted(self, dtype), _promoted(other, dtype)], dtype,
+                            inplace=self if inplace else None)
+
+
+def div_tensor_mode_meta(self: Tensor, other: Tensor, *, rounding_mode: Any) -> Tensor:
+    return _div_mode(self, other, rounding_mode, False)
+
+
+def div_scalar_mode_meta(self: Tensor, other: Any, *, rounding_mode: Any) -> Tensor:
+    return _div_mode(self, other, rounding_mode, False)
+
+
+def div__tensor_mode_meta(self: Tensor, other: Tensor, *, rounding_mode: Any) -> Tensor:
+    return _div_mode(self, other, rounding_mode, True)
+
+
+def div__scalar_mode_meta(self: Tensor, other: Any, *, rounding_mode: Any) -> Tensor:
+    return _div_mode(self, other, rounding_mode, True)
+
+
 def _relu_check(self: Tensor) -> None:
     if self.dtype is _dt.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -1233,6 +1308,11 @@ def kernel_table() -> dict[str, Any]:
     table.update({
         "clamp": clamp_meta, "clamp_": clamp__meta,
         "clamp_min": clamp_min_meta, "clamp_min_": clamp_min__meta,
+        "clamp.Tensor": clamp_tensor_meta, "clamp_.Tensor": clamp__tensor_meta,
+        "clamp_min.Tensor": clamp_min_tensor_meta, "clamp_min_.Tensor": clamp_min__tensor_meta,
+        "maximum": maximum_meta, "minimum": minimum_meta,
+        "div.Tensor_mode": div_tensor_mode_meta, "div.Scalar_mode": div_scalar_mode_meta,
+        "div_.Tensor_mode": div__tensor_mode_meta, "div_.Scalar_mode": div__scalar_mode_meta,
         "where.self": where_self_meta,
     })
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):

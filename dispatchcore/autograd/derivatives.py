@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._composites import wrapped_number
 from ..aten import COMPARISONS, ELEMENTWISE_UNARY
 from ..dtypes import int64
 from ..library import Library
@@ -31,6 +32,7 @@ from .kernels import (
 __all__ = ["register", "sum_to"]
 
 A = aten
+_TWO = wrapped_number(2)  # grad / 2, as torch's C++ formula writes it: div.Tensor with a wrapped 2
 
 
 # --- helpers (dispatched operators only) ---------------------------------------------------------
@@ -90,6 +92,65 @@ def _clamp_mask(self: Any, lo: Any, hi: Any) -> Any:
 def _clamp_backward(g: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002 - schema names
     mask = _clamp_mask(self, min, max)
     return g if mask is None else A.where.self(mask, g, _zero_scalar(g))
+
+
+def _clamp_tensor_self(g: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002 - schema names
+    """``clamp_backward`` with tensor bounds: the gradient passes where lo <= self <= hi."""
+    if min is not None and max is not None:
+        mask = A.mul.Tensor(A.ge.Tensor(self, min), A.le.Tensor(self, max))
+    elif min is not None:
+        mask = A.ge.Tensor(self, min)
+    elif max is not None:
+        mask = A.le.Tensor(self, max)
+    else:
+        return g
+    return A.where.self(mask, g, _zero_scalar(g))
+
+
+def _clamp_tensor_min(g: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
+    """``clamp_backward_min_max``, min: where self < min (and min < max when both are given)."""
+    mask = A.lt.Tensor(self, min)
+    if max is not None:
+        mask = A.mul.Tensor(mask, A.lt.Tensor(min, max))
+    return A.where.self(mask, g, _zero_scalar(g))
+
+
+def _clamp_tensor_max(g: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
+    """``clamp_backward_min_max``, max: where self > max (or max < min when both are given)."""
+    mask = A.gt.Tensor(self, max)
+    if min is not None:
+        mask = A.add.Tensor(mask, A.lt.Tensor(max, min))  # bool + bool: logical or
+    return A.where.self(mask, g, _zero_scalar(g))
+
+
+def _extremum_backward(g: Any, self: Any, other: Any, loses: Any) -> Any:
+    """``maximum``/``minimum``: ties split the gradient in half; the losing side gets none."""
+    split = A.where.self(A.eq.Tensor(self, other), A.div.Tensor(g, _TWO), g)
+    return A.where.self(loses(self, other), _zero_scalar(g), split)
+
+
+def _div_mode_self(g: Any, other: Any, rounding_mode: Any, self_dtype: Any) -> Any:
+    """``div_tensor_self_backward``: zero with a rounding mode (a step function), else g / other."""
+    if rounding_mode is not None:
+        return A.zeros.default(list(g.shape), dtype=self_dtype, device=g.device)
+    if hasattr(other, "_key_bits"):
+        return A.div.Tensor(g, other)
+    return A.div.Tensor(g, wrapped_number(other))
+
+
+def _div_mode_other(g: Any, self: Any, other: Any, rounding_mode: Any) -> Any:
+    if rounding_mode is not None:
+        return A.zeros.default(list(g.shape), dtype=other.dtype, device=g.device)
+    return _div_other(g, self, other)
+
+
+def _unsqueeze_to(g: Any, dim: Any, self_shape: tuple[int, ...]) -> Any:
+    """``unsqueeze_to(grad, dims, sizes)``: put back each listed dimension that had size 1."""
+    nd = len(self_shape)
+    for d in sorted(_wrap(d, nd) for d in dim):
+        if nd and self_shape[d] == 1:
+            g = A.unsqueeze.default(g, d)
+    return g
 
 
 def _pow_self(g: Any, self: Any, exponent: Any) -> Any:
@@ -291,6 +352,7 @@ VIEWS = {
     "expand": ("ExpandBackward0", lambda g, self_shape: sum_to(g, self_shape)),
     "squeeze": ("SqueezeBackward0", lambda g, self_shape: A.reshape.default(g, list(self_shape))),
     "squeeze.dim": ("SqueezeBackward1", _squeeze_dim_backward),
+    "squeeze.dims": ("SqueezeBackward2", _unsqueeze_to),
     "unsqueeze": ("UnsqueezeBackward0", lambda g, dim: A.squeeze.dim(g, _wrap(dim, g.dim()))),
     "select.int": ("SelectBackward0", _select_backward),
     "slice.Tensor": ("SliceBackward0", _slice_backward),
@@ -333,6 +395,29 @@ def register(lib: Library) -> None:
     clamp_min = (lambda g, self, min: A.where.self(A.ge.Scalar(self, min), g, _zero_scalar(g)))  # noqa: A006
     r(lib, "clamp_min", "ClampMinBackward0", ("self",), clamp_min)
     r(lib, "clamp_min_", "ClampMinBackward0", ("self",), clamp_min, mutates="self")
+    clamp_tensor = (_clamp_tensor_self, _clamp_tensor_min, _clamp_tensor_max)
+    r(lib, "clamp.Tensor", "ClampBackward0", ("self", "min", "max"), clamp_tensor)
+    r(lib, "clamp_.Tensor", "ClampBackward0", ("self", "min", "max"), clamp_tensor, mutates="self")
+    clamp_min_tensor = (lambda g, self, min: A.where.self(A.ge.Tensor(self, min), g, _zero_scalar(g)),  # noqa: A006
+                        lambda g, self, min: A.where.self(A.lt.Tensor(self, min), g, _zero_scalar(g)))  # noqa: A006
+    r(lib, "clamp_min.Tensor", "ClampMinBackward1", ("self", "min"), clamp_min_tensor)
+    r(lib, "clamp_min_.Tensor", "ClampMinBackward1", ("self", "min"), clamp_min_tensor, mutates="self")
+    r(lib, "maximum", "MaximumBackward0", ("self", "other"),
+      (lambda g, self, other: _extremum_backward(g, self, other, A.lt.Tensor),
+       lambda g, self, other: _extremum_backward(g, self, other, A.gt.Tensor)))
+    r(lib, "minimum", "MinimumBackward0", ("self", "other"),
+      (lambda g, self, other: _extremum_backward(g, self, other, A.gt.Tensor),
+       lambda g, self, other: _extremum_backward(g, self, other, A.lt.Tensor)))
+    r(lib, "rsub.Tensor", "RsubBackward0", ("self", "other"),
+      (lambda g, alpha: A.neg.default(_scale(g, alpha)), lambda g: g))
+    r(lib, "rsub.Scalar", "RsubBackward1", ("self",), lambda g, alpha: A.neg.default(_scale(g, alpha)))
+    r(lib, "reciprocal", "ReciprocalBackward0", ("self",),
+      lambda g, result: A.neg.default(A.mul.Tensor(g, A.mul.Tensor(result, result))))
+    div_mode = (_div_mode_self, _div_mode_other)
+    r(lib, "div.Tensor_mode", "DivBackward2", ("self", "other"), div_mode)
+    r(lib, "div_.Tensor_mode", "DivBackward2", ("self", "other"), div_mode, mutates="self")
+    r(lib, "div.Scalar_mode", "DivBackward3", ("self",), _div_mode_self)
+    r(lib, "div_.Scalar_mode", "DivBackward3", ("self",), _div_mode_self, mutates="self")
     r(lib, "where.self", "WhereBackward0", ("self", "other"),
       (lambda g, condition: A.where.self(condition, g, _zero_scalar(g)),
        lambda g, condition: A.where.self(condition, _zero_scalar(g), g)))
@@ -374,6 +459,8 @@ def register(lib: Library) -> None:
     r(lib, "_to_copy", "ToCopyBackward0", ("self",), _to_copy_backward)
     r(lib, "copy_", "CopyBackwards", ("self", "src"), (lambda g: _zeros_like(g), lambda g: g), mutates="self")
     r(lib, "fill_.Scalar", "FillBackward2", ("self",), lambda g: _zeros_like(g), mutates="self")
+    r(lib, "fill_.Tensor", "FillBackward3", ("self", "value"),
+      (lambda g: _zeros_like(g), lambda g: A.sum.default(g)), mutates="self")
     r(lib, "zero_", "ZeroBackward0", ("self",), lambda g: _zeros_like(g), mutates="self")
 
     # views

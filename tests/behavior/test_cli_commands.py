@@ -200,15 +200,15 @@ def test_trace_text(capsys, script):
     code, out, _ = run(capsys, "trace", str(script), "--", "a", "b")
     assert code == 0
     assert "script ran with ['a', 'b']" in out
-    assert "[call] op=[aten::mul.Scalar], key=[AutogradCPU]" in out
-    assert "[redispatch] op=[aten::mul.Scalar], key=[CPU]" in out
+    assert "[call] op=[aten::mul.Tensor], key=[AutogradCPU]" in out  # x * 2: a wrapped number
+    assert "[redispatch] op=[aten::mul.Tensor], key=[CPU]" in out
 
 
 def test_trace_json_and_files(capsys, script, tmp_path):
     code, out, _ = run(capsys, "trace", str(script), "--format", "json")
     assert code == 0
     data = json.loads(out[out.index("{"):])
-    assert any(h["op"] == "aten::mul.Scalar" for h in data["hops"])
+    assert any(h["op"] == "aten::mul.Tensor" for h in data["hops"])
     target = tmp_path / "trace.md"
     code, _, err = run(capsys, "trace", str(script), "-f", "mermaid", "-o", str(target))
     assert code == 0 and "wrote the mermaid trace" in err
@@ -223,7 +223,7 @@ def test_trace_exit_codes(capsys, tmp_path):
     failing.write_text("import dispatchcore as dc\ndc.ones(1) + 1\nraise ValueError('boom')\n")
     code, out, err = run(capsys, "trace", str(failing))
     assert code == 1 and "ValueError: boom" in err
-    assert "[call] op=[aten::add.Scalar]" in out  # the hops before the error are still rendered
+    assert "[call] op=[aten::add.Tensor]" in out  # the hops before the error are still rendered
     exiting = tmp_path / "exits.py"
     exiting.write_text("import sys\nsys.exit(3)\n")
     assert main(["trace", str(exiting)]) == 3

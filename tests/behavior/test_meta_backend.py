@@ -28,7 +28,8 @@ from dispatchcore.tensor import wrap
 # Operators that are CompositeImplicitAutograd decompositions (dispatchcore/_composites.py):
 # they need no Meta kernel, their parts have one.
 DECOMPOSED = {"matmul", "reshape", "softmax.int", "log_softmax.int", "contiguous", "to.dtype",
-              "to.device", "nll_loss", "detach"}
+              "to.device", "nll_loss", "detach", "rsub.Tensor", "rsub.Scalar", "reciprocal", "squeeze.dims",
+              "fill_.Tensor"}
 
 
 # --- backends --------------------------------------------------------------------------------------
@@ -256,6 +257,28 @@ case("clamp_", "clamp_", lambda T: ((T.t((3, 4), strides=F), 0), {}), returns="s
 case("clamp_min", "clamp_min", lambda T: ((T.t((3, 4), "int64"), 0.5), {}))
 case("clamp_min-float", "clamp_min", lambda T: ((T.t((3, 4), strides=F), 0), {}))
 case("clamp_min_", "clamp_min_", lambda T: ((T.t((3, 4)), 0.5), {}), returns="self")
+case("clamp.Tensor", "clamp.Tensor", lambda T: ((T.t((3, 4), "int64", strides=F), T.t((4,)), T.t((3, 1))), {}))
+case("clamp.Tensor-min-only", "clamp.Tensor", lambda T: ((T.t((3, 4), strides=F), T.t(())), {}))
+case("clamp_.Tensor", "clamp_.Tensor", lambda T: ((T.t((3, 4), strides=F), None, T.t((4,))), {}),
+     returns="self")
+case("clamp_min.Tensor", "clamp_min.Tensor", lambda T: ((T.t((3, 4), "int64"), T.t((3, 1), "int32")), {}))
+case("clamp_min_.Tensor", "clamp_min_.Tensor", lambda T: ((T.t((3, 4), strides=F), T.t((4,))), {}),
+     returns="self")
+case("maximum", "maximum", lambda T: ((T.t((3, 1), "int64"), T.t((4,), strides=(1,))), {}))
+case("minimum", "minimum", lambda T: ((T.t((3, 4), strides=F), T.t((3, 4), "float64")), {}))
+case("div.Tensor_mode", "div.Tensor_mode",
+     lambda T: ((T.t((3, 4), "int64", strides=F), T.t((4,), "int64")), {"rounding_mode": "floor"}))
+case("div.Tensor_mode-none", "div.Tensor_mode",
+     lambda T: ((T.t((3, 4), "int64"), T.t((4,), "int64")), {"rounding_mode": None}))
+case("div.Scalar_mode", "div.Scalar_mode", lambda T: ((T.t((3, 4), "int64"), 2), {"rounding_mode": "trunc"}))
+case("div_.Tensor_mode", "div_.Tensor_mode",
+     lambda T: ((T.t((3, 4), strides=F), T.t((4,))), {"rounding_mode": "trunc"}), returns="self")
+case("div_.Scalar_mode", "div_.Scalar_mode",
+     lambda T: ((T.t((3, 4), "int64"), 3), {"rounding_mode": "floor"}), returns="self")
+case("rsub.Tensor", "rsub.Tensor", lambda T: ((T.t((3, 4), strides=F), T.t((4,), "int64")), {"alpha": 2}))
+case("rsub.Scalar", "rsub.Scalar", lambda T: ((T.t((3, 4), "int64", strides=F), 2.5), {}))
+case("reciprocal", "reciprocal", lambda T: ((T.t((3, 4), strides=F),), {}))
+case("reciprocal-int", "reciprocal", lambda T: ((T.t((3, 4), "int64"),), {}))
 case("where.self", "where.self",
      lambda T: ((T.t((3, 1), "bool_"), T.t((4,), "int64"), T.t((3, 4), strides=F)), {}))
 case("where.self-column-major", "where.self",
@@ -357,6 +380,8 @@ case("squeeze", "squeeze", lambda T: ((T.t((1, 3, 1, 2)),), {}))
 case("squeeze-permuted", "squeeze", lambda T: ((T.t((2, 1, 3), strides=(1, 2, 2)),), {}))
 case("squeeze.dim", "squeeze.dim", lambda T: ((T.t((1, 3, 1, 2)), 2), {}))
 case("squeeze.dim-not-one", "squeeze.dim", lambda T: ((T.t((1, 3, 1, 2)), 1), {}))
+case("squeeze.dims", "squeeze.dims", lambda T: ((T.t((1, 3, 1, 2)), [0, -2, 1]), {}))
+case("squeeze.dims-transposed", "squeeze.dims", lambda T: ((T.t((2, 1, 3), strides=(1, 6, 2)), [1]), {}))
 case("unsqueeze", "unsqueeze", lambda T: ((T.t((3, 4), strides=F), 1), {}))
 case("unsqueeze-front", "unsqueeze", lambda T: ((T.t((3, 4), strides=F), 0), {}))
 case("unsqueeze-back", "unsqueeze", lambda T: ((T.t((3, 4), strides=F), -1), {}))
@@ -628,7 +653,25 @@ EXPECTED: dict[str, Any] = {'add.Tensor': ((3, 4), 'float32', (4, 1), 0),
  'rand': ((2, 3), 'float32', (3, 1), 0),
  'randn': ((2, 3), 'float64', (3, 1), 0),
  'scalar_tensor': ((), 'float32', (), 0),
- 'scalar_tensor-dtype': ((), 'int64', (), 0)}
+ 'scalar_tensor-dtype': ((), 'int64', (), 0),
+ 'clamp.Tensor': ((3, 4), 'float32', (4, 1), 0),
+ 'clamp.Tensor-min-only': ((3, 4), 'float32', (4, 1), 0),
+ 'clamp_.Tensor': ((3, 4), 'float32', (3, 1), 0),
+ 'clamp_min.Tensor': ((3, 4), 'int64', (4, 1), 0),
+ 'clamp_min_.Tensor': ((3, 4), 'float32', (3, 1), 0),
+ 'maximum': ((3, 4), 'float32', (4, 1), 0),
+ 'minimum': ((3, 4), 'float64', (4, 1), 0),
+ 'div.Tensor_mode': ((3, 4), 'int64', (4, 1), 0),
+ 'div.Tensor_mode-none': ((3, 4), 'float32', (4, 1), 0),
+ 'div.Scalar_mode': ((3, 4), 'int64', (4, 1), 0),
+ 'div_.Tensor_mode': ((3, 4), 'float32', (3, 1), 0),
+ 'div_.Scalar_mode': ((3, 4), 'int64', (4, 1), 0),
+ 'rsub.Tensor': ((3, 4), 'float32', (4, 1), 0),
+ 'rsub.Scalar': ((3, 4), 'float32', (4, 1), 0),
+ 'reciprocal': ((3, 4), 'float32', (4, 1), 0),
+ 'reciprocal-int': ((3, 4), 'float32', (4, 1), 0),
+ 'squeeze.dims': ((3, 2), 'float32', (2, 1), 0),
+ 'squeeze.dims-transposed': ((2, 3), 'float32', (1, 2), 0)}
 
 
 # --- (a) the op table ---------------------------------------------------------------------------------

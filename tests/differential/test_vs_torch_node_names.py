@@ -82,6 +82,7 @@ ARGS = {
     "aten::squeeze": lambda m, T: (T((3, 1, 4)),),
     "aten::squeeze.dim": lambda m, T: (T((3, 1, 4)), 1),
     "aten::squeeze.dims": lambda m, T: (T((3, 1, 4)), [1]),
+    "aten::fill_.Tensor": lambda m, T: (T().clone(), T(())),
 }
 
 
@@ -364,21 +365,12 @@ METHODS = {
 
 # cases dispatchcore gets wrong today (an operator or overload it does not pick as torch does);
 # the mark is strict, so the case reports when a fix lands and the mark can go
-_PENDING = {
-    "x.clone().fill_(tensor)": "torch calls fill_.Tensor (FillBackward3); dispatchcore has fill_.Scalar only",
-    "c[0] = 1.0": "torch's setitem calls fill_.Tensor with the wrapped number (CopySlices over FillBackward3, "
-                  "two edges); dispatchcore calls fill_.Scalar",
-}
-
-
 def _setitem(t, index, value):
     t[index] = value
     return t
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=_PENDING[c])) if c in _PENDING else c
-    for c in sorted(METHODS)])
+@pytest.mark.parametrize("case", sorted(METHODS))
 def test_method_and_function_node_names_match_torch(case):
     fn = METHODS[case]
     t_out = fn(torch, leaf(torch), leaf(torch, seed=1))

@@ -207,7 +207,9 @@ def test_node_name(name):
     fn, specs, _ = OPS[name]
     out = fn(*_inputs(specs))
     assert type(out.grad_fn).__name__ == NAMES[name]
-    assert out.grad_fn.name() == NAMES[name]
+    # the nodes torch implements in C++ outside the generated ones name their namespace
+    qualified = {"CopyBackwards": "torch::autograd::CopyBackwards", "CopySlices": "torch::autograd::CopySlices"}
+    assert out.grad_fn.name() == qualified.get(NAMES[name], NAMES[name])
     assert out.requires_grad and not out.is_leaf
 
 

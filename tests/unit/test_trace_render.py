@@ -17,6 +17,10 @@ from dispatchcore.keyset import BACKEND_MASK, FULL, DispatchKeySet, key_bits
 from dispatchcore.tls import AutoDispatchBelowAutograd
 from dispatchcore.trace import show_dispatch_trace, trace
 
+# The recordings call the .Scalar overloads by name: ``x * 2`` itself wraps the number and calls
+# mul.Tensor (a second argument line per hop), which the live-printer test below shows as well.
+_mul_scalar, _add__scalar = dc.ops.aten.mul.Scalar, dc.ops.aten.add_.Scalar
+
 CPU_TENSOR = 0x9400010001
 DEFAULT_INCLUDED = 0x404000000
 DEFAULT_EXCLUDED = 0x1FF8000000000
@@ -29,8 +33,8 @@ def record_mul_add():
     """The brief's example: an autograd op, then an in-place op that bumps the version."""
     x = dc.ones(2, requires_grad=True)
     with trace() as t:
-        y = x * 2
-        y.add_(1)
+        y = _mul_scalar(x, 2)
+        _add__scalar(y, 1)
     return t
 
 
@@ -42,9 +46,9 @@ def record_factory():
 
 def record_view_under_no_grad():
     x = dc.ones(2, requires_grad=True)
-    y = x * 2
+    y = _mul_scalar(x, 2)
     with trace() as t:
-        y.add_(1)  # a root hop with events, before the no_grad block
+        _add__scalar(y, 1)  # a root hop with events, before the no_grad block
         with dc.no_grad():
             y.view(2)
     return t
@@ -54,8 +58,8 @@ def record_everything():
     x = dc.ones(2, requires_grad=True)
     with trace() as t:
         dc.zeros(2)
-        y = x * 2
-        y.add_(1)
+        y = _mul_scalar(x, 2)
+        _add__scalar(y, 1)
         with dc.no_grad():
             y.view(2)
         with dc.inference_mode():

@@ -1,0 +1,319 @@
+"""Python numbers as operands, and the overloads functions and methods pick, against torch 2.13.
+
+For every binary op with a Python number on either side: the result's dtype and values, the
+autograd node, and the aten overload a dispatch mode sees (torch wraps the number and calls the
+``.Tensor`` overload: See Note [Wrapped numbers] in dispatchcore/_composites.py). Then each overload
+issue #14 fixed: clamp/clamp_min with tensor bounds, squeeze with a dims tuple, div with
+rounding_mode, max/min of two tensors (maximum/minimum), rsub, reciprocal and an empty matmul,
+with values, dtypes, shapes, node names and gradients.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import dispatchcore as dc
+from dispatchcore import functions as F
+from dispatchcore.dtypes import is_wrapped_number
+
+torch = pytest.importorskip("torch")
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+pytestmark = pytest.mark.differential
+
+DTYPES = ("bool", "uint8", "int32", "int64", "float32", "float64")
+NUMBERS = (True, 3, -2, 2.5, -0.5)
+VALUES = {"bool": [True, False, True], "uint8": [1, 7, 200], "int32": [-3, 4, 7], "int64": [-9, 2, 5],
+          "float32": [-1.5, 0.25, 3.0], "float64": [2.0, -0.125, 7.5]}
+
+# expression over x (a tensor) and n (a number) -> (torch's op names seen by a dispatch mode)
+EXPRESSIONS = ("x * n", "n * x", "x + n", "n + x", "x - n", "n - x", "x / n", "n / x",
+               "x ** n", "n ** x", "x == n", "x < n", "n < x", "x >= n")
+FUNCTIONS = ("mul(x, n)", "mul(n, x)", "add(x, n)", "add(n, x)", "sub(x, n)", "sub(n, x)", "div(x, n)",
+             "div(n, x)", "true_divide(x, n)", "add(x, n, alpha=2)", "sub(x, n, alpha=2)", "rsub(x, n)",
+             "pow(x, n)", "pow(n, x)", "eq(x, n)", "gt(x, n)")
+INPLACE = ("x.add_(n)", "x.sub_(n)", "x.mul_(n)", "x.div_(n)", "x.pow_(n)", "x.add_(n, alpha=2)")
+
+
+class _Seen(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+        self.args = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        self.args.append(args)
+        return func(*args, **(kwargs or {}))
+
+
+def _run_torch(expr, x, n):
+    names = {"x": x, "n": n, "torch": torch}
+    fn = expr.split("(")[0]
+    if fn in {"mul", "add", "sub", "div", "true_divide", "rsub", "pow", "eq", "gt"} and not expr.startswith("x"):
+        expr = "torch." + expr
+    with _Seen() as seen:
+        try:
+            result = eval(expr, names)  # noqa: S307 - a fixed expression table
+        except (RuntimeError, TypeError, NotImplementedError) as e:
+            return ("error", type(e).__name__), seen
+    return result, seen
+
+
+def _run_dc(expr, x, n):
+    names = {"x": x, "n": n, "dc": dc}
+    fn = expr.split("(")[0]
+    if fn in {"mul", "add", "sub", "div", "true_divide", "rsub", "pow", "eq", "gt"} and not expr.startswith("x"):
+        expr = "F." + expr
+        names["F"] = F
+    with dc.LoggingMode() as log:
+        try:
+            result = eval(expr, names)  # noqa: S307
+        except (RuntimeError, TypeError, NotImplementedError) as e:
+            return ("error", type(e).__name__), log
+    return result, log
+
+
+def _same_values(t, d):
+    a, b = t.tolist(), d.tolist()
+    if not isinstance(a, list):
+        a, b = [a], [b]
+    for u, v in zip(a, b):
+        if isinstance(u, float) and math.isnan(u):
+            assert isinstance(v, float) and math.isnan(v)
+        else:
+            assert u == pytest.approx(v, rel=1e-6, abs=1e-6), (a, b)
+
+
+def _check(expr, dtype, n, *, requires_grad=False):
+    tx = torch.tensor(VALUES[dtype], dtype=getattr(torch, dtype))
+    dx = dc.tensor(VALUES[dtype], dtype=getattr(dc, dtype))
+    if requires_grad:
+        tx.requires_grad_(True)
+        dx.requires_grad_(True)
+        if expr.startswith("x.") and "_(" in expr:  # in place on a leaf: on a clone
+            tx, dx = tx.clone(), dx.clone()
+    t_result, seen = _run_torch(expr, tx, n)
+    d_result, log = _run_dc(expr, dx, n)
+    if isinstance(t_result, tuple):
+        assert isinstance(d_result, tuple) and d_result[0] == "error", (expr, dtype, n, t_result, d_result)
+        return
+    assert not isinstance(d_result, tuple), (expr, dtype, n, d_result)
+    assert str(d_result.dtype).rpartition(".")[2] == str(t_result.dtype).rpartition(".")[2], (expr, dtype, n)
+    _same_values(t_result.detach(), d_result.detach())
+    # torch's SavedVariable detaches a saved output through the dispatcher; dispatchcore does not
+    assert log.ops == [op for op in seen.ops if op != "aten.detach.default"], (expr, dtype, n)
+    # torch hands the mode the number itself; dispatchcore the wrapped-number tensor of it
+    for t_args, record in zip(seen.args, log.records):
+        for ta, da in zip(t_args, record.args):
+            if isinstance(ta, (bool, int, float)) and not isinstance(da, (bool, int, float)):
+                assert is_wrapped_number(da) and da.item() == ta
+    if requires_grad:
+        t_node = type(t_result.grad_fn).__name__ if t_result.grad_fn is not None else None
+        d_node = type(d_result.grad_fn).__name__ if d_result.grad_fn is not None else None
+        assert d_node == t_node, (expr, dtype, n)
+
+
+@pytest.mark.parametrize("n", NUMBERS, ids=repr)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("expr", EXPRESSIONS + FUNCTIONS)
+def test_number_operands_promote_and_dispatch_as_torch(expr, dtype, n):
+    _check(expr, dtype, n)
+
+
+@pytest.mark.parametrize("n", NUMBERS, ids=repr)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("expr", INPLACE)
+def test_inplace_number_operands_dispatch_as_torch(expr, dtype, n):
+    _check(expr, dtype, n)
+
+
+@pytest.mark.parametrize("n", (2, 2.5, True), ids=repr)
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+@pytest.mark.parametrize("expr", EXPRESSIONS + FUNCTIONS + INPLACE)
+def test_number_operands_record_torchs_nodes(expr, dtype, n):
+    _check(expr, dtype, n, requires_grad=True)
+
+
+def test_a_zero_dim_tensor_is_not_a_wrapped_number():
+    """An int tensor with a 0-d float64 tensor is float64; with the number 2.5 it is float32."""
+    for lib in (torch, dc):
+        x = lib.tensor([1, 2], dtype=lib.int32)
+        assert str((x * lib.tensor(2.5, dtype=lib.float64)).dtype).endswith("float64")
+        assert str((x * 2.5).dtype).endswith("float32")
+        assert str((lib.tensor(2, dtype=lib.int32) * 2).dtype).endswith("int32")
+
+
+def test_the_scalar_overloads_stay_callable():
+    tx, dx = torch.ones(2, requires_grad=True), dc.ones(2, requires_grad=True)
+    assert (type(torch.ops.aten.mul.Scalar(tx, 2).grad_fn).__name__
+            == type(dc.ops.aten.mul.Scalar(dx, 2).grad_fn).__name__ == "MulBackward1")
+    assert (type(torch.ops.aten.add.Scalar(tx, 2).grad_fn).__name__
+            == type(dc.ops.aten.add.Scalar(dx, 2).grad_fn).__name__ == "AddBackward1")
+
+
+# --- the overloads fixed in issue #14 ------------------------------------------------------------
+def _pair(values, dtype="float32", requires_grad=False, shape=None):
+    t = torch.tensor(values, dtype=getattr(torch, dtype))
+    d = dc.tensor(values, dtype=getattr(dc, dtype))
+    if shape is not None:
+        t, d = t.reshape(shape), d.reshape(shape)
+    if requires_grad:
+        t, d = t.detach().requires_grad_(True), d.detach().requires_grad_(True)
+    return t, d
+
+
+X = [1.0, -2.0, 3.0, 0.5, 2.0, -1.0]
+LO = [0.0, 0.0, 5.0, 0.5, -1.0, 2.0]
+HI = [2.0, 2.0, 2.0, 0.25, 3.0, 1.0]
+
+OVERLOAD_CASES = {
+    # name: (torch call, dispatchcore call): each gets the tensors (x, lo, hi) of its library
+    "clamp(x, lo, hi)": (lambda x, lo, hi: torch.clamp(x, lo, hi), lambda x, lo, hi: dc.clamp(x, lo, hi)),
+    "x.clamp(lo)": (lambda x, lo, hi: x.clamp(lo), lambda x, lo, hi: x.clamp(lo)),
+    "x.clamp(max=hi)": (lambda x, lo, hi: x.clamp(max=hi), lambda x, lo, hi: x.clamp(max=hi)),
+    "clamp(x, 0, 0-d)": (lambda x, lo, hi: torch.clamp(x, 0, torch.tensor(1.0)),
+                         lambda x, lo, hi: dc.clamp(x, 0, dc.tensor(1.0))),
+    "clamp(x, min=0-d, max=1)": (lambda x, lo, hi: torch.clamp(x, min=torch.tensor(0.0), max=1),
+                                 lambda x, lo, hi: dc.clamp(x, min=dc.tensor(0.0), max=1)),
+    "clamp_min(x, lo)": (lambda x, lo, hi: torch.clamp_min(x, lo), lambda x, lo, hi: dc.clamp_min(x, lo)),
+    "clamp_min(x, 0)": (lambda x, lo, hi: torch.clamp_min(x, 0), lambda x, lo, hi: dc.clamp_min(x, 0)),
+    "max(x, lo)": (lambda x, lo, hi: torch.max(x, lo), lambda x, lo, hi: dc.max(x, lo)),
+    "x.max(lo)": (lambda x, lo, hi: x.max(lo), lambda x, lo, hi: x.max(lo)),
+    "min(x, hi)": (lambda x, lo, hi: torch.min(x, hi), lambda x, lo, hi: F.min(x, hi)),
+    "maximum(x, lo)": (lambda x, lo, hi: torch.maximum(x, lo), lambda x, lo, hi: F.maximum(x, lo)),
+    "minimum(x, hi)": (lambda x, lo, hi: torch.minimum(x, hi), lambda x, lo, hi: F.minimum(x, hi)),
+    "squeeze(x, (0, 2))": (lambda x, lo, hi: torch.squeeze(x.reshape(1, 6, 1), (0, 2)),
+                           lambda x, lo, hi: dc.squeeze(x.reshape(1, 6, 1), (0, 2))),
+    "x.squeeze([0])": (lambda x, lo, hi: x.reshape(1, 6).squeeze([0]),
+                       lambda x, lo, hi: x.reshape(1, 6).squeeze([0])),
+    "div(x, lo, floor)": (lambda x, lo, hi: torch.div(x, hi, rounding_mode="floor"),
+                          lambda x, lo, hi: dc.div(x, hi, rounding_mode="floor")),
+    "div(x, 2, trunc)": (lambda x, lo, hi: torch.div(x, 2, rounding_mode="trunc"),
+                         lambda x, lo, hi: dc.div(x, 2, rounding_mode="trunc")),
+    "div(x, hi, None)": (lambda x, lo, hi: torch.div(x, hi, rounding_mode=None),
+                         lambda x, lo, hi: dc.div(x, hi, rounding_mode=None)),
+    "x.div(2.5, floor)": (lambda x, lo, hi: x.div(2.5, rounding_mode="floor"),
+                          lambda x, lo, hi: x.div(2.5, rounding_mode="floor")),
+    "rsub(x, lo)": (lambda x, lo, hi: torch.rsub(x, lo), lambda x, lo, hi: F.rsub(x, lo)),
+    "rsub(x, lo, alpha=2)": (lambda x, lo, hi: torch.rsub(x, lo, alpha=2), lambda x, lo, hi: F.rsub(x, lo, alpha=2)),
+    "rsub(x, 3)": (lambda x, lo, hi: torch.rsub(x, 3), lambda x, lo, hi: F.rsub(x, 3)),
+    "reciprocal(x)": (lambda x, lo, hi: torch.reciprocal(x), lambda x, lo, hi: F.reciprocal(x)),
+    "3 / x": (lambda x, lo, hi: 3 / x, lambda x, lo, hi: 3 / x),
+    "2 - x": (lambda x, lo, hi: 2 - x, lambda x, lo, hi: 2 - x),
+}
+
+
+def _backward_grads(result, inputs):
+    result.backward(result.detach() * 0 + 1 if result.dim() else None)
+    return [None if t.grad is None else t.grad.tolist() for t in inputs]
+
+
+@pytest.mark.parametrize("name", list(OVERLOAD_CASES))
+def test_overloads_match_torch(name):
+    t_call, d_call = OVERLOAD_CASES[name]
+    tx, dx = _pair(X, requires_grad=True)
+    tlo, dlo = _pair(LO, requires_grad=True)
+    thi, dhi = _pair(HI, requires_grad=True)
+    with _Seen() as seen:
+        t_result = t_call(tx, tlo, thi)
+    with dc.LoggingMode() as log:
+        d_result = d_call(dx, dlo, dhi)
+    ignore = {"aten.lift_fresh.default", "aten._local_scalar_dense.default", "aten.detach.default",
+              "aten.view.default",
+              "aten._unsafe_view.default", "aten.reshape.default"}
+    assert [op for op in log.ops if op not in ignore] == [op for op in seen.ops if op not in ignore]
+    assert tuple(d_result.shape) == tuple(t_result.shape)
+    assert str(d_result.dtype).rpartition(".")[2] == str(t_result.dtype).rpartition(".")[2]
+    _same_values(t_result.detach(), d_result.detach())
+    assert type(d_result.grad_fn).__name__ == type(t_result.grad_fn).__name__
+    t_grads = _backward_grads(t_result.sum(), [tx, tlo, thi])
+    d_grads = _backward_grads(d_result.sum(), [dx, dlo, dhi])
+    for d_grad, t_grad in zip(d_grads, t_grads):
+        assert (d_grad is None) == (t_grad is None), (d_grads, t_grads)
+        if t_grad is not None:
+            assert d_grad == pytest.approx(t_grad)
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "float32", "float64"])
+def test_div_rounding_modes_match_torch(mode, dtype):
+    values = [7, 8, 9, 0, 5] if dtype == "uint8" else [-7, 7, -8, 0, 5]
+    divisors = [2, 3, 2, 4, 5] if dtype == "uint8" else [2, -3, 3, -4, 2]
+    t, d = _pair(values, dtype)
+    tb, db = _pair(divisors, dtype)
+    for tr, dr in ((torch.div(t, tb, rounding_mode=mode), dc.div(d, db, rounding_mode=mode)),
+                   (torch.div(t, 2, rounding_mode=mode), dc.div(d, 2, rounding_mode=mode)),
+                   (torch.div(t, 2.5, rounding_mode=mode), dc.div(d, 2.5, rounding_mode=mode)),
+                   (t.clone().div_(tb, rounding_mode=mode), d.clone().div_(db, rounding_mode=mode))):
+        assert str(dr.dtype).rpartition(".")[2] == str(tr.dtype).rpartition(".")[2]
+        _same_values(tr, dr)
+
+
+def test_div_rounding_mode_errors_match_torch():
+    for lib in (torch, dc):
+        with pytest.raises(RuntimeError, match="div expected rounding_mode to be one of None, 'trunc', "
+                                               "or 'floor' but found 'round'"):
+            lib.div(lib.ones(2), 2, rounding_mode="round")
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            lib.div(lib.tensor([1, 2]), 0, rounding_mode="floor")
+        with pytest.raises(NotImplementedError, match='"div_trunc_cpu" not implemented for \'Bool\''):
+            lib.div(lib.tensor([True]), True, rounding_mode="trunc")
+    t = torch.div(torch.tensor([-7.0, 7.0, 0.0]), 0, rounding_mode="floor").tolist()
+    d = dc.div(dc.tensor([-7.0, 7.0, 0.0]), 0, rounding_mode="floor").tolist()
+    assert t[:2] == d[:2] and math.isnan(t[2]) and math.isnan(d[2])
+
+
+def test_maximum_ties_split_the_gradient_as_torch():
+    grads = []
+    for lib in (torch, dc):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = lib.tensor([1.0, 5.0, 3.0], requires_grad=True)
+        maximum = torch.maximum if lib is torch else F.maximum
+        (maximum(a, b) * lib.tensor([1.0, 2.0, 4.0])).sum().backward()
+        grads.append((a.grad.tolist(), b.grad.tolist()))
+    assert grads[0] == grads[1] == ([0.5, 0.0, 2.0], [0.5, 2.0, 2.0])
+
+
+def test_maximum_and_clamp_propagate_nan_and_promote_as_torch():
+    nan = float("nan")
+    for t, d in ((torch.maximum(torch.tensor([1.0, nan]), torch.tensor([nan, 0.0])),
+                  F.maximum(dc.tensor([1.0, nan]), dc.tensor([nan, 0.0]))),
+                 (torch.clamp(torch.tensor([1, 5, -3]), torch.tensor(0.5)),
+                  dc.clamp(dc.tensor([1, 5, -3]), dc.tensor(0.5))),
+                 (torch.clamp(torch.tensor([1.0, nan, 3.0]), torch.tensor([nan, 0.0, 0.0]),
+                              torch.tensor([2.0, 2.0, nan])),
+                  dc.clamp(dc.tensor([1.0, nan, 3.0]), dc.tensor([nan, 0.0, 0.0]), dc.tensor([2.0, 2.0, nan])))):
+        assert str(d.dtype).rpartition(".")[2] == str(t.dtype).rpartition(".")[2]
+        _same_values(t, d)
+    for lib in (torch, dc):
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+            lib.tensor([1, 2]).clamp_(lib.tensor(0.5))
+        with pytest.raises(TypeError, match="clamp"):
+            lib.clamp(lib.ones(3), 0, lib.ones(3))
+
+
+def test_clamp_tensor_bounds_with_min_above_max_match_torch():
+    grads = []
+    for lib in (torch, dc):
+        x = lib.tensor([0.0, 3.0, 1.5], requires_grad=True)
+        lo = lib.tensor([2.0, 2.0, 1.0], requires_grad=True)
+        hi = lib.tensor([1.0, 1.0, 2.0], requires_grad=True)
+        r = lib.clamp(x, lo, hi)
+        r.sum().backward()
+        grads.append((r.tolist(), x.grad.tolist(), lo.grad.tolist(), hi.grad.tolist()))
+    assert grads[0] == grads[1]
+
+
+def test_empty_matmul_is_zeros_with_torchs_node_and_gradients():
+    results = []
+    for lib in (torch, dc):
+        a = lib.ones(5, 5, 0, requires_grad=True)
+        b = lib.ones(0, 5, requires_grad=True)
+        r = lib.matmul(a, b)
+        r.sum().backward()
+        results.append((tuple(r.shape), r.tolist(), type(r.grad_fn).__name__, tuple(a.grad.shape), tuple(b.grad.shape)))
+    assert results[0] == results[1]
+    assert results[0][0] == (5, 5, 5) and results[0][2] == "UnsafeViewBackward0"

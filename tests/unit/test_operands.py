@@ -1,0 +1,279 @@
+"""Python numbers as operands and the overloads functions and methods pick (issue #14), without torch.
+
+The expectations are torch 2.13's (tests/differential/test_vs_torch_operands.py checks them
+live): a number operand of add/sub/mul/div is a wrapped number, the ``.Tensor`` overload runs and
+promotion counts the number by its kind only (See Note [Wrapped numbers] in _composites.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import dispatchcore as dc
+from dispatchcore import functions as F
+from dispatchcore._composites import WRAPPED_FLOATS, wrapped_number
+from dispatchcore.dtypes import WrappedNumber, is_wrapped_number, result_type
+
+A = dc.ops.aten
+
+
+def _node(t):
+    return type(t.grad_fn).__name__ if t.grad_fn is not None else None
+
+
+# --- wrapped numbers -----------------------------------------------------------------------------
+def test_a_wrapped_number_is_a_flagged_0d_cpu_tensor():
+    w = wrapped_number(2.5)
+    assert is_wrapped_number(w) and w.dim() == 0 and w.device == dc.device("cpu")
+    assert w.dtype is dc.float64 and w.item() == 2.5 and not w.requires_grad
+    assert isinstance(w._meta, WrappedNumber) and w._meta.value == 2.5
+    assert wrapped_number(True).dtype is dc.bool_ and wrapped_number(3).dtype is dc.int64
+    assert wrapped_number("2") is None and wrapped_number(None) is None
+    assert not is_wrapped_number(dc.tensor(2.5))
+
+
+def test_wrapped_ints_and_floats_are_cached_read_only_but_never_zero():
+    assert wrapped_number(7) is wrapped_number(7)
+    assert wrapped_number(7) is not wrapped_number(7.0) and wrapped_number(7.0).dtype is dc.float64
+    assert not wrapped_number(7)._data.flags.writeable
+    zero, negative_zero = wrapped_number(0.0), wrapped_number(-0.0)
+    assert math.copysign(1, negative_zero.item()) == -1 and math.copysign(1, zero.item()) == 1
+    assert 0.0 not in WRAPPED_FLOATS
+    assert (dc.ones(2) * -0.0).tolist() == [-0.0, -0.0]
+    assert math.copysign(1, (dc.ones(1) * -0.0).item()) == -1
+
+
+def test_wrapped_numbers_made_in_inference_mode_are_not_cached():
+    with dc.inference_mode():
+        w = wrapped_number(12345)
+    assert w.is_inference() and wrapped_number(12345) is not w
+    x = dc.ones(2, requires_grad=True)
+    assert _node(x * 12345) == "MulBackward0"  # the cached one is a normal tensor: it can be saved
+
+
+def test_integers_too_big_for_int64_raise_torchs_error():
+    with pytest.raises(RuntimeError, match="Overflow when unpacking long"):
+        dc.ones(2) * (1 << 70)
+
+
+@pytest.mark.parametrize(("dtype", "number", "expected"), [
+    ("uint8", 2, "uint8"), ("uint8", 2.5, "float32"), ("uint8", True, "uint8"),
+    ("int32", 2, "int32"), ("int32", 2.5, "float32"), ("int64", -3, "int64"),
+    ("bool", 2, "int64"), ("bool", 2.5, "float32"), ("bool", True, "bool_"),
+    ("float16", 2.5, "float16"), ("float32", 2, "float32"), ("float32", 2.5, "float32"),
+    ("float64", 2.5, "float64"), ("float32", True, "float32"),
+])
+def test_number_operands_promote_as_the_lower_category(dtype, number, expected):
+    x = dc.ones(3, dtype=getattr(dc, dtype))
+    assert (x * number).dtype is getattr(dc, expected)
+    assert (number * x).dtype is getattr(dc, expected)
+    assert result_type(x, wrapped_number(number)) is getattr(dc, expected)
+
+
+def test_a_wrapped_number_differs_from_a_0d_tensor_in_promotion():
+    x = dc.tensor([1, 2], dtype=dc.int32)
+    assert (x * dc.tensor(2.5, dtype=dc.float64)).dtype is dc.float64  # a 0-d tensor keeps its dtype
+    assert (x * 2.5).dtype is dc.float32  # a number counts as the default dtype
+    assert (dc.tensor(2, dtype=dc.int32) * 2).dtype is dc.int32
+    assert (dc.tensor(2, dtype=dc.int32) * dc.tensor(2)).dtype is dc.int64
+
+
+def test_integer_values_wrap_and_divide_as_torch():
+    u = dc.tensor([1, 7, 200], dtype=dc.uint8)
+    assert (u * 300).tolist() == [44, 52, 96] and (u * 300).dtype is dc.uint8
+    assert (u + 100).tolist() == [101, 107, 44]
+    assert (dc.tensor([1, 2], dtype=dc.int32) / 2).dtype is dc.float32
+    with pytest.raises(RuntimeError, match="with a bool tensor is not supported"):
+        dc.tensor([True]) - 1
+
+
+@pytest.mark.parametrize(("expr", "node", "ops"), [
+    ("x * 2", "MulBackward0", ["aten.mul.Tensor"]),
+    ("2 * x", "MulBackward0", ["aten.mul.Tensor"]),
+    ("x + 1", "AddBackward0", ["aten.add.Tensor"]),
+    ("1 + x", "AddBackward0", ["aten.add.Tensor"]),
+    ("x - 1", "SubBackward0", ["aten.sub.Tensor"]),
+    ("2 - x", "RsubBackward1", ["aten.rsub.Scalar"]),
+    ("x / 3", "DivBackward0", ["aten.div.Tensor"]),
+    ("3 / x", "MulBackward0", ["aten.reciprocal.default", "aten.mul.Tensor"]),
+    ("x ** 2", "PowBackward0", ["aten.pow.Tensor_Scalar"]),
+    ("2 ** x", "PowBackward2", ["aten.pow.Scalar"]),
+    ("x.add(1, alpha=2)", "AddBackward0", ["aten.add.Tensor"]),
+    ("x.mul(2.5)", "MulBackward0", ["aten.mul.Tensor"]),
+    ("x.true_divide(2)", "DivBackward0", ["aten.div.Tensor"]),
+    ("dc.mul(x, 2)", "MulBackward0", ["aten.mul.Tensor"]),
+    ("dc.add(2, x)", "AddBackward0", ["aten.add.Tensor"]),
+    ("dc.sub(x, 1, alpha=2)", "SubBackward0", ["aten.sub.Tensor"]),
+    ("dc.div(x, 2)", "DivBackward0", ["aten.div.Tensor"]),
+    ("F.true_divide(x, 2)", "DivBackward0", ["aten.div.Tensor"]),
+    ("F.rsub(x, 2)", "RsubBackward1", ["aten.rsub.Scalar"]),
+    ("x == 1", None, ["aten.eq.Scalar"]),
+    ("1 < x", None, ["aten.gt.Scalar"]),
+])
+def test_number_operands_take_torchs_overload_and_node(expr, node, ops):
+    x = dc.tensor([1.0, 2.0], requires_grad=True)
+    with dc.LoggingMode() as log:
+        r = eval(expr, {"x": x, "dc": dc, "F": F})  # noqa: S307 - the table above
+    assert _node(r) == node
+    assert log.ops == ops
+
+
+@pytest.mark.parametrize(("expr", "op"), [
+    ("x.add_(1)", "aten.add_.Tensor"), ("x.sub_(1)", "aten.sub_.Tensor"), ("x.mul_(2)", "aten.mul_.Tensor"),
+    ("x.div_(2)", "aten.div_.Tensor"), ("x.pow_(2)", "aten.pow_.Scalar"), ("x.add_(1, alpha=2)", "aten.add_.Tensor"),
+])
+def test_inplace_number_operands_take_torchs_overload(expr, op):
+    x = dc.tensor([1.0, 2.0])
+    with dc.LoggingMode() as log:
+        eval(expr, {"x": x})  # noqa: S307
+    assert log.ops == [op]
+
+
+def test_the_mode_sees_the_wrapped_number_as_a_0d_tensor():
+    """torch hands a mode the Python number; dispatchcore the wrapped tensor (operator.py would
+    have to accept numbers for Tensor arguments for a mode to forward the number itself)."""
+    x = dc.ones(2)
+    with dc.LoggingMode() as log:
+        x * 2
+    (record,) = log.records
+    assert is_wrapped_number(record.args[1]) and record.args[1].item() == 2
+
+
+def test_number_gradients_flow_to_the_tensor_only():
+    x = dc.tensor([1.0, -2.0], requires_grad=True)
+    y = (x * 3 + 1) / 2 - 4
+    y.sum().backward()
+    assert x.grad.tolist() == [1.5, 1.5]
+    assert [type(f).__name__ if f is not None else None for f, _ in (x * 2).grad_fn.next_functions] == [
+        "AccumulateGrad", None]
+
+
+def test_the_scalar_overloads_stay_callable():
+    x = dc.ones(2, requires_grad=True)
+    assert _node(A.mul.Scalar(x, 2)) == "MulBackward1"
+    assert _node(A.add.Scalar(x, 2)) == "AddBackward1"
+    assert _node(A.div.Scalar(x, 2)) == "DivBackward1"
+    assert A.add_.Scalar(x.clone(), 2).tolist() == [3.0, 3.0]
+
+
+def test_meta_tensors_take_wrapped_numbers():
+    m = dc.ones(2, 3, device="meta", dtype=dc.int32)
+    assert (m * 2).dtype is dc.int32 and (m * 2).device.type == "meta"
+    assert (m * 2.5).dtype is dc.float32 and (2 - m).shape == (2, 3)
+
+
+# --- overloads chosen as torch chooses them -------------------------------------------------------
+def test_clamp_with_tensor_bounds_takes_clamp_tensor():
+    x = dc.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    lo = dc.tensor([0.0, 0.0, 5.0], requires_grad=True)
+    hi = dc.tensor([2.0, 2.0, 2.0], requires_grad=True)
+    with dc.LoggingMode() as log:
+        r = dc.clamp(x, lo, hi)
+    assert log.ops == ["aten.clamp.Tensor"] and _node(r) == "ClampBackward0"
+    assert r.tolist() == [1.0, 0.0, 2.0]  # lo > hi: hi wins, as in torch
+    r.sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 0.0]
+    assert lo.grad.tolist() == [0.0, 1.0, 0.0] and hi.grad.tolist() == [0.0, 0.0, 1.0]
+
+
+def test_clamp_with_a_number_and_a_0d_tensor_reads_the_tensor_as_a_number():
+    x = dc.tensor([-1.0, 0.5, 2.0])
+    with dc.LoggingMode() as log:
+        r = x.clamp(0, dc.tensor(1.0))
+    assert log.ops == ["aten.clamp.default"] and r.tolist() == [0.0, 0.5, 1.0]
+    with pytest.raises(TypeError, match="clamp"):
+        x.clamp(0, dc.ones(3))
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
+        x.clamp()
+
+
+def test_clamp_min_with_a_tensor_takes_clamp_min_tensor():
+    x = dc.tensor([1.0, -2.0], requires_grad=True)
+    m = dc.tensor([0.0, 0.0], requires_grad=True)
+    r = dc.clamp_min(x, m)
+    assert _node(r) == "ClampMinBackward1" and r.tolist() == [1.0, 0.0]
+    r.sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0] and m.grad.tolist() == [0.0, 1.0]
+    assert _node(dc.clamp_min(x, 0)) == "ClampMinBackward0"
+    y = dc.tensor([1, 5], dtype=dc.int64)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        y.clamp_min_(dc.tensor(0.5))
+
+
+def test_squeeze_with_dims_takes_squeeze_dims():
+    x = dc.ones(1, 3, 1, requires_grad=True)
+    with dc.LoggingMode() as log:
+        r = dc.squeeze(x, (0, 2))
+    assert log.ops == ["aten.squeeze.dims"] and r.shape == (3,) and _node(r) == "SqueezeBackward2"
+    assert r._base is x  # a view
+    r.sum().backward()
+    assert x.grad.shape == (1, 3, 1)
+    assert x.squeeze([0]).shape == (3, 1) and x.squeeze(0, 2).shape == (3,) and x.squeeze(dim=(2,)).shape == (1, 3)
+    assert _node(x.squeeze(0)) == "SqueezeBackward1" and _node(x.squeeze()) == "SqueezeBackward0"
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        x.squeeze((0, -3))
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("floor", [-4, 3, -4, 0]), ("trunc", [-3, 3, -4, 0])])
+def test_div_rounding_modes_keep_integers(mode, expected):
+    x = dc.tensor([-7, 7, -8, 1])
+    with dc.LoggingMode() as log:
+        r = dc.div(x, 2, rounding_mode=mode)
+    assert log.ops == ["aten.div.Tensor_mode"] and r.dtype is dc.int64 and r.tolist() == expected
+    assert x.clone().div_(2, rounding_mode=mode).tolist() == expected
+    assert A.div.Scalar_mode(x, 2, rounding_mode=mode).tolist() == expected
+    assert dc.div(x, 2.0, rounding_mode=mode).dtype is dc.float32
+
+
+def test_div_rounding_mode_nodes_and_errors():
+    x = dc.tensor([-7.5, 7.5], requires_grad=True)
+    y = dc.tensor([2.0, 2.0], requires_grad=True)
+    r = dc.div(x, y, rounding_mode="floor")
+    assert _node(r) == "DivBackward2" and r.tolist() == [-4.0, 3.0]
+    r.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0] and y.grad.tolist() == [0.0, 0.0]
+    assert _node(x.div(2, rounding_mode=None)) == "DivBackward2"
+    assert _node(A.div.Scalar_mode(x, 2, rounding_mode="trunc")) == "DivBackward3"
+    with pytest.raises(RuntimeError, match="but found 'round'"):
+        dc.div(x, 2, rounding_mode="round")
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        dc.div(dc.tensor([1, 2]), 0, rounding_mode="trunc")
+
+
+def test_max_and_min_of_two_tensors_are_maximum_and_minimum():
+    a = dc.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = dc.tensor([1.0, 5.0, 0.0], requires_grad=True)
+    with dc.LoggingMode() as log:
+        hi, lo = dc.max(a, b), F.min(a, b)
+    assert log.ops == ["aten.maximum.default", "aten.minimum.default"]
+    assert hi.tolist() == [1.0, 5.0, 3.0] and lo.tolist() == [1.0, 2.0, 0.0]
+    assert _node(hi) == "MaximumBackward0" and _node(lo) == "MinimumBackward0"
+    hi.sum().backward()
+    assert a.grad.tolist() == [0.5, 0.0, 1.0] and b.grad.tolist() == [0.5, 1.0, 0.0]  # a tie splits
+    assert a.max(b).tolist() == [1.0, 5.0, 3.0] and dc.max(a, other=b).tolist() == [1.0, 5.0, 3.0]
+    assert dc.max(a).item() == 3.0 and dc.max(a, 0)[0].item() == 3.0
+    assert (F.maximum(dc.tensor([1, 5]), dc.tensor(2.5))).dtype is dc.float32
+    with pytest.raises(RuntimeError, match="maximum not implemented for complex tensors"):
+        F.maximum(dc.tensor([1j]), dc.tensor([1j]))
+
+
+def test_empty_matmul_gives_zeros_and_gradients():
+    a = dc.ones(5, 5, 0, requires_grad=True)
+    b = dc.ones(0, 5, requires_grad=True)
+    r = a @ b
+    assert r.shape == (5, 5, 5) and r.tolist() == [[[0.0] * 5] * 5] * 5
+    assert _node(r) == "UnsafeViewBackward0"
+    r.sum().backward()
+    assert a.grad.shape == (5, 5, 0) and b.grad.shape == (0, 5)
+
+
+def test_reciprocal_and_rsub():
+    x = dc.tensor([2.0, -4.0], requires_grad=True)
+    assert F.reciprocal(x).tolist() == [0.5, -0.25] and _node(F.reciprocal(x)) == "ReciprocalBackward0"
+    assert F.reciprocal(dc.tensor([2, 4])).dtype is dc.float32
+    assert F.rsub(x, dc.ones(2), alpha=2).tolist() == [-3.0, 9.0]
+    assert _node(F.rsub(x, dc.ones(2))) == "RsubBackward0"
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
+        2 - dc.tensor([True])
