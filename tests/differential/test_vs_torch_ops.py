@@ -653,7 +653,7 @@ def test_clone(case):
     _, make, fmt = case
 
     def fn(L):
-        mf = None if fmt is None else (getattr(torch, fmt) if L is TORCH else fmt)
+        mf = None if fmt is None else getattr(torch if L is TORCH else dc, fmt)
         return L.A.clone.default(L.T(make()), memory_format=mf)
 
     check(fn)
