@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -56,7 +57,7 @@ def _is_generator(value: Any) -> bool:
     return hasattr(value, "numpy_generator") and hasattr(value, "manual_seed")
 
 
-_CHECKS = {
+_CHECKS: dict[str, Callable[[Any], bool]] = {
     "Tensor": lambda value: isinstance(value, Tensor), "ScalarType": _is_dtype,
     "Layout": lambda value: isinstance(value, _layouts.layout),
     "MemoryFormat": lambda value: isinstance(value, _layouts.memory_format),
@@ -234,9 +235,9 @@ def _infer_dtype(data: Any) -> _dt.dtype:
 # The common calls (int sizes, keywords of the expected classes) skip the parser: it would accept
 # them unchanged, and it costs several microseconds. Anything else takes the parser's checks.
 _INT64 = 2**63
-_QUICK = {"dtype": _dt.dtype, "device": (_dt.device, str), "requires_grad": bool,
-          "pin_memory": bool, "layout": _layouts.layout, "memory_format": _layouts.memory_format,
-          "out": Tensor}
+_QUICK: dict[str, type | tuple[type, ...]] = {
+    "dtype": _dt.dtype, "device": (_dt.device, str), "requires_grad": bool, "pin_memory": bool,
+    "layout": _layouts.layout, "memory_format": _layouts.memory_format, "out": Tensor}
 
 
 def _defaults(parser: PythonArgParser) -> dict[str, Any]:
@@ -257,12 +258,11 @@ def _quick(defaults: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any] |
 
 def _int_sizes(size: tuple) -> list[int] | None:
     """``size`` (varargs or one list/tuple) when it is plain int64s, else None."""
-    if len(size) == 1 and size[0].__class__ in (list, tuple):
-        size = size[0]
-    for s in size:
+    sizes: list | tuple = size[0] if len(size) == 1 and size[0].__class__ in (list, tuple) else size
+    for s in sizes:
         if s.__class__ is not int or not -_INT64 <= s < _INT64:
             return None
-    return list(size)
+    return list(sizes)
 
 
 _NUMBER_CLASSES = (int, float, bool, complex)
