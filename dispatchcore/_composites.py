@@ -270,14 +270,18 @@ def matmul_shortcut(entry: Callable[[Any, Any], Any]) -> Callable[[Any, Any], An
             try:
                 bits = self._key_bits | other._key_bits
                 kernel, no_grad = _shortcut_memo[bits]
-            except KeyError:
-                return learn(self, other, bits)
+            except KeyError:  # a miss: learn below, outside the handler (Note [No chained errors])
+                pass
             except AttributeError:  # not tensors: the ordinary path raises the schema's error
+                bits = None
+            else:
+                if self._data.ndim == 2 == other._data.ndim:
+                    if self._requires_grad or other._requires_grad:
+                        return kernel(self, other)
+                    return no_grad(self, other)
                 return entry(self, other)
-            if self._data.ndim == 2 == other._data.ndim:
-                if self._requires_grad or other._requires_grad:
-                    return kernel(self, other)
-                return no_grad(self, other)
+            if bits is not None:
+                return learn(self, other, bits)
         return entry(self, other)
 
     matmul_entry.__name__, matmul_entry.__qualname__ = entry.__name__, entry.__qualname__

@@ -17,6 +17,7 @@ from . import dtypes as _dtypes
 from .dtypes import device as as_device
 from .dtypes import dtype as dtype_cls
 from .ops import aten
+from .schema import _parse_device
 from .tensor import Tensor
 from .tls import _DEFAULT_STATE as _DEFAULT_KEYS
 from .tls import per_thread as _pt
@@ -47,10 +48,87 @@ _INTS, _FLOATS = _composites.WRAPPED_INTS, _composites.WRAPPED_FLOATS
 wrapped_number = _composites.wrapped_number
 
 
-def _number_call(op: Any):
+# Note [Method arguments]: torch's Python binding parses a method's arguments against its
+# signatures (``PythonArgParser``) before anything runs, so a bad one is its TypeError
+# ("view() received an invalid combination of arguments - got (str), ..."). Parsing costs
+# microseconds, so the hot methods (view, reshape, sum, to) do not parse a call up front:
+# they run it, and only when it raises (or an argument is of an uncommon class, such as a
+# ``dtype=`` that is not a dtype) do they parse it, outside the ``except`` block (Note [No
+# chained errors]): when the arguments do not fit torch's signatures, the parser's TypeError
+# is raised, else the call's own error. ``check_call`` is that check.
+_SIGNATURES: dict[str, tuple[str, ...]] = {
+    "Tensor.view": ("view(ScalarType dtype)", "view(SymIntArrayRef size)"),
+    "Tensor.reshape": ("reshape(SymIntArrayRef shape)",),
+    "Tensor.sum": ("sum(*, ScalarType? dtype=None)",
+                   "sum(IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None)"),
+    "Tensor.mean": ("mean(*, ScalarType? dtype=None)",
+                    "mean(IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None)"),
+    "Tensor.to": tuple(f"to({first}, bool non_blocking=False, bool copy=False, *, "
+                       "MemoryFormat? memory_format=None)"
+                       for first in ("Device? device=None, ScalarType? dtype=None",
+                                     "ScalarType dtype", "Tensor tensor")),
+    "sum": ("sum(Tensor input, *, ScalarType? dtype=None)",
+            "sum(Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+            "Tensor out=None)"),
+    "mean": ("mean(Tensor input, *, ScalarType? dtype=None, Tensor out=None)",
+             "mean(Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+             "Tensor out=None)"),
+    "reshape": ("reshape(Tensor input, SymIntArrayRef shape)",),
+    "where": ("where(Tensor condition)",
+              "where(Tensor condition, Tensor input, Tensor other, *, Tensor out=None)",
+              "where(Tensor condition, Scalar self, Tensor other)",
+              "where(Tensor condition, Tensor input, Scalar other)",
+              "where(Tensor condition, Scalar self, Scalar other)"),
+}
+_PARSERS: dict[str, Any] = {}
+
+
+def _arg_parser(key: str) -> Any:
+    """The ``PythonArgParser`` of ``_SIGNATURES[key]``, built on first use (a cold path)."""
+    parser = _PARSERS.get(key)
+    if parser is None:
+        from .factories import _CHECKS  # the dtype/device/... checks the factories use
+        from .schema import PythonArgParser
+
+        class _Parser(PythonArgParser):
+            def _invalid_combination(self, args: tuple, kwargs: dict[str, Any]) -> str:
+                # torch prints each keyword with ", " after it when no positional argument
+                # was given: "got (dtype=str, )"
+                text = super()._invalid_combination(args, kwargs)
+                if kwargs and not args:
+                    got = ", ".join(f"{k}={type(v).__name__}" for k, v in kwargs.items())
+                    text = text.replace(f"got ({got})", f"got ({got}, )", 1)
+                return text
+
+        parser = _PARSERS[key] = _Parser(_SIGNATURES[key], _CHECKS)
+    return parser
+
+
+def _py_dtype(value: Any) -> Any:
+    """A dtype argument the parser accepted: a dtype, or a Python type torch reads as one (float)."""
+    from .factories import _PY_DTYPES
+
+    return _PY_DTYPES.get(value, value) if isinstance(value, type) else value
+
+
+def check_call(key: str, args: tuple, kwargs: dict[str, Any]) -> None:
+    """Raise torch's binding TypeError when ``args``/``kwargs`` fit none of ``key``'s signatures.
+
+    ``key`` is ``"Tensor.<method>"`` (the arguments after ``self``) or a ``torch.*`` function's
+    name. See Note [Method arguments].
+    """
+    _arg_parser(key).parse(args, {k: v for k, v in kwargs.items() if v is not _UNSET})
+
+
+_UNSET: Any = object()  # an argument the caller did not pass (left out of check_call's view)
+
+
+def _number_call(op: Any, dunder: bool = False):
     """``op(self, other)`` for an ``other`` that is not of ``self``'s class, a number wrapped.
 
-    Dispatches as the entry does (See ``OperatorHandle.entry``), inline: one frame less.
+    Dispatches as the entry does (See ``OperatorHandle.entry``), inline: one frame less. An
+    operator (``dunder``) returns NotImplemented for an operand that is neither a Tensor nor a
+    number, as torch's do (``x + 'a'``: Python's "unsupported operand type(s)" TypeError).
     """
     def with_number(self, other):
         cls = other.__class__
@@ -60,7 +138,7 @@ def _number_call(op: Any):
                 return op(self, other)
             w = wrapped_number(other)
             if w is None:
-                return op(self, other)  # the schema's error
+                return NotImplemented if dunder else op(self, other)  # the schema's error
         keys = _pt.state.keys
         try:  # See Note [Dispatch memo]
             if keys is _DEFAULT_KEYS:
@@ -68,20 +146,23 @@ def _number_call(op: Any):
             else:
                 kernel = op._dispatch[2][(self._key_bits | w._key_bits | keys[0]) & keys[2]]
         except (KeyError, AttributeError, TypeError):
-            return op(self, w)
-        return kernel(self, w)
+            pass  # a miss: the general call below, outside the handler (Note [No chained errors])
+        else:
+            return kernel(self, w)
+        return op(self, w)
 
     with_number.__name__ = with_number.__qualname__ = op.name.partition("::")[2]
     return with_number
 
 
-def _binary(op: Any, *, alpha: bool = False):
+def _binary(op: Any, *, alpha: bool = False, dunder: bool = False):
     """``self.op(other)`` of add/sub/mul/div (and in place): always the ``.Tensor`` overload.
 
     The method is the overload's two-tensor entry; a number operand reaches ``otherwise``,
-    which wraps it (Note [Wrapped numbers]).
+    which wraps it (Note [Wrapped numbers]); the operators (``dunder``) return NotImplemented
+    for an operand that is neither, the methods raise.
     """
-    tensor_call = fast(op, 2, otherwise=_number_call(op))
+    tensor_call = fast(op, 2, otherwise=_number_call(op, dunder))
     if not alpha:
         return tensor_call
 
@@ -106,17 +187,27 @@ def _named(entry: Any, operand: str = "other"):
     return method
 
 
-def _by_operand(tensor_op: Any, scalar_op: Any):
+def _is_number(value: Any) -> bool:
+    """What torch's binding takes as a Number: a Python or numpy number (not a str, None, list)."""
+    cls = value.__class__
+    return cls is int or cls is float or wrapped_number(value) is not None
+
+
+def _by_operand(tensor_op: Any, scalar_op: Any, dunder: bool = False):
     """``self.op(other)`` of pow and the comparisons: ``.Scalar`` for a number, as torch picks.
 
     The method is the ``.Tensor`` entry; an operand of another class goes to ``otherwise``
-    (See ``OperatorHandle.entry``), which picks the overload.
+    (See ``OperatorHandle.entry``), which picks the overload. The operators (``dunder``)
+    return NotImplemented for an operand that is neither a Tensor nor a number, as torch's do
+    (``x < 'a'`` is Python's TypeError; ``x == 'a'`` is False).
     """
     scalar_call = fast(scalar_op, 1, 2)
 
     def otherwise(self, other):
         if isinstance(other, _T):  # a Tensor subclass on one side
             return tensor_op(self, other)
+        if dunder and not _is_number(other):
+            return NotImplemented
         return scalar_call(self, other)
 
     return fast(tensor_op, 2, otherwise=otherwise)
@@ -124,26 +215,45 @@ def _by_operand(tensor_op: Any, scalar_op: Any):
 
 A = aten
 # the operators take no alpha: one keyword-only parameter less on the hottest calls
-Tensor.add, Tensor.__add__ = _binary(A.add.Tensor, alpha=True), _binary(A.add.Tensor)
-Tensor.sub, Tensor.__sub__ = _binary(A.sub.Tensor, alpha=True), _binary(A.sub.Tensor)
-# the operators are the entries themselves; the named methods keep torch's keyword names
-Tensor.__mul__ = _binary(A.mul.Tensor)
-Tensor.__truediv__ = _binary(A.div.Tensor)
-Tensor.mul = _named(Tensor.__mul__)
-Tensor.add_, Tensor.__iadd__ = _binary(A.add_.Tensor, alpha=True), _binary(A.add_.Tensor)
-Tensor.sub_, Tensor.__isub__ = _binary(A.sub_.Tensor, alpha=True), _binary(A.sub_.Tensor)
-Tensor.__imul__ = _binary(A.mul_.Tensor)
-Tensor.__itruediv__ = _binary(A.div_.Tensor)
-Tensor.mul_ = _named(Tensor.__imul__)
+Tensor.add, Tensor.__add__ = _binary(A.add.Tensor, alpha=True), _binary(A.add.Tensor, dunder=True)
+Tensor.sub, Tensor.__sub__ = _binary(A.sub.Tensor, alpha=True), _binary(A.sub.Tensor, dunder=True)
+# the operators are entries themselves (returning NotImplemented for a str, None, ...); the
+# named methods are entries of their own (raising for those) that keep torch's keyword names
+Tensor.__mul__ = _binary(A.mul.Tensor, dunder=True)
+Tensor.__truediv__ = _binary(A.div.Tensor, dunder=True)
+_mul_entry, _div_entry = _binary(A.mul.Tensor), _binary(A.div.Tensor)
+Tensor.mul = _named(_mul_entry)
+Tensor.add_, Tensor.__iadd__ = _binary(A.add_.Tensor, alpha=True), _binary(A.add_.Tensor, dunder=True)
+Tensor.sub_, Tensor.__isub__ = _binary(A.sub_.Tensor, alpha=True), _binary(A.sub_.Tensor, dunder=True)
+Tensor.__imul__ = _binary(A.mul_.Tensor, dunder=True)
+Tensor.__itruediv__ = _binary(A.div_.Tensor, dunder=True)
+_imul_entry, _idiv_entry = _binary(A.mul_.Tensor), _binary(A.div_.Tensor)
+Tensor.mul_ = _named(_imul_entry)
 # number + tensor: torch's __radd__ is add with self first (add.Tensor(x, 2)), so is __rmul__;
 # Python calls them with a number (or a Tensor subclass), so they skip the entry's class check
-Tensor.__radd__, Tensor.__rmul__ = _number_call(A.add.Tensor), _number_call(A.mul.Tensor)
-Tensor.__rsub__ = fast(A.rsub.Scalar, 1, 2)  # 2 - x: torch's __rsub__ is rsub(x, 2)
+Tensor.__radd__ = _number_call(A.add.Tensor, dunder=True)
+Tensor.__rmul__ = _number_call(A.mul.Tensor, dunder=True)
+_rsub_number = fast(A.rsub.Scalar, 1, 2)
+
+
+def _rsub(self: Tensor, other: Any) -> Any:
+    """``2 - x``: torch's ``__rsub__`` is ``rsub(x, 2)``; NotImplemented for a str, None, ..."""
+    return _rsub_number(self, other) if _is_number(other) else NotImplemented
+
+
+Tensor.__rsub__ = _rsub
 _mul_number = Tensor.__rmul__
 _reciprocal = fast(A.reciprocal.default)
-Tensor.__rtruediv__ = lambda self, other: _mul_number(_reciprocal(self), other)  # torch: reciprocal, then mul
+
+
+def _rtruediv(self: Tensor, other: Any) -> Any:
+    """``2 / x``: torch's ``__rtruediv__`` is reciprocal, then mul; NotImplemented for a str, ..."""
+    return _mul_number(_reciprocal(self), other) if _is_number(other) else NotImplemented
+
+
+Tensor.__rtruediv__ = _rtruediv
 Tensor.reciprocal = _reciprocal
-Tensor.true_divide, Tensor.true_divide_ = _named(Tensor.__truediv__), _named(Tensor.__itruediv__)
+Tensor.true_divide, Tensor.true_divide_ = _named(_div_entry), _named(_idiv_entry)
 _NO_MODE: Any = object()  # rounding_mode not passed: torch's div without it is div.Tensor
 
 
@@ -159,23 +269,32 @@ def _div_with_mode(entry: Any, mode_op: Any):
     return div
 
 
-Tensor.div = _div_with_mode(Tensor.__truediv__, A.div.Tensor_mode)
-Tensor.div_ = _div_with_mode(Tensor.__itruediv__, A.div_.Tensor_mode)
+Tensor.div = _div_with_mode(_div_entry, A.div.Tensor_mode)
+Tensor.div_ = _div_with_mode(_idiv_entry, A.div_.Tensor_mode)
 Tensor.maximum = _named(fast(A.maximum.default, 2))
 Tensor.minimum = _named(fast(A.minimum.default, 2))
-Tensor.__pow__ = _by_operand(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar)
-Tensor.__ipow__ = _by_operand(A.pow_.Tensor, A.pow_.Scalar)
-Tensor.pow, Tensor.pow_ = _named(Tensor.__pow__, "exponent"), _named(Tensor.__ipow__, "exponent")
-Tensor.__rpow__ = lambda self, other: A.pow.Scalar(other, self)
-Tensor.__matmul__ = _matmul = _composites.matmul_shortcut(fast(A.matmul.default, 2))
+Tensor.__pow__ = _by_operand(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar, dunder=True)
+Tensor.__ipow__ = _by_operand(A.pow_.Tensor, A.pow_.Scalar, dunder=True)
+Tensor.pow = _named(_by_operand(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar), "exponent")
+Tensor.pow_ = _named(_by_operand(A.pow_.Tensor, A.pow_.Scalar), "exponent")
+Tensor.__rpow__ = lambda self, other: A.pow.Scalar(other, self) if _is_number(other) else NotImplemented
+
+
+def _matmul_other(self: Tensor, other: Any) -> Any:
+    """``x @ other`` for ``other`` not of x's class: NotImplemented unless it is a Tensor."""
+    return A.matmul.default(self, other) if isinstance(other, _T) else NotImplemented
+
+
+Tensor.__matmul__ = _composites.matmul_shortcut(fast(A.matmul.default, 2, otherwise=_matmul_other))
+_matmul = _composites.matmul_shortcut(fast(A.matmul.default, 2))
 Tensor.matmul = lambda self, other: _matmul(self, other)  # keeps torch's keyword name
 Tensor.__neg__ = fast(A.neg.default)
 Tensor.__abs__ = fast(A.abs.default)
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     _packet = getattr(A, _name)
-    setattr(Tensor, f"__{_name}__", _by_operand(_packet.Tensor, _packet.Scalar))
-    setattr(Tensor, _name, _named(getattr(Tensor, f"__{_name}__")))
+    setattr(Tensor, f"__{_name}__", _by_operand(_packet.Tensor, _packet.Scalar, dunder=True))
+    setattr(Tensor, _name, _named(_by_operand(_packet.Tensor, _packet.Scalar)))
 Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
 
 def _unary(op: Any):
@@ -196,14 +315,28 @@ def _dims(args: tuple) -> list[int]:
 _view, _select, _transpose = fast(A.view.default, 1, 2), fast(A.select.int, 1, 3), fast(A.transpose.int, 1, 3)
 def _view_method(self: Tensor, *shape: Any) -> Tensor:
     # torch also takes view(size=...); a keyword-only parameter would cost ~15 ns on every view
-    if len(shape) == 1 and type(shape[0]) is not int and isinstance(shape[0], (list, tuple)):
-        return _view(self, list(shape[0]))  # view((2, 3)) or view([2, 3])
-    return _view(self, [*shape])
+    try:  # See Note [Method arguments]
+        if len(shape) == 1 and type(shape[0]) is not int and isinstance(shape[0], (list, tuple)):
+            return _view(self, list(shape[0]))  # view((2, 3)) or view([2, 3])
+        return _view(self, [*shape])
+    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+        error = exc
+    check_call("Tensor.view", shape, {})
+    raise error
+
+
+def _reshape_method(self: Tensor, *sizes: Any, shape: Any = _UNSET) -> Tensor:
+    try:  # See Note [Method arguments]
+        return A.reshape.default(self, _dims(sizes if shape is _UNSET else (shape,)))
+    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+        error = exc
+    check_call("Tensor.reshape", sizes, {"shape": shape})
+    raise error
 
 
 Tensor.view = _view_method
 # torch's keyword names: reshape(shape=...), permute(dims=...), expand(size=...)
-Tensor.reshape = lambda self, *sizes, shape=None: A.reshape.default(self, _dims(sizes if shape is None else (shape,)))
+Tensor.reshape = _reshape_method
 Tensor.permute = lambda self, *order, dims=None: A.permute.default(self, _dims(order if dims is None else (dims,)))
 Tensor.expand = lambda self, *sizes, size=None: A.expand.default(self, _dims(sizes if size is None else (size,)))
 Tensor.transpose = lambda self, dim0, dim1: _transpose(self, dim0, dim1)
@@ -316,22 +449,44 @@ def _no_dim_keepdim(name: str) -> TypeError:
         " * (tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)\n")
 
 
-def _sum(self, dim=_NO_DIM, keepdim=_NO_DIM, *, dtype=None):
-    if dim is _NO_DIM:
-        if keepdim is not _NO_DIM:
-            raise _no_dim_keepdim("sum")
-        return A.sum.default(self, dtype=dtype) if dtype is not None else _sum_all(self)
-    dims = dim if dim is None else [dim] if isinstance(dim, int) else list(dim)
-    return A.sum.dim_IntList(self, dims, False if keepdim is _NO_DIM else keepdim, dtype=dtype)
+def _reduce_args(dim: Any, keepdim: Any, dtype: Any) -> tuple[tuple, dict[str, Any]]:
+    """The call as torch's parser sees it (dim/keepdim positional, as they are usually passed)."""
+    args = (dim,) if keepdim is _NO_DIM else (dim, keepdim)
+    return args, {"dtype": _UNSET if dtype is None else dtype}
 
 
-def _mean(self, dim=_NO_DIM, keepdim=_NO_DIM, *, dtype=None):
-    if dim is _NO_DIM:
-        if keepdim is not _NO_DIM:
-            raise _no_dim_keepdim("mean")
-        return A.mean.default(self, dtype=dtype) if dtype is not None else A.mean.default(self)
-    dims = dim if dim is None else [dim] if isinstance(dim, int) else list(dim)
-    return A.mean.dim(self, dims, False if keepdim is _NO_DIM else keepdim, dtype=dtype)
+def _reduction(name: str, all_op: Any, dim_op: Any) -> Any:
+    """``sum``/``mean``: the dim overload whenever ``dim`` is passed (Note [Method arguments])."""
+    key = "Tensor." + name
+    fast_all = fast(all_op)
+
+    def method(self, dim=_NO_DIM, keepdim=_NO_DIM, *, dtype=None):
+        if dim is _NO_DIM:
+            if keepdim is not _NO_DIM:
+                raise _no_dim_keepdim(name)
+            if dtype is None:
+                return fast_all(self)
+            if dtype.__class__ is not dtype_cls:
+                check_call(key, (), {"dtype": dtype})
+                dtype = _py_dtype(dtype)
+            return all_op(self, dtype=dtype)
+        if dtype is not None and dtype.__class__ is not dtype_cls:
+            check_call(key, *_reduce_args(dim, keepdim, dtype))
+            dtype = _py_dtype(dtype)
+        try:
+            dims = dim if dim is None else [dim] if isinstance(dim, int) else list(dim)
+            return dim_op(self, dims, False if keepdim is _NO_DIM else keepdim, dtype=dtype)
+        except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+            error = exc
+        check_call(key, *_reduce_args(dim, keepdim, dtype))
+        raise error
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+_sum = _reduction("sum", A.sum.default, A.sum.dim_IntList)
+_mean = _reduction("mean", A.mean.default, A.mean.dim)
 
 
 def _max(self, dim=None, keepdim=False, *, other=None):
@@ -357,18 +512,39 @@ def _min(self, dim=None, keepdim=False, *, other=None):
                               "min(other) is the element-wise minimum (aten::minimum).")
 
 
+_CHECKED_DEVICES: set[str] = set()  # device strings c10::Device parsed already
+
+
 def _to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)`` or ``to(device, dtype)``, as torch.Tensor.to."""
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    copy = kwargs.pop("copy", False)
+    if kwargs:
+        dtype, device = kwargs.get("dtype"), kwargs.get("device")
+        if ((dtype is not None and dtype.__class__ is not dtype_cls)
+                or not set(kwargs) <= {"dtype", "device", "copy", "non_blocking", "memory_format"}):
+            check_call("Tensor.to", args, kwargs)  # See Note [Method arguments]
+            dtype = _py_dtype(dtype)  # torch takes float, int, bool, complex as dtypes
+        copy = kwargs.get("copy", False)
+    else:
+        dtype = device = None
+        copy = False
     for a in args:
         if isinstance(a, dtype_cls):
             dtype = a
-        elif isinstance(a, (str,)) or type(a).__name__ == "device":
+        elif isinstance(a, str):
+            if a not in _CHECKED_DEVICES:
+                _parse_device(a)  # c10::Device's errors: "Invalid device string: 'float64'"
+                if len(_CHECKED_DEVICES) < 64:
+                    _CHECKED_DEVICES.add(a)
+            device = a
+        elif type(a).__name__ == "device":
             device = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
+        elif isinstance(a, type):
+            check_call("Tensor.to", args, kwargs)  # See Note [Method arguments]
+            dtype = _py_dtype(a)  # x.to(float)
+    if device.__class__ is str and device not in _CHECKED_DEVICES:
+        _parse_device(device)
     if device is None:
         return A.to.dtype(self, dtype if dtype is not None else self.dtype, False, copy)
     return A.to.device(self, as_device(device), dtype if dtype is not None else self.dtype, False, copy)
@@ -388,55 +564,142 @@ Tensor.bool = lambda self: _to(self, _dtypes.bool_)
 
 
 # --- indexing: basic indexing is a chain of view ops (select, slice, unsqueeze) --------------
+# torch's python_variable_indexing.cpp checks an index before it applies it: too many indices,
+# a 0-d tensor, an int out of range, an index of another type, a zero step; those errors are
+# its own texts (not select's), raised here on the slow path only: x[i] tries select first.
+_ADVANCED = ("dispatchcore supports basic indexing (ints, slices, None, ...) only; advanced (tensor, "
+             "list or boolean) indexing is not modelled (issue #15)")
+_ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                   "in C++ to convert a 0-dim tensor to a number")
+
+
+def _out_of_bounds(index: int, dim: int, size: int) -> IndexError:
+    return IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+
+
+def _index_int(self: Tensor, index: int) -> Tensor:
+    """``x[i]`` after select raised: torch's indexing error instead of select's."""
+    shape = self._data.shape
+    if not shape:
+        raise IndexError(_ZERO_DIM_INDEX)
+    if not -shape[0] <= index < shape[0]:
+        raise _out_of_bounds(index, 0, shape[0])
+    return _select(self, 0, index)  # select's own error, whatever it was
+
+
+def _index_items(index: tuple) -> tuple[tuple, int]:
+    """The items of a basic index as ints/slices/None/Ellipsis, and how many dims they consume."""
+    items = []
+    specified = 0
+    for item in index:
+        cls = item.__class__
+        if item is None or item is Ellipsis:
+            pass
+        elif cls is int or cls is slice:
+            specified += 1
+        elif cls is bool or isinstance(item, (Tensor, list)):
+            raise IndexError(_ADVANCED)
+        elif isinstance(item, int):
+            item = int(item)
+            specified += 1
+        elif isinstance(item, str):  # a sequence: torch makes a tensor of it (advanced indexing)
+            raise TypeError(f"new(): invalid data type '{cls.__name__}'")
+        elif hasattr(cls, "__index__") and not isinstance(item, float):  # numpy integers
+            item = item.__index__()
+            specified += 1
+        elif isinstance(item, (tuple, range)):
+            raise IndexError(_ADVANCED)
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                             f"Variables are valid indices (got {cls.__name__})")
+        items.append(item)
+    return tuple(items), specified
+
+
 def _index_views(self: Tensor, index: Any) -> Tensor:
-    if type(index) is int:  # x[i], the common case: one select
-        return _select(self, 0, index)
+    if type(index) is int:  # x[i], the common case: one select (torch's error when it fails)
+        try:
+            return _select(self, 0, index)
+        except IndexError:
+            pass  # See Note [No chained errors]
+        return _index_int(self, index)
+    ndim = self._data.ndim
     if not isinstance(index, tuple):
+        if ndim == 0 and index.__class__ is slice:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        if ndim == 0 and index.__class__ is not bool and isinstance(index, int):
+            raise IndexError(_ZERO_DIM_INDEX)
         index = (index,)
-    if any(i is Ellipsis for i in index):
-        pos = next(k for k, i in enumerate(index) if i is Ellipsis)
-        specified = sum(1 for i in index if i is not None and i is not Ellipsis)
-        index = index[:pos] + (slice(None),) * (self.dim() - specified) + index[pos + 1:]
+    index, specified = _index_items(index)
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
     result = self
-    dim = 0
+    dim = selected = 0  # torch's error names dim + selected (its real_dim)
     for item in index:
         if item is None:
             result = A.unsqueeze.default(result, dim)
             dim += 1
-        elif isinstance(item, bool) or isinstance(item, Tensor):
-            raise IndexError("dispatchcore supports basic indexing (ints, slices, None, ...) only; "
-                             "advanced (tensor or boolean) indexing is not modelled")
-        elif isinstance(item, int):
+        elif item is Ellipsis:  # each one stands for the dims no other item names (torch 2.13)
+            dim += ndim - specified
+        elif item.__class__ is int:
+            size = result._data.shape[dim]
+            if not -size <= item < size:
+                raise _out_of_bounds(item, dim + selected, size)
             result = A.select.int(result, dim, item)
-        elif isinstance(item, slice):
+            selected += 1
+        else:
             step = 1 if item.step is None else item.step
-            if step <= 0:
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
                 raise ValueError("step must be greater than zero")
             if not (item.start is None and item.stop is None and step == 1):
                 result = A.slice.Tensor(result, dim, item.start, item.stop, step)
             dim += 1
-        else:
-            raise TypeError(f"invalid index of type {type(item).__name__}")
     if result is self:
         result = A.alias.default(self)
     return result
+
+
+_LEGACY_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                 "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _legacy_type(self: Tensor) -> str:
+    """The legacy type string of ``self`` (``torch.FloatTensor``), as its errors print it."""
+    device = self.device.type
+    prefix = "torch." if device == "cpu" else f"torch.{device}."
+    return f"{prefix}{_LEGACY_NAMES.get(self.dtype.name, self.dtype.name)}Tensor"
+
+
+def _expands_to(shape: tuple, target: tuple) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
 
 
 def _setitem(self: Tensor, index: Any, value: Any) -> None:
     """``self[index] = value``, as torch's ``set_item``/``copy_to``.
 
     A number becomes a 0-d tensor of self's dtype; a same-shaped value is copied, a 0-d CPU one
-    fills (``fill_.Tensor``), any other is copied with broadcasting.
+    fills (``fill_.Tensor``), any other is expanded to the target's shape (torch's ``copy_to``:
+    its expand error when it does not fit) and copied.
     """
+    if not isinstance(value, Tensor) and not _is_number(value):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_type(self)}")
     target = self if index is Ellipsis else _index_views(self, index)  # x[...] = v writes x itself
     if not isinstance(value, Tensor):
         from .factories import tensor
 
         value = tensor(value, dtype=self.dtype, device=self.device)
-    if value._data.shape != target._data.shape and value._data.ndim == 0 and value._device.type == "cpu":
+    shape, target_shape = value._data.shape, target._data.shape
+    if shape != target_shape and value._data.ndim == 0 and value._device.type == "cpu":
         A.fill_.Tensor(target, value)
-    else:
-        A.copy_.default(target, value)
+        return
+    if shape != target_shape and not _expands_to(shape, target_shape):
+        A.expand.default(A.detach.default(value), list(target_shape))  # raises torch's expand error
+    A.copy_.default(target, value)
 
 
 Tensor.__getitem__ = _index_views

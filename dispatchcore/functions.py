@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import _tensor_methods  # noqa: F401 - the Tensor methods these functions call
-from ._tensor_methods import _number_call, wrapped_number
+from ._tensor_methods import _number_call, check_call, wrapped_number
 from .dtypes import result_type
 from .ops import aten as A
 from .tensor import Tensor
@@ -102,8 +102,10 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
             else:
                 kernel = op._dispatch[2][(input._key_bits | other._key_bits | keys[0]) & keys[2]]
         except (KeyError, AttributeError, TypeError):  # a new key set, or not Tensors
-            return general(input, other)
-        return kernel(input, other)
+            pass  # the general path below, outside the handler (Note [No chained errors])
+        else:
+            return kernel(input, other)
+        return general(input, other)
 
     for f in (function, general):
         f.__name__ = f.__qualname__ = fname
@@ -215,7 +217,12 @@ def _reduction(name: str) -> Callable[..., Any]:
         if not args and "dim" not in kwargs and "keepdim" in kwargs and isinstance(input, _T):
             raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
                             f"keepdim=bool), but expected one of:\n{_REDUCTION_OVERLOADS[name]}")
-        return method(input, *args, **kwargs)
+        try:  # See Note [Method arguments] (_tensor_methods.py): torch's function signatures
+            return method(input, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+            error = exc
+        check_call(name, (input, *args), kwargs)
+        raise error
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = method.__doc__
@@ -238,7 +245,12 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     """``torch.reshape``: ``input.reshape(shape)`` (``aten::reshape``, CompositeImplicitAutograd)."""
     if not isinstance(input, _T):
         raise _not_tensor("reshape", input)
-    return A.reshape.default(input, list(shape))
+    try:  # See Note [Method arguments] (_tensor_methods.py)
+        return A.reshape.default(input, list(shape))
+    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+        error = exc
+    check_call("reshape", (input, shape), {})
+    raise error
 
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
@@ -258,16 +270,17 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
         tensor([0., 2.])
     """
     if not isinstance(condition, _T):
+        check_call("where", (condition, input, other), {})  # torch's overloads: the parser's error
         raise _not_tensor("where", condition, "condition", 1)
     input_t, other_t = isinstance(input, _T), isinstance(other, _T)
     if input_t and other_t:
         return A.where.self(condition, input, other)
     # where.ScalarOther / ScalarSelf / Scalar (CompositeImplicitAutograd in torch): a number becomes
     # a scalar_tensor of the promoted dtype, a tensor of another dtype is converted to it
-    if not input_t and not isinstance(input, _NUMBERS):
-        raise _not_tensor("where", input, "input", 2)
-    if not other_t and not isinstance(other, _NUMBERS):
-        raise _not_tensor("where", other, "other", 3)
+    if (not input_t and not isinstance(input, _NUMBERS)) or (not other_t and not isinstance(other, _NUMBERS)):
+        check_call("where", (condition, input, other), {})  # torch's overloads: the parser's error
+        raise _not_tensor("where", input if not input_t else other, "input" if not input_t else "other",
+                          2 if not input_t else 3)
     dtype = result_type(input, other)
     device = input.device if input_t else other.device if other_t else condition.device
     if not other_t:
@@ -290,7 +303,10 @@ def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """``torch.cat``: join tensors along an existing dimension (``aten::cat``)."""
-    return A.cat.default(_tensor_list("cat", tensors), dim)
+    tensors = _tensor_list("cat", tensors)
+    if not tensors:  # torch's binding checks it before dispatch (no tensor to dispatch on)
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    return A.cat.default(tensors, dim)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -301,4 +317,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         >>> dc.stack([dc.zeros(2), dc.ones(2)]).shape
         dispatchcore.Size([2, 2])
     """
-    return A.stack.default(_tensor_list("stack", tensors), dim)
+    tensors = _tensor_list("stack", tensors)
+    if not tensors:  # aten::stack is CompositeImplicitAutograd in torch: its check runs first
+        raise RuntimeError("stack expects a non-empty TensorList")
+    return A.stack.default(tensors, dim)

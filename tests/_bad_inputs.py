@@ -131,6 +131,14 @@ CASES: list[tuple[str, Any, type[BaseException] | None, tuple[str, ...]]] = [
     ("add_shape_mismatch", "t.add(t.ones(2), t.ones(3))", RE, ("The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0",)),
     ("add_broadcast_mismatch_2d", "x + t.ones(2, 2)", RE, ("The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1",)),
     ("add_str", "x + 'a'", TE, ("unsupported operand type",)),
+    ("sub_none", "x - None", TE, ("unsupported operand type(s) for -: 'Tensor' and 'NoneType'",)),
+    ("lt_str", "x < 'a'", TE, ("'<' not supported between instances of 'Tensor' and 'str'",)),
+    ("eq_str", "assert (x == 'a') is False and (x != None) is True", None, ()),
+    ("rsub_str", "'a' - x", TE, ("unsupported operand type(s) for -: 'str' and 'Tensor'",)),
+    ("rtruediv_none", "None / x", TE, ("unsupported operand type(s) for /: 'NoneType' and 'Tensor'",)),
+    ("pow_str", "x ** 'a'", TE, ("unsupported operand type(s) for ** or pow(): 'Tensor' and 'str'",)),
+    ("matmul_operator_str", "x @ 'a'", TE, ("unsupported operand type(s) for @: 'Tensor' and 'str'",)),
+    ("iadd_none", "x += None", TE, ("unsupported operand type(s) for +=: 'Tensor' and 'NoneType'",)),
     ("add_list", "t.add(x, [1])", TE, ("add(): argument 'other' (position 2) must be Tensor, not list",)),
     ("add_input_str", "t.add('a', x)", TE, ("add(): argument 'input' (position 1) must be Tensor, not str",)),
     ("add_inplace_broadcast_self", "t.ones(3).add_(t.ones(2, 3))", RE, ("output with shape [3] doesn't match the broadcast shape [2, 3]",)),
@@ -183,6 +191,12 @@ CASES: list[tuple[str, Any, type[BaseException] | None, tuple[str, ...]]] = [
     ("view_noncontiguous", "x.t().view(6)", RE, ("view size is not compatible with input tensor's size and stride",)),
     ("view_str", "x.view('a')", TE, ("view() received an invalid combination of arguments - got (str)",)),
     ("view_float", "x.view(2.5)", TE, ("view() received an invalid combination of arguments - got (float)",)),
+    ("view_none", "x.view(None)", TE, ("view() received an invalid combination of arguments - got (NoneType)",)),
+    ("reshape_method_str", "x.reshape('a')", TE, ("reshape(): argument 'shape' (position 1) must be tuple of ints, not str",)),
+    ("mean_dim_str_method", "x.mean('a')", TE, ("mean() received an invalid combination of arguments - got (str)",)),
+    ("sum_dtype_python_float", "assert x.sum(dtype=float).dtype == t.float64", None, ()),
+    ("to_python_int", "assert x.to(int).dtype == t.int64", None, ()),
+    ("to_type_str", "x.to(str)", TE, ("to() received an invalid combination of arguments - got (type)",)),
     ("reshape_bad_size", "t.reshape(x, (4,))", RE, ("shape '[4]' is invalid for input of size 6",)),
     ("reshape_float", "t.reshape(x, 2.5)", TE, ("reshape(): argument 'shape' (position 2) must be tuple of ints, not float",)),
     ("reshape_zero_numel_ambiguous", "t.ones(0).reshape(-1, 0)", RE, ("cannot reshape tensor of 0 elements into shape [-1, 0] because the unspecified dimension size -1 can be any value and is ambiguous",)),
@@ -190,6 +204,7 @@ CASES: list[tuple[str, Any, type[BaseException] | None, tuple[str, ...]]] = [
     ("expand_mismatch", "x.expand(4, 3)", RE, ("The expanded size of the tensor (4) must match the existing size (2) at non-singleton dimension 0.  Target sizes: [4, 3].  Tensor sizes: [2, 3]",)),
     ("where_shape_mismatch", "t.where(t.ones(2) > 0, t.ones(3), t.ones(3))", RE, ("The size of tensor a (2) must match the size of tensor b (3)",)),
     ("where_cond_str", "t.where('a', x, x)", TE, ("where() received an invalid combination of arguments - got (str, Tensor, Tensor)",)),
+    ("where_input_str", "t.where(x > 0, 'a', x)", TE, ("where() received an invalid combination of arguments - got (Tensor, str, Tensor)",)),
     ("clamp_no_bounds", "x.clamp()", RE, ("At least one of 'min' or 'max' must not be None",)),
     ("pow_int_negative", "i.pow(-1)", RE, ("Integers to negative integer powers are not allowed.",)),
     ("log_softmax_dim_out_of_range", "x.log_softmax(3)", IE, ("Dimension out of range",)),
@@ -198,6 +213,8 @@ CASES: list[tuple[str, Any, type[BaseException] | None, tuple[str, ...]]] = [
     ("as_strided_out_of_bounds", "x.as_strided((4,), (2,))", RE, ("out of bounds for storage of size 24",)),
     ("copy_broadcast_fail", "x.clone().copy_(t.ones(4))", RE, ("The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1",)),
     ("to_dtype_str", "x.to('float64')", RE, ("Invalid device string: 'float64'",)),
+    ("to_bad_device_type", "x.to('xyz')", RE, ("device type at start of device string: xyz",)),
+    ("to_bad_device_index", "x.to('cpu:x')", RE, ("Invalid device string: 'cpu:x'",)),
     ("mse_loss_reduction", "F.mse_loss(x, x, reduction='bad')", VE, ("bad is not a valid value for reduction",)),
     ("nll_loss_target_dtype", "F.nll_loss(x, t.zeros(2))", RE, ("expected target dtype to be Long or Byte, but got Float",)),
     ("mul_device_mismatch", "x * t.ones(2, 3, device='meta')", RE, ("is not on the expected device",)),
@@ -206,10 +223,18 @@ CASES: list[tuple[str, Any, type[BaseException] | None, tuple[str, ...]]] = [
     ("index_negative_out_of_range", "x[-3]", IE, ("index -3 is out of bounds for dimension 0 with size 2",)),
     ("index_second_dim_out_of_range", "x[0, 7]", IE, ("index 7 is out of bounds for dimension 1 with size 3",)),
     ("index_too_many", "x[0, 0, 0]", IE, ("too many indices for tensor of dimension 2",)),
+    ("index_too_many_with_slice", "x[0, :, 0]", IE, ("too many indices for tensor of dimension 2",)),
+    ("index_after_none_out_of_range", "x[None, 5]", IE, ("index 5 is out of bounds for dimension 1 with size 2",)),
+    ("index_after_ellipsis_out_of_range", "x[..., -4]", IE, ("index -4 is out of bounds for dimension 1 with size 3",)),
     ("index_0d", "s[0]", IE, ("invalid index of a 0-dim tensor. Use `tensor.item()`",)),
+    ("index_0d_slice", "s[:]", IE, ("slice() cannot be applied to a 0-dim tensor.",)),
+    ("index_0d_too_many", "s[0, 0]", IE, ("too many indices for tensor of dimension 0",)),
+    ("setitem_0d_index", "s[0] = 1.0", IE, ("invalid index of a 0-dim tensor",)),
     ("index_str", "x['a']", TE, ("invalid data type 'str'",)),
     ("index_float", "x[1.5]", IE, ("only integers, slices", "(got float)")),
+    ("index_object", "x[object()]", IE, ("only integers, slices", "(got object)")),
     ("index_two_ellipsis", "x[..., ...]", None, ()),
+    ("index_ellipsis_int_ellipsis", "assert x[..., 0, ...].shape == (2,)", None, ()),
     ("index_slice_zero_step", "x[::0]", VE, ("slice step cannot be zero",)),
     ("index_negative_step", "x[::-1]", VE, ("step must be greater than zero",)),
     ("index_tensor_out_of_range", "v[t.tensor([5])]", IE, ("index 5 is out of bounds for dimension 0 with size 3",)),
@@ -218,6 +243,10 @@ CASES: list[tuple[str, Any, type[BaseException] | None, tuple[str, ...]]] = [
     ("setitem_out_of_range", "x[5] = 1.0", IE, ("index 5 is out of bounds for dimension 0 with size 2",)),
     ("setitem_shape_mismatch", "x[0] = t.ones(4)", RE, ("The expanded size of the tensor (3) must match the existing size (4) at non-singleton dimension 0.  Target sizes: [3].  Tensor sizes: [4]",)),
     ("setitem_str_value", "x[0] = 'a'", TE, ("can't assign a str to a torch.FloatTensor",)),
+    ("setitem_none_value", "x[0] = None", TE, ("can't assign a NoneType to a torch.FloatTensor",)),
+    ("setitem_list_value", "x[0] = [1, 2, 3]", TE, ("can't assign a list to a torch.FloatTensor",)),
+    ("setitem_value_more_dims", "x[0] = t.ones(2, 3)", RE, ("the number of sizes provided (1) must be greater or equal to the number of dimensions in the tensor (2)",)),
+    ("setitem_slice_shape_mismatch", "x[:] = t.ones(3, 3)", RE, ("The expanded size of the tensor (2) must match the existing size (3) at non-singleton dimension 0.  Target sizes: [2, 3].  Tensor sizes: [3, 3]",)),
     ("len_0d", "len(s)", TE, ("len() of a 0-d tensor",)),
     ("iter_0d", "iter(s)", TE, ("iteration over a 0-d tensor",)),
     ("bool_ambiguous", "bool(x)", RE, ("Boolean value of Tensor with more than one value is ambiguous",)),
@@ -477,106 +506,14 @@ def family(exc: BaseException | None) -> type[BaseException] | None:
 
 
 # Cases where dispatchcore still differs from torch, each with the exact difference and the file
-# where the fix belongs (files other engineers own). Both tests mark them strict xfails: when a
-# fix lands, the xpass fails the run, and the entry is to be deleted here.
-_CHAINED = ("the torch-style error is raised inside an `except` block, so {inner} stays chained "
-            "as its __context__ (raise it after the block)")
-_INDEX = "_tensor_methods.py Tensor.__getitem__/__setitem__: "
-_PARSE = ("{file}: torch's Python binding parses the arguments first (schema.PythonArgParser "
-          "models it, with torch's signatures); dispatchcore reaches the kernel and raises ")
-_NUMBER = ("_tensor_methods.py:117 (_number_call's with_number): on a memo miss it calls op(self, w) "
-           "inside `except (KeyError, ...)`, so the first call's error chains the memo's KeyError")
+# where the fix belongs. Both tests mark them strict xfails: when a fix lands, the xpass fails
+# the run, and the entry is to be deleted here.
+_ADVANCED = ("advanced indexing (x[tensor]) is not modelled yet: issue #15 (_tensor_methods.py "
+             "Tensor.__getitem__ raises IndexError 'dispatchcore supports basic indexing ... only'); ")
 KNOWN_OPEN: dict[str, str] = {
-    **dict.fromkeys(
-        ("add_inplace_int_float", "inplace_leaf_requires_grad", "inplace_leaf_mul", "inplace_view_of_leaf",
-         "inference_tensor_inplace_outside", "inference_tensor_view_inplace",
-         "no_grad_inplace_view_then_grad", "view_of_inference_in_normal_inplace", "unbind_view_inplace"),
-        _NUMBER),
-    "arange_huge": "backends/cpu/kernels.py arange_start_step_cpu: numpy's ValueError 'Maximum "
-                   "allowed size exceeded'; torch checks the size against INT64_MAX first: "
-                   "RuntimeError 'invalid size, possible overflow?'",
-    "add_shape_mismatch": "backends/cpu/kernels.py:498 " + _CHAINED.format(inner="numpy's broadcast ValueError"),
-    "add_broadcast_mismatch_2d": "backends/cpu/kernels.py:498 " + _CHAINED.format(inner="numpy's broadcast ValueError"),
-    "mul_shape_mismatch": "backends/cpu/kernels.py:566 " + _CHAINED.format(inner="numpy's broadcast ValueError"),
-    "where_shape_mismatch": "backends/cpu/kernels.py:896 " + _CHAINED.format(inner="numpy's broadcast ValueError"),
-    "add_inplace_broadcast_self": "backends/cpu/kernels.py:537 " + _CHAINED.format(inner="numpy's ValueError 'non-broadcastable output operand'"),
-    "sub_bool": "backends/cpu/kernels.py:498 " + _CHAINED.format(inner="numpy's TypeError 'numpy boolean subtract'"),
-    "matmul_mismatch": "_composites.py:160 (Note [matmul shortcut]): the memo's KeyError is the __context__ of every error of the kernel called in its except block",
-    "matmul_0d": "_composites.py:160: the matmul shortcut's memo KeyError is chained to matmul's RuntimeError",
-    "matmul_vec_mismatch": "_composites.py:160: the matmul shortcut's memo KeyError is chained to matmul's RuntimeError",
-    "matmul_operator_mismatch": "_composites.py:160: the matmul shortcut's memo KeyError is chained to mm's RuntimeError",
-    "add_str": "_tensor_methods.py Tensor.__add__: x + 'a' calls aten::add.Tensor and raises SchemaError "
-               "(RuntimeError) 'aten::add() Expected a value of type 'Tensor'...'; torch's dunder returns "
-               "NotImplemented, so Python raises TypeError \"unsupported operand type(s) for +: 'Tensor' and 'str'\"",
-    "cat_empty_list": "functions.py cat: torch raises ValueError 'torch.cat(): expected a non-empty list of "
-                      "Tensors' before dispatch; dispatchcore dispatches and raises DispatchError "
-                      "(NotImplementedError) 'There were no tensor arguments to this function ...'",
-    "stack_empty_list": "functions.py stack (aten::stack is CompositeImplicitAutograd in torch): torch "
-                        "RuntimeError 'stack expects a non-empty TensorList'; dispatchcore DispatchError "
-                        "(NotImplementedError) 'There were no tensor arguments to this function ...'",
-    "sum_dim_str": _PARSE.format(file="functions.py sum") + "TypeError \"'<=' not supported between "
-                   "instances of 'int' and 'str'\" (backends/cpu/kernels.py:147); torch: \"sum() received an "
-                   "invalid combination of arguments - got (Tensor, dim=str), ...\"",
-    "sum_dim_float_method": _PARSE.format(file="_tensor_methods.py Tensor.sum") + "TypeError \"'float' "
-                            "object is not iterable\"; torch: \"sum() received an invalid combination of "
-                            "arguments - got (dim=float, ), ...\"",
-    "view_str": _PARSE.format(file="_tensor_methods.py Tensor.view") + "TypeError \"'>=' not supported "
-                "between instances of 'str' and 'int'\" (shapes.infer_size_dv); torch: \"view() received an "
-                "invalid combination of arguments - got (str), ...\"",
-    "view_float": _PARSE.format(file="_tensor_methods.py Tensor.view") + "RuntimeError \"shape '[2.5]' is "
-                  "invalid for input of size 6\"; torch: TypeError \"view() received an invalid combination "
-                  "of arguments - got (float), ...\"",
-    "reshape_float": _PARSE.format(file="functions.py reshape") + "TypeError \"'float' object is not "
-                     "iterable\" (functions.py:207); torch: \"reshape(): argument 'shape' (position 2) must "
-                     "be tuple of ints, not float\"",
-    "where_cond_str": "functions.py where: same TypeError, other text: dispatchcore \"where(): argument "
-                      "'condition' (position 1) must be Tensor, not str\"; torch has several overloads: "
-                      "\"where() received an invalid combination of arguments - got (str, Tensor, Tensor), ...\"",
-    "to_dtype_str": "_core_kernels.py:114 (Tensor.to with a string): both RuntimeError; dispatchcore "
-                    "\"Expected a device type that a backend registered, got 'float64'; known: [...]\"; torch "
-                    "\"Invalid device string: 'float64'\"",
-    "index_out_of_range": _INDEX + "IndexError 'select(): index 5 out of range for tensor of size [2, 3] at "
-                          "dimension 0'; torch's indexing checks first: 'index 5 is out of bounds for "
-                          "dimension 0 with size 2'",
-    "index_negative_out_of_range": _INDEX + "IndexError 'select(): index -3 out of range ...'; torch: "
-                                   "'index -3 is out of bounds for dimension 0 with size 2'",
-    "index_second_dim_out_of_range": _INDEX + "IndexError 'select(): index 7 out of range for tensor of "
-                                     "size [3] at dimension 0'; torch: 'index 7 is out of bounds for "
-                                     "dimension 1 with size 3'",
-    "setitem_out_of_range": _INDEX + "IndexError 'select(): index 5 out of range ...'; torch: 'index 5 is "
-                            "out of bounds for dimension 0 with size 2'",
-    "index_too_many": _INDEX + "IndexError 'select() cannot be applied to a 0-dim tensor.'; torch: 'too "
-                      "many indices for tensor of dimension 2'",
-    "index_0d": _INDEX + "IndexError 'select() cannot be applied to a 0-dim tensor.'; torch: 'invalid "
-                "index of a 0-dim tensor. Use `tensor.item()` in Python ...'",
-    "index_str": _INDEX + "same TypeError, other text: 'invalid index of type str'; torch: \"new(): "
-                 "invalid data type 'str'\"",
-    "index_float": _INDEX + "TypeError 'invalid index of type float'; torch: IndexError 'only integers, "
-                   "slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
-                   "(got float)'",
-    "index_two_ellipsis": _INDEX + "TypeError 'invalid index of type ellipsis'; torch 2.13 accepts "
-                          "x[..., ...] (it returns x)",
-    "index_slice_zero_step": _INDEX + "same ValueError, other text: 'step must be greater than zero'; "
-                             "torch: 'slice step cannot be zero'",
-    "index_tensor_out_of_range": _INDEX + "advanced indexing is not modelled (IndexError 'dispatchcore "
-                                 "supports basic indexing ... only'); torch: 'index 5 is out of bounds "
-                                 "for dimension 0 with size 3'",
-    "index_bool_mask_shape": _INDEX + "advanced indexing is not modelled (same IndexError, other text); "
-                             "torch: 'The shape of the mask [2] at index 0 does not match ...'",
-    "index_float_tensor": _INDEX + "advanced indexing is not modelled (same IndexError, other text); "
-                          "torch: 'tensors used as indices must be long, int, byte or bool tensors'",
-    "setitem_shape_mismatch": _INDEX + "RuntimeError 'The size of tensor a (3) must match the size of "
-                              "tensor b (4) ...'; torch's copy_ expands the value: 'The expanded size of "
-                              "the tensor (3) must match the existing size (4) at non-singleton dimension "
-                              "0.  Target sizes: [3].  Tensor sizes: [4]'",
-    "setitem_str_value": _INDEX + "ValueError \"could not convert string to float: 'a'\"; torch: "
-                         "TypeError \"can't assign a str to a torch.FloatTensor\"",
-    "to_dtype_keyword_str": _PARSE.format(file="_tensor_methods.py Tensor.to") + "nothing: the string "
-                            "reaches the kernel, which takes it as a dtype name; torch: TypeError \"to() received an "
-                            "invalid combination of arguments - got (dtype=str, ), ...\"",
-    "sum_dtype_str": _PARSE.format(file="_tensor_methods.py Tensor.sum") + "nothing: the kernel takes "
-                     "'float32' as a dtype name; torch: TypeError \"sum() received an invalid combination of "
-                     "arguments - got (dtype=str, ), ...\"",
+    "index_tensor_out_of_range": _ADVANCED + "torch: 'index 5 is out of bounds for dimension 0 with size 3'",
+    "index_bool_mask_shape": _ADVANCED + "torch: 'The shape of the mask [2] at index 0 does not match ...'",
+    "index_float_tensor": _ADVANCED + "torch: 'tensors used as indices must be long, int, byte or bool tensors'",
 }
 
 

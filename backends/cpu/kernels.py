@@ -54,6 +54,7 @@ _copyto, _where, _concatenate, _empty_like, _argmax, _take_along_axis = (
     for f in (np.copyto, np.where, np.concatenate, np.empty_like, np.argmax, np.take_along_axis))
 _FP_ERRORS = (RuntimeWarning, FloatingPointError)
 _FAST_ERRORS = (ValueError, TypeError, OverflowError, RuntimeWarning, FloatingPointError)
+_INT64_MAX_D = float(2**63 - 1)  # INT64_MAX as a double (2**63), as torch compares sizes
 _ONE = 1  # `alpha is _ONE`: CPython caches small ints, so this is True for 1 and False for True/1.0
 
 _BOOL, _U8, _I8, _I16 = np.dtype(np.bool_), np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.int16)
@@ -464,8 +465,9 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 try:
                     r = ufunc(a, b, dtype=dt)
                 except _FAST_ERRORS:
-                    return slow(name, ufunc, self, other)
-                return wrap_cpu(r if r.ndim == 1 and r.size else _laid_out(r, (a, b)))
+                    pass  # Note [No chained errors]: the general path raises after the handler
+                else:
+                    return wrap_cpu(r if r.ndim == 1 and r.size else _laid_out(r, (a, b)))
         return slow(name, ufunc, self, other)
 
     def inplace_wrapped(self, other, a, alpha):
@@ -475,10 +477,11 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
             try:
                 ufunc(a, wrapped.value, a)
             except _FP_ERRORS:
-                pass  # the output is complete: see Note [Quiet floating-point errors]
+                return self  # the output is complete: see Note [Quiet floating-point errors]
             except (ValueError, TypeError, OverflowError):
-                return slow(name, ufunc, self, other, alpha, self)
-            return self
+                pass  # Note [No chained errors]: the general path raises after the handler
+            else:
+                return self
         return slow(name, ufunc, self, other, alpha, self)
 
     def fast_scalar(a: np.ndarray, other: Any) -> bool:
@@ -497,13 +500,15 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 try:  # two 0-d operands: numpy would return a scalar, so give it a 0-d out
                     r = ufunc(a, b) if a.ndim or b.ndim else ufunc(a, b, _empty((), dt))
                 except _FAST_ERRORS:
-                    return slow(name, ufunc, self, other, alpha)
-                if r.ndim <= 1:  # the common cases first: 1-D and 0-d results have one layout
-                    if r.size:
+                    pass  # Note [No chained errors]: the general path raises after the handler
+                else:
+                    if r.ndim <= 1:  # the common cases first: 1-D and 0-d results have one layout
+                        if r.size:
+                            return wrap_cpu(r)
+                    elif r.size and a.flags.c_contiguous and b.flags.c_contiguous:
                         return wrap_cpu(r)
-                elif r.size and a.flags.c_contiguous and b.flags.c_contiguous:
-                    return wrap_cpu(r)
-                return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
+                    return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
+                return slow(name, ufunc, self, other, alpha)
             if alpha is _ONE:
                 wrapped = other._meta  # x + 1: the number itself (Note [Wrapped numbers])
                 if wrapped.__class__ is _WrappedNumber:
@@ -513,8 +518,10 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                         try:
                             r = ufunc(a, v)
                         except _FAST_ERRORS:
-                            return slow(name, ufunc, self, other)
-                        return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+                            pass  # Note [No chained errors]: the general path raises after the handler
+                        else:
+                            return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+                        return slow(name, ufunc, self, other)
                 return mixed(self, other, a, b)
             return slow(name, ufunc, self, other, alpha)
 
@@ -524,8 +531,10 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 try:
                     r = ufunc(a, other)
                 except _FAST_ERRORS:
-                    return slow(name, ufunc, self, other, alpha)
-                return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+                    pass  # Note [No chained errors]: the general path raises after the handler
+                else:
+                    return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+                return slow(name, ufunc, self, other, alpha)
             return slow(name, ufunc, self, _item(other), alpha)
 
         def inplace_tensor(self, other, alpha=1):
@@ -536,10 +545,12 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 try:
                     ufunc(a, b, a)  # out, positional: numpy parses it faster than out=
                 except _FP_ERRORS:
-                    pass  # the output is complete: see Note [Quiet floating-point errors]
+                    return self  # the output is complete: see Note [Quiet floating-point errors]
                 except (ValueError, TypeError):
-                    return slow(name, ufunc, self, other, alpha, self)
-                return self
+                    pass  # Note [No chained errors]: the general path raises after the handler
+                else:
+                    return self
+                return slow(name, ufunc, self, other, alpha, self)
             return inplace_wrapped(self, other, a, alpha)
 
         def inplace_scalar(self, other, alpha=1):
@@ -553,10 +564,12 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 try:
                     ufunc(a, b, o)
                 except _FP_ERRORS:
-                    pass
+                    return out
                 except (ValueError, TypeError):
-                    return slow(name, ufunc, self, other, alpha, out)
-                return out
+                    pass  # Note [No chained errors]: the general path raises after the handler
+                else:
+                    return out
+                return slow(name, ufunc, self, other, alpha, out)
             return slow(name, ufunc, self, other, alpha, out)
     else:
         def tensor(self, other):
@@ -566,15 +579,17 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 try:
                     r = ufunc(a, b)
                 except _FAST_ERRORS:
-                    return slow(name, ufunc, self, other)
-                if r.ndim == 1:  # the common case first: one attribute read, no layout question
-                    if r.size:
+                    pass  # Note [No chained errors]: the general path raises after the handler
+                else:
+                    if r.ndim == 1:  # the common case first: one attribute read, no layout question
+                        if r.size:
+                            return wrap_cpu(r)
+                    elif r.__class__ is not _nd:  # 0-d operands: numpy returns a scalar
+                        return wrap_cpu(r[...])
+                    elif r.size and a.flags.c_contiguous and b.flags.c_contiguous:
                         return wrap_cpu(r)
-                elif r.__class__ is not _nd:  # 0-d operands: numpy returns a scalar
-                    return wrap_cpu(r[...])
-                elif r.size and a.flags.c_contiguous and b.flags.c_contiguous:
-                    return wrap_cpu(r)
-                return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
+                    return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
+                return slow(name, ufunc, self, other)
             if dt is not other_dt:
                 wrapped = other._meta  # x * 2: the number itself (Note [Wrapped numbers])
                 if wrapped.__class__ is _WrappedNumber:
@@ -584,8 +599,10 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                         try:
                             r = ufunc(a, v)
                         except _FAST_ERRORS:
-                            return slow(name, ufunc, self, other)
-                        return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+                            pass  # Note [No chained errors]: the general path raises after the handler
+                        else:
+                            return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+                        return slow(name, ufunc, self, other)
                 return mixed(self, other, a, b)
             return slow(name, ufunc, self, other)
 
@@ -595,8 +612,10 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 try:
                     r = ufunc(a, other)
                 except _FAST_ERRORS:
-                    return slow(name, ufunc, self, other)
-                return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+                    pass  # Note [No chained errors]: the general path raises after the handler
+                else:
+                    return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+                return slow(name, ufunc, self, other)
             return slow(name, ufunc, self, _item(other))
 
         def inplace_tensor(self, other):
@@ -607,10 +626,12 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 try:
                     ufunc(a, b, a)  # out, positional: numpy parses it faster than out=
                 except _FP_ERRORS:
-                    pass
+                    return self
                 except (ValueError, TypeError):
-                    return slow(name, ufunc, self, other, 1, self)
-                return self
+                    pass  # Note [No chained errors]: the general path raises after the handler
+                else:
+                    return self
+                return slow(name, ufunc, self, other, 1, self)
             return inplace_wrapped(self, other, a, _ONE)
 
         def inplace_scalar(self, other):
@@ -625,10 +646,12 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 try:
                     ufunc(a, b, o)
                 except _FP_ERRORS:
-                    pass
+                    return out
                 except (ValueError, TypeError):
-                    return slow(name, ufunc, self, other, 1, out)
-                return out
+                    pass  # Note [No chained errors]: the general path raises after the handler
+                else:
+                    return out
+                return slow(name, ufunc, self, other, 1, out)
             return slow(name, ufunc, self, other, 1, out)
 
     kernels = (tensor, scalar, inplace_tensor, inplace_scalar, out_)
@@ -745,13 +768,14 @@ def _comparison_pair(name: str, ufunc: Any) -> tuple:
             try:
                 r = ufunc(a, b)
             except _FAST_ERRORS:
-                return _compare(ufunc, self, other)
-            if r.ndim == 1:
-                if r.size:
+                pass  # Note [No chained errors]: the general path raises after the handler
+            else:
+                if r.ndim == 1:
+                    if r.size:
+                        return wrap_cpu(r)
+                elif r.__class__ is _nd and r.size and a.flags.c_contiguous and b.flags.c_contiguous:
                     return wrap_cpu(r)
-            elif r.__class__ is _nd and r.size and a.flags.c_contiguous and b.flags.c_contiguous:
-                return wrap_cpu(r)
-            return wrap_cpu(_laid_out(r, (a, b)))
+                return wrap_cpu(_laid_out(r, (a, b)))
         return _compare(ufunc, self, other)
 
     def scalar(self, other):
@@ -761,8 +785,10 @@ def _comparison_pair(name: str, ufunc: Any) -> tuple:
             try:
                 r = ufunc(a, other)
             except _FAST_ERRORS:
-                return _compare(ufunc, self, other)
-            return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+                pass  # Note [No chained errors]: the general path raises after the handler
+            else:
+                return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+            return _compare(ufunc, self, other)
         return _compare(ufunc, self, _item(other))
 
     tensor.__name__ = tensor.__qualname__ = f"{name}_tensor_cpu"
@@ -827,8 +853,9 @@ def _unary_family(name: str, compute: Any, floating: bool, inplace: Any) -> tupl
             try:
                 r = compute(a)
             except _FP_ERRORS:
-                return _unary(name, compute, floating, self)
-            return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+                pass  # Note [No chained errors]: the general path raises after the handler
+            else:
+                return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
         return _unary(name, compute, floating, self)
 
     def inplace_(self):
@@ -997,11 +1024,13 @@ def where_self_cpu(condition, self, other):
     try:
         r = _where(c, _cast(a, dt), _cast(b, dt))
     except ValueError:
-        _broadcast_shapes(c.shape, a.shape, b.shape)  # raises torch's message
-        raise
-    if r.ndim < 2 and r.size:
-        return wrap_cpu(r)
-    return wrap_cpu(_laid_out(r, (c, a, b)))
+        pass  # Note [No chained errors]: torch's message is raised after the handler
+    else:
+        if r.ndim < 2 and r.size:
+            return wrap_cpu(r)
+        return wrap_cpu(_laid_out(r, (c, a, b)))
+    _broadcast_shapes(c.shape, a.shape, b.shape)  # raises torch's message
+    return wrap_cpu(_laid_out(_where(c, _cast(a, dt), _cast(b, dt)), (c, a, b)))  # numpy's own error
 
 
 # --- reductions -----------------------------------------------------------------------------------
@@ -1825,7 +1854,7 @@ def arange_start_step_cpu(start, end, step=1, *, dtype=None, layout=None, device
         n = (xe - xs + xst - sign) // xst  # C++ int64 division; both operands share a sign here
     else:  # the length in double precision, from the original scalars, as torch does
         n = math.ceil((float(end) - float(start)) / float(step))
-    if n < 0:
+    if not 0 <= n <= _INT64_MAX_D:  # torch: size_d >= 0 && size_d <= double(INT64_MAX)
         raise RuntimeError("invalid size, possible overflow?")
     if dt.kind in "iu":
         values = xs + xst * np.arange(n, dtype=_I64)

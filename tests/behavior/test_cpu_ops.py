@@ -844,3 +844,27 @@ def test_floating_point_errors_are_silent_like_torch():
         A.log_.default(W(x))
         assert x[0] == -np.inf
         assert A.add.Scalar(W(np.array([60000.0], np.float16)), 60000.0).item() == np.inf
+
+
+# --- errors raised after a fast path failed: torch's text, nothing chained (Note [No chained errors])
+@pytest.mark.parametrize(("call", "text"), [
+    (lambda: dc.ones(2) + dc.ones(3), "The size of tensor a (2) must match the size of tensor b (3)"),
+    (lambda: dc.ones(4) * dc.ones(3), "The size of tensor a (4) must match the size of tensor b (3)"),
+    (lambda: dc.ones(4) < dc.ones(3), "The size of tensor a (4) must match the size of tensor b (3)"),
+    (lambda: dc.ones(3).add_(dc.ones(2, 3)), "output with shape [3] doesn't match the broadcast shape [2, 3]"),
+    (lambda: dc.ones(3).mul_(dc.ones(2, 3)), "output with shape [3] doesn't match the broadcast shape [2, 3]"),
+    (lambda: dc.add(dc.ones(2), dc.ones(3), out=dc.empty(2)), "The size of tensor a (2) must match"),
+    (lambda: dc.ones(2, dtype=dc.bool) - dc.ones(2, dtype=dc.bool), "with two bool tensors is not supported"),
+    (lambda: dc.where(dc.ones(2) > 0, dc.ones(3), dc.ones(3)), "The size of tensor a (2) must match"),
+])
+def test_fast_path_failures_raise_torchs_error_with_no_numpy_error_chained(call, text):
+    with pytest.raises(RuntimeError) as info:
+        call()
+    assert text in str(info.value)
+    assert info.value.__context__ is None and info.value.__cause__ is None
+
+
+@pytest.mark.parametrize("args", [(0, 1e20, 1e-20), (0, 1e19, 1), (0, 9.3e18)])
+def test_arange_longer_than_int64_max_is_an_invalid_size(args):
+    with pytest.raises(RuntimeError, match=r"invalid size, possible overflow\?"):
+        dc.arange(*args)

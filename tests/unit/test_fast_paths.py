@@ -597,5 +597,7 @@ def test_matmul_takes_the_ordinary_path_under_autocast_a_mode_and_for_other_shap
         r = a @ b
         assert r.tolist() == [[3.0] * 4] * 2 and r.is_inference()
     assert (a @ v).tolist() == [3.0, 3.0] and (v @ v).item() == 3.0
-    with pytest.raises(dc.SchemaError, match="Expected a value of type 'Tensor' for argument 'other'"):
+    with pytest.raises(TypeError, match="unsupported operand type"):  # as torch: __matmul__ returns NotImplemented
         a @ 3
+    with pytest.raises(dc.SchemaError, match="Expected a value of type 'Tensor' for argument 'other'"):
+        a.matmul(3)

@@ -1,0 +1,189 @@
+"""Tensor methods and operators on bad arguments: torch's errors, with nothing chained.
+
+See Note [Method arguments] (dispatchcore/_tensor_methods.py) and Note [No chained errors]
+(dispatchcore/operator.py). The differential side is the bad-input corpus (tests/_bad_inputs.py).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import pytest
+
+import dispatchcore as dc
+from tests._bad_inputs import cold_memos
+
+
+def _raised(fn):
+    with pytest.raises(Exception) as info:
+        fn()
+    exc = info.value
+    assert exc.__context__ is None and exc.__cause__ is None, repr(exc.__context__)
+    return exc
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.mul, operator.truediv,
+                                operator.pow, operator.matmul, operator.lt, operator.le,
+                                operator.gt, operator.ge, operator.iadd, operator.isub,
+                                operator.imul, operator.itruediv, operator.ipow])
+@pytest.mark.parametrize("other", ["a", None, object()])
+def test_operators_return_not_implemented_for_an_operand_that_is_neither_tensor_nor_number(op, other):
+    with pytest.raises(TypeError, match="not supported|unsupported operand|single element"):
+        op(dc.ones(2), other)
+
+
+@pytest.mark.parametrize("other", ["a", None])
+def test_eq_and_ne_with_a_non_number_fall_back_to_identity_as_torch(other):
+    x = dc.ones(2)
+    assert (x == other) is False and (x != other) is True
+
+
+@pytest.mark.parametrize("op", [operator.sub, operator.truediv, operator.pow])
+def test_reflected_operators_return_not_implemented_for_a_str(op):
+    with pytest.raises(TypeError, match="unsupported operand"):
+        op("a", dc.ones(2))
+
+
+def test_operators_still_take_numbers_and_tensors():
+    x = dc.ones(2)
+    assert (x + 1).tolist() == [2.0, 2.0] and (2 - x).tolist() == [1.0, 1.0]
+    assert (2 / x).tolist() == [2.0, 2.0] and (2 ** x).tolist() == [2.0, 2.0]
+    assert (x < 2).tolist() == [True, True] and (x @ x).item() == 2.0
+
+
+def test_named_methods_raise_for_a_str_operand_instead_of_returning_not_implemented():
+    x = dc.ones(2)
+    for method in (x.mul, x.div, x.true_divide, x.pow, x.lt, x.matmul, x.mul_):
+        with pytest.raises((TypeError, RuntimeError)):
+            method("a")
+
+
+def test_first_inplace_call_with_a_number_chains_no_memo_key_error():
+    cold_memos(dc)
+    leaf = dc.ones(2, requires_grad=True)
+    exc = _raised(lambda: leaf.add_(1))
+    assert "a leaf Variable that requires grad" in str(exc)
+
+
+def test_matmul_error_after_a_shortcut_miss_chains_nothing():
+    cold_memos(dc)
+    exc = _raised(lambda: dc.ones(2, 3) @ dc.ones(2, 3))
+    assert "mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)" in str(exc)
+
+
+@pytest.mark.parametrize(("call", "text"), [
+    (lambda x: x.view("a"), "view() received an invalid combination of arguments - got (str)"),
+    (lambda x: x.view(2.5), "view() received an invalid combination of arguments - got (float)"),
+    (lambda x: x.view(None), "got (NoneType)"),
+    (lambda x: x.reshape(2.5), "reshape(): argument 'shape' (position 1) must be tuple of ints, not float"),
+    (lambda x: x.sum(dtype="float32"), "sum() received an invalid combination of arguments - got (dtype=str, )"),
+    (lambda x: x.sum(dim=1.5), "sum() received an invalid combination of arguments"),
+    (lambda x: x.sum("a"), "got (str)"),
+    (lambda x: x.mean(dim="a"), "mean() received an invalid combination of arguments"),
+    (lambda x: x.to(dtype="float32"), "to() received an invalid combination of arguments - got (dtype=str, )"),
+    (lambda x: x.to(dtype=str), "got (dtype=type, )"),
+    (lambda x: dc.sum(x, dim="a"), "sum() received an invalid combination of arguments - got (Tensor, dim=str)"),
+    (lambda x: dc.reshape(x, 2.5), "reshape(): argument 'shape' (position 2) must be tuple of ints, not float"),
+    (lambda x: dc.where("a", x, x), "where() received an invalid combination of arguments - got (str, Tensor, Tensor)"),
+    (lambda x: dc.where(x > 0, "a", x), "got (Tensor, str, Tensor)"),
+])
+def test_bad_method_and_function_arguments_raise_the_binding_type_error(call, text):
+    exc = _raised(lambda: call(dc.ones(2, 3)))
+    assert isinstance(exc, TypeError) and text in str(exc)
+
+
+def test_well_typed_arguments_keep_the_kernel_error():
+    exc = _raised(lambda: dc.ones(2, 3).view(4))
+    assert isinstance(exc, RuntimeError) and "shape '[4]' is invalid for input of size 6" in str(exc)
+    exc = _raised(lambda: dc.ones(2, 3).sum(2))
+    assert isinstance(exc, IndexError) and "Dimension out of range" in str(exc)
+
+
+def test_to_accepts_python_types_as_dtypes_and_checks_device_strings():
+    x = dc.ones(2)
+    assert x.to(dtype=float).dtype is dc.float64 and x.to("cpu").dtype is dc.float32
+    for device, text in (("float64", "Invalid device string: 'float64'"), ("cpu:x", "Invalid device string"),
+                         ("xyz", "device type at start of device string: xyz")):
+        exc = _raised(lambda device=device: x.to(device))
+        assert isinstance(exc, RuntimeError) and text in str(exc)
+
+
+def test_cat_and_stack_of_an_empty_list_raise_before_dispatch():
+    assert isinstance(_raised(lambda: dc.cat([])), ValueError)
+    exc = _raised(lambda: dc.stack([]))
+    assert isinstance(exc, RuntimeError) and "stack expects a non-empty TensorList" in str(exc)
+
+
+@pytest.mark.parametrize(("index", "kind", "text"), [
+    (5, IndexError, "index 5 is out of bounds for dimension 0 with size 2"),
+    (-3, IndexError, "index -3 is out of bounds for dimension 0 with size 2"),
+    ((0, 7), IndexError, "index 7 is out of bounds for dimension 1 with size 3"),
+    ((None, 5), IndexError, "index 5 is out of bounds for dimension 1 with size 2"),
+    ((Ellipsis, -4), IndexError, "index -4 is out of bounds for dimension 1 with size 3"),
+    ((0, 0, 0), IndexError, "too many indices for tensor of dimension 2"),
+    ((0, slice(None), 0), IndexError, "too many indices for tensor of dimension 2"),
+    (1.5, IndexError, "valid indices (got float)"),
+    (object(), IndexError, "valid indices (got object)"),
+    ("a", TypeError, "new(): invalid data type 'str'"),
+    (slice(None, None, 0), ValueError, "slice step cannot be zero"),
+    (slice(None, None, -1), ValueError, "step must be greater than zero"),
+])
+def test_basic_indexing_errors_are_torchs_indexing_errors(index, kind, text):
+    exc = _raised(lambda: dc.ones(2, 3)[index])
+    assert isinstance(exc, kind) and text in str(exc)
+
+
+def test_indexing_a_0d_tensor_raises_torchs_errors():
+    s = dc.tensor(1.0)
+    assert "invalid index of a 0-dim tensor. Use `tensor.item()`" in str(_raised(lambda: s[0]))
+    assert "slice() cannot be applied to a 0-dim tensor." in str(_raised(lambda: s[:]))
+    assert "too many indices for tensor of dimension 0" in str(_raised(lambda: s[0, 0]))
+    assert s[None].shape == (1,) and s[...].shape == ()
+
+
+def test_select_keeps_its_own_error_text():
+    exc = _raised(lambda: dc.ones(2, 3).select(0, 5))
+    assert "select(): index 5 out of range for tensor of size [2, 3] at dimension 0" in str(exc)
+
+
+def test_every_ellipsis_stands_for_the_unnamed_dims_as_in_torch():
+    x = dc.arange(6).view(2, 3)
+    assert x[..., ...].shape == (2, 3) and x[..., 0, ...].tolist() == [0, 3]
+    assert dc.ones(2, 3)[dc.tensor(1).item()].shape == (3,)
+
+
+def test_numpy_integers_index_like_ints():
+    np = pytest.importorskip("numpy")
+    x = dc.arange(6).view(2, 3)
+    assert x[np.int64(1)].tolist() == [3, 4, 5] and x[0, np.int32(2)].item() == 2
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    ("a", "can't assign a str to a torch.FloatTensor"),
+    (None, "can't assign a NoneType to a torch.FloatTensor"),
+    ([1, 2, 3], "can't assign a list to a torch.FloatTensor"),
+])
+def test_setitem_refuses_a_value_that_is_neither_tensor_nor_number(value, text):
+    x = dc.ones(2, 3)
+    exc = _raised(lambda: x.__setitem__(0, value))
+    assert isinstance(exc, TypeError) and text in str(exc)
+
+
+def test_setitem_expands_the_value_with_torchs_expand_errors():
+    x = dc.ones(2, 3)
+    assert "The expanded size of the tensor (3) must match the existing size (4)" in str(
+        _raised(lambda: x.__setitem__(0, dc.ones(4))))
+    assert "the number of sizes provided (1) must be greater or equal" in str(
+        _raised(lambda: x.__setitem__(0, dc.ones(2, 3))))
+    x[0] = dc.tensor([1.0, 2.0, 3.0])
+    x[1] = dc.zeros(1)
+    x[:, 0] = 7
+    assert x.tolist() == [[7.0, 2.0, 3.0], [7.0, 0.0, 0.0]]
+
+
+def test_setitem_on_a_leaf_view_still_records_the_copy_for_autograd():
+    a = dc.ones(3, requires_grad=True)
+    b = dc.zeros(2, 3)
+    b[0] = a * 2
+    b.sum().backward()
+    assert a.grad.tolist() == [2.0, 2.0, 2.0]
