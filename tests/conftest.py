@@ -1,9 +1,17 @@
-"""Shared fixtures: a fresh namespace per test, a dispatch-argument carrier, TLS hygiene."""
+"""Shared fixtures: a fresh namespace per test, a dispatch-argument carrier, TLS hygiene.
+
+Also: every `pytest.raises` in the suite checks that the caught dispatchcore error chains no
+exception dispatchcore raised and caught itself (no "During handling of the above exception").
+"""
 
 from __future__ import annotations
 
 import itertools
+import os
+import sys
+from typing import Any
 
+import dispatchcore_backends as _backends
 import pytest
 
 import dispatchcore as dc
@@ -52,3 +60,61 @@ def _tls_restored():
     before = tls_get()
     yield
     assert tls_get() == before, "a test leaked thread-local dispatch state"
+
+
+# --- no internal exception chained to a user-facing error ---------------------------------------
+_PACKAGE_DIRS = tuple(os.path.dirname(m.__file__) + os.sep for m in (dc, _backends))
+_raises = pytest.raises
+
+
+def _internal(exc: BaseException | None) -> bool:
+    """Whether ``exc`` was raised inside dispatchcore or its backends (its innermost frame is)."""
+    tb = exc.__traceback__ if exc is not None else None
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIRS)
+
+
+def assert_no_internal_chain(exc: BaseException, handled: BaseException | None = None) -> None:
+    """A dispatchcore error chains no exception that dispatchcore raised and caught itself.
+
+    ``handled`` is the exception the test itself was handling around the call, which Python
+    chains to anything raised meanwhile.
+    """
+    for inner in (exc.__cause__, exc.__context__):
+        assert inner is handled or not (_internal(exc) and _internal(inner)), (
+            f"{type(exc).__name__}: {exc!s:.200}\nchains the internal {type(inner).__name__}: {inner!s:.200}")
+
+
+class _Checked:
+    """``pytest.raises`` as a context manager, checking the caught exception's chain on exit."""
+
+    def __init__(self, context: Any) -> None:
+        self._context = context
+
+    def __enter__(self) -> Any:
+        self._handled = sys.exc_info()[1]
+        return self._context.__enter__()
+
+    def __exit__(self, *exc_info: Any) -> bool:
+        caught = self._context.__exit__(*exc_info)
+        if caught:
+            assert_no_internal_chain(exc_info[1], self._handled)
+        return caught
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+
+def _checked_raises(*args: Any, **kwargs: Any) -> Any:
+    result = _raises(*args, **kwargs)
+    if isinstance(result, pytest.ExceptionInfo):  # the callable form: already caught
+        assert_no_internal_chain(result.value, sys.exc_info()[1])
+        return result
+    return _Checked(result)
+
+
+# Every error any test provokes through pytest.raises is checked, not only the corpus's.
+pytest.raises = _checked_raises

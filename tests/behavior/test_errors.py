@@ -300,3 +300,22 @@ def test_registration_errors_chain_no_internal_exception(lib, case):
     with pytest.raises((RuntimeError, TypeError, ValueError, LookupError)) as info:
         REGISTRATION_ERRORS[case](lib)
     assert info.value.__context__ is None and info.value.__cause__ is None, info.value.__context__
+
+
+def test_the_suite_refuses_an_error_that_chains_an_internal_one():
+    """conftest wraps pytest.raises: a dispatchcore error chaining another of its own fails the test."""
+    try:
+        dc.find_op("nochain::first")
+    except LookupError as e:
+        inner = e
+    try:
+        dc.find_op("nochain::second")
+    except LookupError as e:
+        outer = e
+    outer.__context__ = inner  # what raising inside dispatchcore's own except block would do
+    with pytest.raises(AssertionError, match="chains the internal LookupError"):
+        with pytest.raises(LookupError):
+            raise outer
+    outer.__context__ = None
+    with pytest.raises(LookupError):
+        raise outer
