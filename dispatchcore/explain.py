@@ -30,6 +30,7 @@ import attrs
 
 from . import dispatcher as _dispatcher_module
 from .dispatcher import DUMP_ORDER, get_autograd_fallback_mode, get_dispatcher
+from .dtypes import WrappedNumber
 from .keys import (
     BackendComponent,
     DispatchKey,
@@ -97,7 +98,9 @@ def resolve_op(op: Any, args: tuple | None = None, kwargs: dict | None = None) -
 
     A packet (``dispatchcore.ops.aten.add``, or a name without overload such as ``"aten::add"``)
     picks its overload as calling the packet would: the only one, else the first (in definition
-    order) whose schema accepts ``args``/``kwargs``.
+    order) whose schema accepts ``args``/``kwargs``. As in torch, a Python number fits a
+    ``Tensor`` argument of the operators that take numbers for tensors (Note [Numbers for
+    Tensors]), so ``aten.add`` with ``(x, 2)`` is ``add.Tensor``, as ``x + 2`` is.
 
     Raises:
         LookupError: no such operator, or a packet with several overloads and no arguments to
@@ -193,6 +196,9 @@ def _describe_value(value: Any) -> str:
                      str(dtype).rpartition(".")[2]]
             if getattr(value, "requires_grad", False):
                 parts.append("requires_grad")
+            meta = getattr(value, "_meta", None)
+            if meta.__class__ is WrappedNumber:  # a Python number operand (Note [Wrapped numbers])
+                parts.append(f"wrapped number {meta.value!r}")
             return "Tensor(" + ", ".join(parts) + ")"
         return repr(value)
     if isinstance(value, (list, tuple)):
@@ -453,6 +459,8 @@ def _bind(op: OperatorHandle, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         raise RuntimeError(
             f"{op.qualname} has no schema: it was never defined, or its Library was destroyed. Define "
             "it with Library(ns, 'DEF' or 'FRAGMENT').define(schema).")
+    if op._number_args:  # a number for a Tensor: wrapped as the call wraps it (Note [Numbers for Tensors])
+        args, kwargs = op._wrap_numbers(args, kwargs)
     if not op._simple_ok(args, kwargs):
         args, kwargs = op.schema.bind(args, kwargs, is_tensor=is_dispatch_arg)
     return args, kwargs

@@ -40,6 +40,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from .dtypes import WrappedNumber
 from .keys import DispatchKey
 from .keyset import FULL, full_after_bits, key_bits
 from .tls import keys_state
@@ -101,7 +102,7 @@ class DispatchMode:
         >>> with Seen() as seen:
         ...     _ = (x * 2).relu()
         >>> seen.ops
-        ['aten.mul.Scalar', 'aten.relu.default']
+        ['aten.mul.Tensor', 'aten.relu.default']
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -188,6 +189,15 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
             st.modes = rest
             st.keys = (included if rest is not None else included & _WITHOUT_MODE_KEYS,
                        excluded | ABOVE_PYTHON, keep & _KEEP_BELOW)
+            for a in args:  # See Note [Numbers for a mode]
+                if getattr(a, "_meta", None).__class__ is WrappedNumber:
+                    args = tuple([_as_python(a) for a in args])
+                    break
+            if kwargs:
+                for a in kwargs.values():
+                    if getattr(a, "_meta", None).__class__ is WrappedNumber:
+                        kwargs = {k: _as_python(v) for k, v in kwargs.items()}
+                        break
             try:
                 return mode.__dispatch__(op, (), args, kwargs)
             finally:
@@ -201,6 +211,19 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
 
     python_fallback.__qualname__ = f"python_fallback[{op.qualname}]"
     return python_fallback
+
+
+# Note [Numbers for a mode]: torch boxes an operator's arguments for Python with toPyObject,
+# which hands a wrapped number (Note [Wrapped numbers], dispatchcore/_composites.py) over as the
+# Python number it was: under a mode, ``x * 2`` is ``aten.mul.Tensor`` with args ``(x, 2)``, and
+# ``x * True``, ``x / 2.5``, ``x + 1j`` give a bool, a float, a complex. Re-calling
+# ``func(*args)`` wraps the number again (Note [Numbers for Tensors], dispatchcore/operator.py).
+# Arguments and keyword values are looked at, not the items of lists: no built-in kernel puts a
+# wrapped number in a list.
+def _as_python(value: Any) -> Any:
+    """``value``, or the number a wrapped number stands for."""
+    meta = getattr(value, "_meta", None)
+    return meta.value if meta.__class__ is WrappedNumber else value
 
 
 def python_fallback(ks: Any, op: Any, *args: Any, **kwargs: Any) -> Any:

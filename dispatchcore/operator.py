@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 import attrs
 
+from .dtypes import WrappedNumber
 from .keys import RUNTIME_KEYS, DispatchKey
 from .keyset import (
     BACKEND_MASK,
@@ -267,6 +268,10 @@ def protocol_attr(obj: Any, name: str) -> Any:
     return getattr(obj, name)
 
 
+_wrap: list[Any] = []  # (_composites.wrapped_number, tensor.wrap_cpu), imported on first use
+_PY_NUMBERS = frozenset({int, float, bool, complex})
+
+
 def _bound_kernel(op: OperatorHandle, reg: Any) -> _Slot:
     """The (callable, calling convention) pair a table slot stores for one registration."""
     if reg is None:
@@ -321,7 +326,7 @@ class OperatorHandle:
     __slots__ = (
         "name", "overload_name", "qualname", "schema", "def_location", "alias_analysis", "tags",
         "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_lo", "_hi",
-        "_kw_names", "_bounds", "_value_pos", "_on_rebuild", "__weakref__",
+        "_kw_names", "_bounds", "_value_pos", "_number_args", "_on_rebuild", "__weakref__",
     )
     # Derived from the schema by _set_schema_info (see there).
     _tensor_pos: tuple[int, ...]
@@ -331,6 +336,9 @@ class OperatorHandle:
     _hi: int
     # (index, classes that fit at once) per non-Tensor positional argument: Note [Bind on failure]
     _value_pos: tuple[tuple[int, frozenset[type]], ...]
+    # (index, name, kwarg_only, aliased) per Tensor/Tensor? argument that may be given a Python
+    # number (FunctionSchema.numbers_as_tensors); empty for other operators: Note [Numbers for Tensors]
+    _number_args: tuple[tuple[int, str, bool, bool], ...]
     # (fallthrough masks per highest-backend index, table indexed by runtime-key value, call memo
     # of bound kernels, redispatch memo, call memo for the default TLS state by raw bits); see
     # _rebuild and Note [Dispatch memo].
@@ -385,7 +393,7 @@ class OperatorHandle:
     # errors]); if they fit, the kernel's own error propagates unchanged. The ``try`` costs
     # nothing until something raises (Python 3.11's zero-cost exceptions). The fixed-arity
     # entries (Tensor methods, whose arguments the method has parsed) do step (2) only.
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # ``self=`` may be an operator's keyword
         """Dispatch on the highest key of ``((arg keys | included) - excluded) & non_fallthrough``."""
         keys = _pt.state.keys
         if kwargs or not self._lo <= len(args) <= self._hi:
@@ -444,8 +452,9 @@ class OperatorHandle:
         right for operators whose dispatch arguments are exactly those, all required and
         positional; anything else (a non-tensor where a tensor was expected, a new key set)
         falls back to ``op(...)``. A binary entry calls ``otherwise(a, b)`` instead when ``b``
-        is not of ``a``'s class (``x * 2.0``: the method's ``.Scalar`` overload), default
-        ``op``. Tensor methods are these functions.
+        is not of ``a``'s class (``x * 2.0``: the method wraps the number and calls the same
+        ``.Tensor`` overload, Note [Wrapped numbers]), default ``op``, which wraps a number
+        itself where torch does (Note [Numbers for Tensors]). Tensor methods are these functions.
 
         Example:
             >>> import dispatchcore as dc
@@ -561,10 +570,24 @@ class OperatorHandle:
         """Keyword arguments, optional and list tensors, or bad input: bind, extract, dispatch."""
         # kernels get what torch passes them: positional arguments by position (even when the
         # caller named them), keyword-only ones by keyword
-        args, kwargs = self._bound(args, kwargs)
-        bits = self._arg_bits(args, kwargs)
-        included, _, keep = tls_get()
-        return self._dispatch_bits((bits | included) & keep, args, kwargs)
+        if self._number_args:  # See Note [Numbers for Tensors]
+            wrapped, kwargs = self._wrap_numbers(args, kwargs)
+            if wrapped is not args and not kwargs:  # op(x, 2): now op(x, w), for the positional path
+                result = self(*wrapped)
+            else:
+                args, kwargs = self._bound(wrapped, kwargs)
+                included, _, keep = tls_get()
+                result = self._dispatch_bits((self._arg_bits(args, kwargs) | included) & keep, args, kwargs)
+        else:
+            args, kwargs = self._bound(args, kwargs)
+            bits = self._arg_bits(args, kwargs)
+            included, _, keep = tls_get()
+            return self._dispatch_bits((bits | included) & keep, args, kwargs)
+        if getattr(result, "_meta", None).__class__ is WrappedNumber:
+            # torch's toPyObject hands a wrapped number back as the number: ``aten.add_.Tensor(2, 3)``
+            # and ``aten.to.dtype(2, torch.int64)`` return their (wrapped) self, so ``5`` and ``2``
+            return result._data.item()  # its data, as toPyObject reads it: add_ wrote there
+        return result
 
     def _extract(self, args: tuple, kwargs: dict) -> int:
         """OR of the key sets of every dispatch argument; binds via the schema when irregular."""
@@ -578,9 +601,58 @@ class OperatorHandle:
                 "destroyed. Define it with Library(ns, 'DEF' or 'FRAGMENT').define(schema)."
             )
         schema = self.schema
+        if self._number_args:  # wrapped first, so that ``op(x, 2)`` binds as ``op(x, x)`` does
+            args, kwargs = self._wrap_numbers(args, kwargs)
         if self._simple_ok(args, kwargs) and schema.values_fit(args, kwargs, is_tensor=is_dispatch_arg):
             return args, kwargs
         return schema.bind(args, kwargs, is_tensor=is_dispatch_arg)
+
+    # Note [Numbers for Tensors]: torch.ops handles of the operators in torch's
+    # ``should_allow_numbers_as_tensors`` list (add, sub, mul, div and their in-place forms,
+    # copy_, to, _to_copy, ...; ``FunctionSchema.numbers_as_tensors``) take a Python number for a
+    # ``Tensor`` argument: ``aten.mul.Tensor(x, 2)`` binds ``2`` as a wrapped number (Note [Wrapped
+    # numbers], ``_composites.wrapped_number``), so promotion counts it as the number and the node
+    # is ``MulBackward0``, as for ``x * 2``. Other operators refuse the number with bind's error,
+    # as torch does (``aten.relu.default(2)``); ``FunctionSchema.bind`` takes numbers for the
+    # listed operators, so packets and ``explain`` resolve ``aten.add(x, 2)`` to ``add.Tensor``.
+    # A number is no dispatch argument, so such a call never takes the positional fast path (its
+    # ``_key_bits`` read fails): the general path wraps it (``_wrap_numbers``) before it binds,
+    # so ``op(x, 2)`` then binds as cheaply as ``op(x, x)``. An argument that may alias the result
+    # (``Tensor(a!) self`` of ``add_``, ``out``, ``Tensor(a) self`` of ``to``) gets a fresh
+    # wrapped number, never a cached one: the cache's tensors are shared and read-only.
+    def _wrap_numbers(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """``args``/``kwargs`` with each number given for a Tensor argument wrapped.
+
+        By schema position or keyword; anything that is not a number is left for ``bind`` to
+        accept or refuse.
+        """
+        if not _wrap:  # late: _composites imports this module
+            from ._composites import wrapped_number
+            from .tensor import wrap_cpu
+
+            _wrap.extend((wrapped_number, wrap_cpu))
+        wrapped_number = _wrap[0]
+        new_args: list | None = None
+        n = len(args)
+        for index, name, kwarg_only, aliased in self._number_args:
+            in_args = not kwarg_only and index < n
+            value = args[index] if in_args else kwargs.get(name)
+            if value.__class__ not in _PY_NUMBERS and (value is None or hasattr(value, "_key_bits")):
+                continue  # (a number's hasattr would raise and catch an AttributeError: ~0.2 us)
+            w = wrapped_number(value)
+            if w is None:  # not a number: bind's error
+                continue
+            if aliased and w._data.flags.writeable is False:  # a cached one: make it the caller's own
+                fresh = _wrap[1](w._data.copy())
+                fresh._meta = w._meta.__class__(w._meta.value)
+                w = fresh
+            if in_args:
+                if new_args is None:
+                    new_args = list(args)
+                new_args[index] = w
+            else:
+                kwargs = {**kwargs, name: w}
+        return (args if new_args is None else tuple(new_args)), kwargs
 
     def _values_fit(self, args: tuple) -> bool:
         """Whether a fast-path call's values pass ``bind``'s checks (Note [Bind on failure])."""
@@ -783,8 +855,13 @@ class OperatorHandle:
         schema = self.schema
         if schema is None:  # an impossible arity sends every call to the general path's error
             self._tensor_pos, self._bounds, self._kw_names = (), (1, 0), frozenset()
-            self._lo, self._hi, self._value_pos = 1, 0, ()
+            self._lo, self._hi, self._value_pos, self._number_args = 1, 0, (), ()
             return
+        arguments = schema.arguments
+        self._number_args = tuple(
+            (i, name, kwarg_only, arguments[i].alias_info is not None)
+            for i, name, kind, kwarg_only in schema.dispatch_arguments if kind != "list"
+        ) if schema.numbers_as_tensors else ()
         self._value_pos = tuple(
             (i, classes) for i, arg in enumerate(schema.arguments)
             if not arg.kwarg_only and arg.dispatch_kind is None

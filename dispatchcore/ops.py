@@ -43,7 +43,9 @@ class OpOverloadPacket:
     """``ops.<ns>.<name>``: every overload of one operator (``torch._ops.OpOverloadPacket``).
 
     Calling the packet picks the first overload (in definition order) whose schema accepts the
-    arguments; calling an overload directly skips that search.
+    arguments; calling an overload directly skips that search. A Python number fits a ``Tensor``
+    argument where torch lets it (``FunctionSchema.numbers_as_tensors``): ``ops.aten.add(x, 2)``
+    calls ``add.Tensor`` with ``2`` wrapped, as torch's packet does.
     """
 
     def __init__(self, namespace: str, name: str) -> None:

@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any, NoReturn
 
 import attrs
+import numpy as np
 
 from .dtypes import device as _device
 from .dtypes import dtype as _dtype
@@ -458,6 +459,8 @@ class FunctionSchema:
     # dispatch argument, which the caller checks); derived once, see values_fit
     _fits: tuple[frozenset[type] | None, ...] = attrs.field(init=False, repr=False, eq=False, hash=False)
     _index: dict[str, int] = attrs.field(init=False, repr=False, eq=False, hash=False)
+    # whether a Python number binds to a ``Tensor``/``Tensor?`` argument (see numbers_as_tensors)
+    _numbers: bool = attrs.field(init=False, repr=False, eq=False, hash=False)
 
     def __attrs_post_init__(self) -> None:
         self._check_defaults()
@@ -471,6 +474,7 @@ class FunctionSchema:
         object.__setattr__(self, "_fits", tuple(
             None if arg.dispatch_kind is not None else fitting_classes(arg.type) for arg in self.arguments))
         object.__setattr__(self, "_index", {arg.name: i for i, arg in enumerate(self.arguments)})
+        object.__setattr__(self, "_numbers", allows_numbers_as_tensors(self.name))
 
     def _check_defaults(self) -> None:
         seen_default = False
@@ -484,6 +488,17 @@ class FunctionSchema:
                     "Non-default positional argument follows default argument. Parameter "
                     f"{arg.name} in {self}"
                 )
+
+    @property
+    def numbers_as_tensors(self) -> bool:
+        """Whether ``bind`` takes a Python number for a ``Tensor`` or ``Tensor?`` argument.
+
+        True for the operators torch's ``opAllowsNumbersAsTensors`` names (``aten::mul``,
+        ``aten::add_``, ``aten::copy_``, ..., and every ``prims``/``nvprims`` operator): there
+        ``torch.ops.aten.mul.Tensor(x, 2)`` binds ``2`` as a wrapped number. ``Tensor[]`` never
+        takes one.
+        """
+        return self._numbers
 
     @property
     def overload_name(self) -> str:
@@ -547,7 +562,9 @@ class FunctionSchema:
         ...) accept any value, since the tensor library supplies those objects.
         A tensor counts as a number where torch accepts one (``int``, ``float``, ``bool``) only
         when it has ``ndim == 0`` (or an empty ``shape``). Like torch, ``Tensor`` accepts
-        ``None`` (an undefined tensor).
+        ``None`` (an undefined tensor), and, for the operators of ``numbers_as_tensors``
+        (``aten::mul``, ...), a Python number for ``Tensor``/``Tensor?``, which the operator
+        handle then wraps (``OperatorHandle._bound``; Note [Wrapped numbers]).
 
         Values pass through unchanged (torch would turn ``3`` for ``int[2]`` into ``[3, 3]``):
         the dispatcher's fast path never binds, and kernels must see the same values either way.
@@ -609,7 +626,7 @@ class FunctionSchema:
 
     def _check_value(self, index: int, value: Any, is_tensor: Callable[[Any], bool]) -> None:
         arg = self.arguments[index]
-        details = _cast_error(arg.type, value, is_tensor)
+        details = _cast_error(arg.type, value, is_tensor, self._numbers)
         if details is None:
             return
         raise SchemaError(
@@ -809,16 +826,45 @@ def fitting_classes(t: SchemaType) -> frozenset[type] | None:
     return None
 
 
-def _cast_error(t: SchemaType, value: Any, is_tensor: Callable[[Any], bool]) -> str | None:
-    """The ``Cast error details`` line for ``value`` as a ``t``, or None if it fits."""
+# torch::should_allow_numbers_as_tensors (torch/csrc/utils/python_arg_parser.cpp): the aten
+# operators whose ``torch.ops`` handles take a Python number for a Tensor argument (toIValue under
+# ToIValueAllowNumbersAsTensors wraps it: scalar_to_tensor + set_wrapped_number). The ``*_out``
+# spellings are dead entries there (an overload's symbol is its base name), kept for fidelity.
+NUMBERS_AS_TENSORS = frozenset({
+    "add", "add_", "add_out", "div", "div_", "div_out", "divide", "divide_", "divide_out",
+    "mul", "mul_", "mul_out", "multiply", "multiply_", "multiply_out", "sub", "sub_", "sub_out",
+    "subtract", "subtract_", "subtract_out", "true_divide", "true_divide_", "true_divide_out",
+    "to", "_to_copy", "copy_", "floor_divide", "floor_divide_", "floor_divide_out", "_conj",
+})
+
+
+def allows_numbers_as_tensors(name: OperatorName) -> bool:
+    """``opAllowsNumbersAsTensors`` (torch/csrc/jit/python/pybind_utils.h) for ``name``."""
+    ns = name.namespace
+    return ns in ("prims", "nvprims") or (ns == "aten" and name.name in NUMBERS_AS_TENSORS)
+
+
+def is_number_operand(value: Any) -> bool:
+    """A value toIValue wraps for a Tensor argument when numbers are allowed: a Python or numpy number."""
+    if isinstance(value, (bool, int, float, complex)):
+        return True
+    return isinstance(value, np.generic) and value.dtype.kind in "biufc"
+
+
+def _cast_error(t: SchemaType, value: Any, is_tensor: Callable[[Any], bool],
+                numbers: bool = False) -> str | None:
+    """The ``Cast error details`` line for ``value`` as a ``t``, or None if it fits.
+
+    ``numbers``: a Python number fits ``Tensor`` and ``Tensor?`` (``FunctionSchema.numbers_as_tensors``).
+    """
     if isinstance(t, OptionalType):
-        return None if value is None else _cast_error(t.elem, value, is_tensor)
+        return None if value is None else _cast_error(t.elem, value, is_tensor, numbers)
     if isinstance(t, ListType):
         return _list_cast_error(t, value, is_tensor)
     if not isinstance(t, BaseType):
         return None
     if t == _TENSOR:
-        if value is None or is_tensor(value):
+        if value is None or is_tensor(value) or (numbers and is_number_operand(value)):
             return None
         return f"Cast error details: Unable to cast {value!s} to Tensor"
     if t.name == "Scalar":

@@ -339,7 +339,7 @@ class trace:  # noqa: N801 - used like a function: ``with dispatchcore.trace() a
         >>> with dc.trace() as t:
         ...     y = x * 2
         >>> [(h.kind, h.op, h.key.name) for h in t.hops()][:2]
-        [('call', 'aten::mul.Scalar', 'AutogradCPU'), ('redispatch', 'aten::mul.Scalar', 'CPU')]
+        [('call', 'aten::mul.Tensor', 'AutogradCPU'), ('redispatch', 'aten::mul.Tensor', 'CPU')]
     """
 
     def __init__(self) -> None:

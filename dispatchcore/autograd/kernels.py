@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .. import dispatcher as _dispatcher
+from ..dtypes import WrappedNumber as _WrappedNumber
 from ..dtypes import _by_np
 from ..keyset import (
     AFTER_ADINPLACEORVIEW,
@@ -44,6 +45,7 @@ from ..keyset import (
 from ..operator import is_leaf_kernel
 from ..ops import aten
 from ..tensor import AutogradMeta
+from ..tensor import Tensor as _Tensor
 from ..tls import per_thread as _pt
 from . import graph as _graph
 from .graph import Node, SavedTensor, gradient_edge
@@ -318,9 +320,16 @@ class BuiltinNode(Node):
 
     def _release_variables(self) -> None:
         self._released = True
-        for v in self._values.values():
+        values = self._values
+        for name, v in values.items():
             if type(v) is SavedTensor:
                 v.free()
+            elif v.__class__ is _Tensor:  # a wrapped number saved as is: Note [Saved wrapped numbers]
+                values[name] = _FREED_SAVED
+
+
+_FREED_SAVED = SavedTensor.__new__(SavedTensor)  # a saved value after release: unpack raises
+_FREED_SAVED._tensor = _graph._FREED_MARK
 
 
 def _unpack(v: Any, node: Node) -> Any:
@@ -549,6 +558,13 @@ def _add_edge(t: Any, edges: list[Any], in_meta: list[Any]) -> None:
 _PLAIN_TYPES = frozenset({int, float, bool, str, complex})
 
 
+# Note [Saved wrapped numbers]: a wrapped number (Note [Wrapped numbers], _composites.py) that a
+# formula needs (``other`` of ``x * 2``) is saved as the tensor itself, not in a SavedTensor: it is
+# never written (the cached ones are read-only, and no caller holds the others) and never requires
+# grad, so the version check and the output bookkeeping have nothing to check. torch saves it as a
+# SavedVariable all the same; what a user can see is kept: the formula gets the same tensor, and
+# after the node is released (backward without retain_graph) it reads as freed
+# (``_release_variables`` swaps in ``_FREED_SAVED``), so a second backward raises torch's error.
 def _save(plan: tuple[tuple[Any, ...], ...], args: tuple[Any, ...], kwargs: dict[str, Any],
           values: dict[str, Any]) -> None:
     """Save the plan's argument values (outputs are saved after the op by ``_save_results``)."""
@@ -571,6 +587,9 @@ def _save(plan: tuple[tuple[Any, ...], ...], args: tuple[Any, ...], kwargs: dict
             elif hasattr(v, "_key_bits"):
                 if mutated:
                     v = aten.clone.default(v)  # an in-place op saves the original value
+                elif v._meta.__class__ is _WrappedNumber:  # See Note [Saved wrapped numbers]
+                    values[name] = v
+                    continue
                 values[name] = SavedTensor(v)
             else:
                 values[name] = v

@@ -201,6 +201,53 @@ def test_logging_mode_lines_match_logging_tensor_mode():
         np.testing.assert_allclose(d.numpy(), t.numpy(), rtol=1e-6)
 
 
+def _number_program(x):
+    a = x * 2
+    b = 2 * x
+    c = x / 2.5
+    d = x * True
+    e = x - 3
+    x.add_(1)
+    x.mul_(0.5)
+    return a, b, c, d, e
+
+
+def test_logging_mode_lines_with_numbers_match_logging_tensor_mode():
+    """A wrapped number reaches the mode as the Python number (Note [Numbers for a mode])."""
+    tx, dx = torch.ones(2, 3), dc.ones(2, 3)
+    with capture_logs_with_logging_tensor_mode() as logs:
+        t_out = _number_program(tx)
+    with dc.LoggingMode() as log:
+        d_out = _number_program(dx)
+    assert log.lines == [line.replace("torch._ops.", "") for line in logs]
+    assert "aten.mul.Tensor($0, 2)" in log.lines[0]
+    for t, d in zip(t_out, d_out, strict=True):
+        np.testing.assert_allclose(d.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("expr", ["x * 2", "2 * x", "x.add_(1)", "x / 2.5", "x * True", "x + 1j", "x - 3",
+                                  "x.sub_(1.5)", "2 / x", "x ** 2", "x == 2"])
+def test_a_mode_sees_torchs_args_for_number_operands(expr):
+    def run(mode_class, method, x):
+        seen = []
+
+        class Spy(mode_class):
+            pass
+
+        def handle(self, func, types, args=(), kwargs=None):
+            seen.append((str(func), tuple(type(a).__name__ if not hasattr(a, "shape") else "Tensor" for a in args),
+                         tuple(a for a in args if not hasattr(a, "shape"))))
+            return func(*args, **(kwargs or {}))
+
+        setattr(Spy, method, handle)
+        with Spy():
+            eval(expr, {"x": x})  # noqa: S307 - a fixed table
+        return seen
+
+    expected = run(TorchDispatchMode, "__torch_dispatch__", torch.ones(2))
+    assert run(dc.DispatchMode, "__dispatch__", dc.ones(2)) == expected
+
+
 # --- autocast -------------------------------------------------------------------------------------
 def _dtype_name(t):
     return str(t.dtype).rpartition(".")[2]

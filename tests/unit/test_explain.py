@@ -136,8 +136,10 @@ def test_factory_without_tensors_goes_to_backend_select():
 def test_packet_picks_the_overload_a_packet_call_would():
     x = dc.ones(2)
     assert dc.explain(dc.ops.aten.add, x, x).op is dc.ops.aten.add.Tensor
-    assert dc.explain(dc.ops.aten.add, x, 2).op is dc.ops.aten.add.Scalar
-    assert dc.explain("aten::add", x, 2).op is dc.ops.aten.add.Scalar
+    assert dc.explain(dc.ops.aten.add, x, 2).op is dc.ops.aten.add.Tensor  # torch's packet: a number fits
+    assert dc.explain("aten::add", x, 2).op is dc.ops.aten.add.Tensor  # add.Tensor's Tensor (wrapped)
+    assert dc.explain(dc.ops.aten.add, x, 2, 3).op is dc.ops.aten.add.Scalar  # alpha by position
+    assert dc.explain(dc.ops.aten.eq, x, 2).op is dc.ops.aten.eq.Scalar  # eq takes no number for a Tensor
     assert dc.explain("aten.add.Tensor", x, x).op is dc.ops.aten.add.Tensor
 
 

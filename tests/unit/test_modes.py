@@ -219,7 +219,8 @@ def test_factories_and_inplace_ops_reach_the_mode():
         z = dc.zeros(2)
         version = x._version
         x.add_(1)
-    assert [op for _, op in log] == ["aten.zeros.default", "aten.add_.Tensor"]  # 1: a wrapped number
+    assert [op for _, op in log] == ["aten.zeros.default", "aten.add_.Tensor"]  # 1: a wrapped number,
+    # handed to the mode as the int 1 (Note [Numbers for a mode])
     assert x._version == version + 1  # ADInplaceOrView, above the mode, still bumps it
     assert z.tolist() == [0.0, 0.0]
 

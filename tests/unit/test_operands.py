@@ -131,14 +131,198 @@ def test_inplace_number_operands_take_torchs_overload(expr, op):
     assert log.ops == [op]
 
 
-def test_the_mode_sees_the_wrapped_number_as_a_0d_tensor():
-    """torch hands a mode the Python number; dispatchcore the wrapped tensor (operator.py would
-    have to accept numbers for Tensor arguments for a mode to forward the number itself)."""
+@pytest.mark.parametrize(("expr", "op", "args"), [
+    ("x * 2", "aten.mul.Tensor", ("x", 2)), ("2 * x", "aten.mul.Tensor", ("x", 2)),
+    ("x.add_(1)", "aten.add_.Tensor", ("x", 1)), ("x / 2.5", "aten.div.Tensor", ("x", 2.5)),
+    ("x * True", "aten.mul.Tensor", ("x", True)), ("x + 1j", "aten.add.Tensor", ("x", 1j)),
+    ("dc.add(2, x)", "aten.add.Tensor", (2, "x")), ("x - 3", "aten.sub.Tensor", ("x", 3)),
+])
+def test_the_mode_sees_the_python_number(expr, op, args):
+    """Note [Numbers for a mode]: torch's toPyObject hands a wrapped number over as the number."""
     x = dc.ones(2)
     with dc.LoggingMode() as log:
-        x * 2
+        eval(expr, {"x": x, "dc": dc})  # noqa: S307 - a fixed table
     (record,) = log.records
-    assert is_wrapped_number(record.args[1]) and record.args[1].item() == 2
+    assert str(record.func) == op
+    seen = tuple("x" if a is x else a for a in record.args)
+    assert seen == args and [type(a) for a in seen] == [type(a) for a in args]
+
+
+def test_logging_mode_prints_the_number():
+    x = dc.ones(2)
+    with dc.LoggingMode() as log:
+        _ = x * 2
+        _ = x / 2.5
+        x.add_(True)
+    assert log.lines == ["$1: f32[2] = aten.mul.Tensor($0, 2)", "$2: f32[2] = aten.div.Tensor($0, 2.5)",
+                         "$0: f32[2] = aten.add_.Tensor($0, True)"]
+
+
+def test_a_mode_that_forwards_the_number_gets_torchs_result():
+    """``func(*args)`` with the number: the handle wraps it again (Note [Numbers for Tensors])."""
+    xi = dc.tensor([1, 2], dtype=dc.int32)
+    xg = dc.ones(2, requires_grad=True)
+    with dc.LoggingMode():
+        r = xi * 2.5
+        y = xg * 2
+        z = 2 - xg
+    assert r.dtype is dc.float32 and r.tolist() == [2.5, 5.0]
+    assert _node(y) == "MulBackward0" and _node(z) == "RsubBackward1"
+    y.sum().backward()
+    assert xg.grad.tolist() == [2.0, 2.0]
+
+
+def test_a_mode_gets_a_number_for_a_wrapped_keyword_value():
+    seen = []
+
+    class Spy(dc.DispatchMode):
+        def __dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((args, dict(kwargs or {})))
+            return func(*args, **(kwargs or {}))
+
+    x = dc.ones(2)
+    with Spy():
+        A.add.Tensor(x, other=3)  # bound by position, as torch passes it
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+            A.mul.out(x, x, out=2)  # a keyword-only Tensor: wrapped too, and handed over as the number
+    assert seen[0][0][1] == 3 and type(seen[0][0][1]) is int
+    assert seen[1][1] == {"out": 2} and type(seen[1][1]["out"]) is int
+
+
+# --- handles take numbers for Tensor arguments (Note [Numbers for Tensors]) ----------------------
+def test_handles_wrap_a_number_for_a_tensor_argument():
+    x, xi = dc.ones(2), dc.tensor([1, 2], dtype=dc.int32)
+    assert A.mul.Tensor(x, 2).tolist() == [2.0, 2.0]
+    r = A.mul.Tensor(xi, 2.5)
+    assert r.dtype is dc.float32 and r.tolist() == [2.5, 5.0]
+    assert A.mul.Tensor(2, xi).dtype is dc.int32 and A.mul.Tensor(xi, True).dtype is dc.int32
+    assert A.mul.Tensor(xi, 1j).dtype is dc.complex64
+    r = A.mul.Tensor(2, 3)
+    assert r.dtype is dc.int64 and r.dim() == 0 and r.item() == 6 and not is_wrapped_number(r)
+    assert A.add.Tensor(x, 2, alpha=3).tolist() == [7.0, 7.0]
+    assert A.mul.Tensor(x, other=2).tolist() == [2.0, 2.0]
+    assert A.mul.Tensor(self=2, other=x).tolist() == [2.0, 2.0]  # ``self=`` is the operator's keyword
+    assert A.sub.Tensor(2, x).tolist() == [1.0, 1.0]
+    assert A.div.Tensor_mode(xi, 2, rounding_mode="floor").tolist() == [0, 1]
+    assert A.mul.out(x, 2, out=dc.empty(2)).tolist() == [2.0, 2.0]
+    assert A.copy_.default(dc.zeros(2), 3).tolist() == [3.0, 3.0]
+    assert A._to_copy.default(2).dtype is dc.int64
+
+
+def test_numpy_numbers_are_wrapped_too():
+    np = pytest.importorskip("numpy")
+    x = dc.ones(2)
+    assert A.mul.Tensor(x, np.int64(2)).tolist() == [2.0, 2.0]
+    assert A.mul.Tensor(x, np.float32(2)).dtype is dc.float32
+
+
+def test_a_number_for_a_tensor_argument_records_mulbackward0():
+    xg = dc.ones(2, requires_grad=True)
+    for y in (A.mul.Tensor(xg, 2), A.mul.Tensor(2, xg)):
+        assert _node(y) == "MulBackward0" and len(y.grad_fn.next_functions) == 2
+        assert sum(f is None for f, _ in y.grad_fn.next_functions) == 1
+        xg.grad = None
+        y.sum().backward()
+        assert xg.grad.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize(("call", "arg", "kind"), [
+    (lambda x: A.relu.default(2), "self", "int"), (lambda x: A.mm.default(x.view(1, 2), 2), "mat2", "int"),
+    (lambda x: A.where.self(x > 0, x, 0.0), "other", "float"), (lambda x: A.rsub.Tensor(x, 2), "other", "int"),
+    (lambda x: A.eq.Tensor(x, 2), "other", "int"), (lambda x: A.maximum.default(x, 2), "other", "int"),
+    (lambda x: A.clamp.Tensor(x, 0), "min", "int"), (lambda x: A.mul.Tensor(x, "a"), "other", "str"),
+])
+def test_other_operators_refuse_numbers_for_tensors_as_torch(call, arg, kind):
+    with pytest.raises(RuntimeError, match=f"Expected a value of type '(Optional\\[)?Tensor\\]?' for argument "
+                                           f"'{arg}' but instead found type '{kind}'") as info:
+        call(dc.ones(2))
+    assert info.value.__context__ is None and info.value.__cause__ is None
+
+
+def test_a_tensor_list_refuses_numbers():
+    with pytest.raises(RuntimeError, match="Expected a value of type 'List\\[Tensor\\]'"):
+        A.cat.default([dc.ones(2), 2])
+
+
+def test_a_number_for_an_inplace_self_gets_its_own_tensor():
+    with pytest.raises(RuntimeError, match="output with shape \\[\\] doesn't match the broadcast shape \\[2\\]"):
+        A.add_.Tensor(2, dc.ones(2))
+    # torch returns the written wrapped number as a Python number (toPyObject)
+    r = A.add_.Tensor(2, 3)
+    assert r == 5 and type(r) is int
+    assert type(A.add_.Tensor(2.5, 3)) is float
+    assert wrapped_number(2).item() == 2 and wrapped_number(2.5).item() == 2.5  # the caches are untouched
+    r = A.to.dtype(2, dc.int64)
+    assert r == 2 and type(r) is int
+    assert A.to.dtype(2, dc.float32).dtype is dc.float32
+
+
+def test_numbers_as_tensors_follows_torchs_list():
+    assert A.mul.Tensor.schema.numbers_as_tensors and A.add_.Tensor.schema.numbers_as_tensors
+    assert A.copy_.default.schema.numbers_as_tensors and A._to_copy.default.schema.numbers_as_tensors
+    assert not A.relu.default.schema.numbers_as_tensors and not A.rsub.Tensor.schema.numbers_as_tensors
+    from dispatchcore.schema import parse_schema
+
+    assert parse_schema("prims::f(Tensor a) -> Tensor").numbers_as_tensors
+    assert not parse_schema("myops::mul(Tensor a) -> Tensor").numbers_as_tensors
+
+
+def test_a_number_for_a_user_operator_tensor_is_refused():
+    lib = dc.Library("numops_test", "DEF")
+    lib.define("mul(Tensor self, Tensor other) -> Tensor")
+    lib.impl("mul", lambda a, b: a, "CPU")
+    with pytest.raises(RuntimeError, match="Expected a value of type 'Tensor' for argument 'other'"):
+        dc.ops.numops_test.mul.default(dc.ones(2), 2)
+
+
+# --- packets pick what torch picks --------------------------------------------------------------
+@pytest.mark.parametrize(("call", "op"), [
+    (lambda x: A.add(x, 2), "aten.add.Tensor"), (lambda x: A.add(x, 2.5), "aten.add.Tensor"),
+    (lambda x: A.add(2, x), "aten.add.Tensor"), (lambda x: A.add(x, 2, alpha=2), "aten.add.Tensor"),
+    (lambda x: A.add(x, 2, 2), "aten.add.Scalar"), (lambda x: A.mul(x, 2), "aten.mul.Tensor"),
+    (lambda x: A.div(x, 2), "aten.div.Tensor"), (lambda x: A.div(x, 2, rounding_mode="floor"), "aten.div.Tensor_mode"),
+    (lambda x: A.sub(2, x), "aten.sub.Tensor"), (lambda x: A.rsub(x, 2), "aten.rsub.Scalar"),
+    (lambda x: A.eq(x, 2), "aten.eq.Scalar"), (lambda x: A.pow(x, 2), "aten.pow.Tensor_Scalar"),
+])
+def test_packets_resolve_numbers_as_torch(call, op):
+    x = dc.ones(2)
+    with dc.LoggingMode() as log:
+        call(x)
+    assert log.ops[-1] == op
+
+
+def test_packet_of_two_numbers():
+    r = A.add(2, 3)
+    assert r.dtype is dc.int64 and r.item() == 5
+
+
+def test_explain_resolves_numbers_as_torch():
+    x = dc.ones(2)
+    e = dc.explain(A.add, x, 2)
+    assert e.op is A.add.Tensor and dc.explain("aten::add", x, 2).op is A.add.Tensor
+    assert "wrapped number 2" in str(e)
+    assert dc.explain(A.add, x, 2, 2).op is A.add.Scalar
+
+
+# --- saved wrapped numbers (Note [Saved wrapped numbers]) -----------------------------------------
+def test_a_saved_wrapped_number_is_freed_with_its_node():
+    xg = dc.ones(3, requires_grad=True)
+    y = xg * 2
+    (saved,) = y.grad_fn._values.values()
+    assert is_wrapped_number(saved)
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    assert xg.grad.tolist() == [4.0] * 3
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.sum().backward()
+
+
+def test_double_backward_through_a_number_operand():
+    x = dc.tensor([1.0, 2.0], requires_grad=True)
+    (g,) = dc.autograd.grad((x * x * 3 / 2.0).sum(), x, create_graph=True)
+    assert g.tolist() == [3.0, 6.0]
+    (g2,) = dc.autograd.grad(g.sum(), x)
+    assert g2.tolist() == [3.0, 3.0]
 
 
 def test_number_gradients_flow_to_the_tensor_only():
