@@ -186,7 +186,9 @@ def rsub_tensor(self: Tensor, other: Tensor, *, alpha: Any = 1) -> Tensor:
 
 def rsub_scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
     """``rsub.Scalar``: ``other - alpha * self`` with ``other`` wrapped (``2 - x``)."""
-    return rsub_tensor(self, wrapped_number(other), alpha=alpha)
+    wrapped = wrapped_number(other)
+    assert wrapped is not None  # binding let only a Scalar through
+    return rsub_tensor(self, wrapped, alpha=alpha)
 
 
 def reciprocal(self: Tensor) -> Tensor:
