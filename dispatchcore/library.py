@@ -183,9 +183,11 @@ class Library:
         where = SourceLocation.of_caller(2)
         # kernels registered before this def are checked against the schema first; a kernel
         # that does not fit raises the impl-time RegistrationError and nothing is defined
-        op = self._dispatcher.register_schema(parsed, where, alias_analysis, tuple(tags or ()))
-        self._handles.append(RegistrationHandle(
-            _call(_undefine, self._dispatcher, op), f"def {parsed.name}"))
+        with self._dispatcher._lock:  # a concurrent _destroy sees this definition's handle, or refuses it
+            self._check_alive()
+            op = self._dispatcher.register_schema(parsed, where, alias_analysis, tuple(tags or ()))
+            self._handles.append(RegistrationHandle(
+                _call(_undefine, self._dispatcher, op), f"def {parsed.name}"))
         return name.name
 
     # --- impl ---------------------------------------------------------------------------------
@@ -265,14 +267,15 @@ class Library:
             dispatcher.register_kernel(op, reg)
             dispatcher._python_impls.add(python_key)
 
-        def undo() -> None:
-            with dispatcher._lock:
-                dispatcher.deregister_kernel(op, reg)
-                if not op._kernels.get(key):
-                    dispatcher._python_impls.discard(python_key)
+            def undo() -> None:
+                with dispatcher._lock:
+                    dispatcher.deregister_kernel(op, reg)
+                    if not op._kernels.get(key):
+                        dispatcher._python_impls.discard(python_key)
 
-        handle = RegistrationHandle(undo, f"impl {op.qualname} at {key.name}")
-        self._handles.append(handle)
+            # appended under the lock: a concurrent _destroy removes it, or ran before the check
+            handle = RegistrationHandle(undo, f"impl {op.qualname} at {key.name}")
+            self._handles.append(handle)
         return handle
 
     def _resolve_impl(self, op_name: str, dispatch_key: DispatchKey | str) -> tuple[str, DispatchKey]:
@@ -333,13 +336,14 @@ class Library:
                 "runtime key. Register one per runtime key (e.g. 'AutogradCPU') instead.")
         if not callable(fn):
             raise RegistrationError(f"fallback kernel must be callable, got {type(fn).__name__}")
-        self._check_alive()
         reg = KernelRegistration(key=key, kernel=fn, with_keyset=with_keyset, library="_",
                                  where=SourceLocation.of_caller(2), boxed_fallback=True)
-        self._dispatcher.register_fallback(reg)
-        handle = RegistrationHandle(_call(self._dispatcher.deregister_fallback, reg),
-                                    f"fallback at {key.name}")
-        self._handles.append(handle)
+        with self._dispatcher._lock:
+            self._check_alive()
+            self._dispatcher.register_fallback(reg)
+            handle = RegistrationHandle(_call(self._dispatcher.deregister_fallback, reg),
+                                        f"fallback at {key.name}")
+            self._handles.append(handle)
         return handle
 
     # --- lifetime -----------------------------------------------------------------------------
@@ -348,8 +352,9 @@ class Library:
 
         Idempotent. Afterwards ``define``, ``impl`` and ``fallback`` raise ``AssertionError``.
         """
-        self._destroyed = True
-        _destroy_all(self._handles)
+        with self._dispatcher._lock:  # no registration of this library can start or finish meanwhile
+            self._destroyed = True
+            _destroy_all(self._handles)
 
     destroy = _destroy
 
@@ -371,9 +376,7 @@ def _parse_key(key: DispatchKey | str) -> DispatchKey:
     and the ``StartOf*``/``EndOf*`` range markers are not names ``c10::parseDispatchKey`` knows,
     so ``Library.impl(..., "CatchAll")`` raises "could not parse dispatch key: CatchAll" there.
     """
-    unknown = isinstance(key, str) and (
-        key not in DispatchKey.__members__ or DispatchKey[key].name != key
-        or key.startswith(("StartOf", "EndOf")))
+    unknown = isinstance(key, str) and not _is_key_name(key)
     if not unknown:
         try:
             return parse_dispatch_key(key)
@@ -452,8 +455,6 @@ def _check_kernel(op: OperatorHandle, schema: FunctionSchema, fn: Callable[..., 
     ``define`` time it runs before ``op`` has its schema.
     """
     where = f"impl({op.qualname.partition('::')[2]!r}, ..., {key.name!r})"
-    if not callable(fn):
-        raise RegistrationError(f"{where}: kernel must be callable, got {type(fn).__name__}")
     hook = protocol_attr(fn, "__dispatchcore_kernel_check__")
     if hook is not None:
         hook(op, key, with_keyset)

@@ -971,3 +971,26 @@ def test_library_docstring_examples_run():
 
     failures, attempted = doctest.testmod(library_module, optionflags=doctest.ELLIPSIS)
     assert attempted and not failures
+
+
+def test_a_destroy_racing_an_impl_leaves_no_registration_behind(ns, monkeypatch):
+    """``_destroy`` in another thread waits for an impl in flight, then removes its kernel too."""
+    import threading
+
+    import dispatchcore.library as library
+
+    lib = dc.Library(ns, "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    destroyer = threading.Thread(target=lib._destroy)
+    real_handle = library.RegistrationHandle
+
+    def handle_while_destroying(*args, **kwargs):  # the impl has registered; now the destroy starts
+        destroyer.start()
+        destroyer.join(timeout=0.2)  # it must wait for the registry lock (before: it ran here)
+        return real_handle(*args, **kwargs)
+
+    monkeypatch.setattr(library, "RegistrationHandle", handle_while_destroying)
+    lib.impl("f", lambda x: x, "CPU")
+    monkeypatch.setattr(library, "RegistrationHandle", real_handle)
+    destroyer.join()
+    assert dc.dump_table(f"{ns}::f") == "" and not lib._handles
