@@ -370,12 +370,18 @@ def _setitem(t, index, value):
     return t
 
 
-@pytest.mark.parametrize("case", sorted(METHODS))
+# Methods the everyday opset (issue #15) adds: each fails today, strictly, until it lands.
+NOT_MODELLED = {
+    "x.T": AttributeError, "x.flatten()": AttributeError, "x.square()": AttributeError,
+    "x.view_as(y)": AttributeError, "x.min()": NotImplementedError,  # the aten::min reduction
+}
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, raises=NOT_MODELLED[c], reason="not modelled yet (#15)"))
+    if c in NOT_MODELLED else c for c in sorted(METHODS)])
 def test_method_and_function_node_names_match_torch(case):
     fn = METHODS[case]
     t_out = fn(torch, leaf(torch), leaf(torch, seed=1))
-    try:
-        d_out = fn(dc, leaf(dc), leaf(dc, seed=1))
-    except (AttributeError, NotImplementedError) as e:  # not modelled (yet): says so, does not pass
-        pytest.skip(f"dispatchcore does not model {case}: {e}")
+    d_out = fn(dc, leaf(dc), leaf(dc, seed=1))
     assert_same_graph(t_out.grad_fn, d_out.grad_fn)
