@@ -124,7 +124,9 @@ class WrappedNumber:
     with ``2`` as such a tensor, and type promotion counts it as the Python number it was (a
     group below the 0-d tensors). The flag rides on the ``_meta`` slot (AutogradMeta's place),
     which a wrapped number never needs otherwise: it never requires grad. ``value`` is the
-    Python number, so kernels can use it without reading the tensor.
+    Python number, so kernels can use it without reading the tensor. Every reader of ``_meta``
+    must therefore accept a ``WrappedNumber`` there: it answers the AutogradMeta attributes the
+    engine reads (below); anything else reads with ``getattr(meta, name, default)``.
     """
 
     __slots__ = ("value",)
