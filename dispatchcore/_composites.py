@@ -45,6 +45,74 @@ _NUMBER_NP = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype
               complex: np.dtype(np.complex128)}
 
 
+def _int_overflow(value: int) -> Exception:
+    """The error of an int operand outside int64, as torch's argument parser raises it.
+
+    torch unpacks a Python int through ``PyLong_AsUnsignedLongLong`` when it does not fit a
+    ``long long``: below int64 that raises "can't convert negative int to unsigned", above uint64
+    "int too big to convert" (both OverflowError). torch accepts [2**63, 2**64) as a uint64
+    Scalar; dispatchcore has no uint64 and keeps its own error there.
+    """
+    if value < 0:
+        return OverflowError("can't convert negative int to unsigned")
+    if value >= 1 << 64:
+        return OverflowError("int too big to convert")
+    return RuntimeError("Overflow when unpacking long")
+
+
+_CONVERT_NAME = {np.dtype(t): n for t, n in (
+    (np.bool_, "bool"), (np.uint8, "uint8_t"), (np.int8, "int8_t"), (np.int16, "int16_t"),
+    (np.int32, "int"), (np.int64, "int64_t"), (np.float16, "c10::Half"), (np.float32, "float"),
+    (np.float64, "double"), (np.complex64, "c10::complex<float>"),
+    (np.complex128, "c10::complex<double>"))}
+
+
+def checked_number(v: Any, dt: np.dtype) -> np.ndarray:
+    """Mirror c10's ``checked_convert``: the Python number ``v`` as a 0-d array of ``dt``.
+
+    Raises torch's "value cannot be converted to type uint8_t without overflow" when ``v`` does not
+    fit; negative ints wrap into unsigned types, as c10's ``overflows()`` allows. The CPU kernels'
+    scalar arguments (``fill_``, ``full``, ``clamp``) and ``x[i] = number`` use this one rule.
+    """
+    kind = dt.kind
+    if kind == "b":
+        return np.array(bool(v))
+    if isinstance(v, complex) and kind != "c":
+        if v.imag != 0:
+            raise _convert_error(dt)
+        v = v.real
+    if kind in "iu":
+        lo, hi = _LIMITS[dt]
+        if isinstance(v, float):
+            if v != v or not lo <= v <= hi:
+                raise _convert_error(dt)
+        v = int(v)
+        if kind == "u":  # negative values wrap, as two's complement arithmetic would (c10 overflows())
+            ok = v <= hi and (v >= 0 or -v <= hi)
+        else:
+            ok = lo <= v <= hi
+        if not ok:
+            raise _convert_error(dt)
+        return np.array(v if v >= 0 or kind == "i" else v + hi + 1, dt)
+    if kind == "f":
+        f = float(v)
+        if f == f and f not in (_INF, -_INF) and abs(f) > _LIMITS[dt][1]:
+            raise _convert_error(dt)
+        return np.array(f, dt)
+    return np.array(v, dt)
+
+
+_INF = float("inf")
+_LIMITS = {dt: ((int(np.iinfo(dt).min), int(np.iinfo(dt).max)) if dt.kind in "iu" else
+                (-float(np.finfo(dt).max), float(np.finfo(dt).max)))
+           for dt in _CONVERT_NAME if dt.kind in "iuf"}
+
+
+def _convert_error(dt: np.dtype) -> RuntimeError:
+    name = _CONVERT_NAME.get(dt, str(dt))
+    return RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
 def wrapped_number(value: Any) -> Tensor | None:
     """``value`` (a Python or numpy number) as a wrapped-number tensor; None for anything else.
 
@@ -73,7 +141,7 @@ def wrapped_number(value: Any) -> Tensor | None:
         cls = value.__class__
         np_dtype = _NUMBER_NP[cls]
     if cls is int and not -(1 << 63) <= value < (1 << 63):
-        raise RuntimeError("Overflow when unpacking long")
+        raise _int_overflow(value)
     data = np.array(value, np_dtype)
     t = wrap_cpu(data)
     t._meta = _WrappedNumber(value)

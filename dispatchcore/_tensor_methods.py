@@ -18,7 +18,7 @@ from .dtypes import device as as_device
 from .dtypes import dtype as dtype_cls
 from .ops import aten
 from .schema import _parse_device
-from .tensor import Tensor
+from .tensor import Tensor, wrap_cpu
 from .tls import _DEFAULT_STATE as _DEFAULT_KEYS
 from .tls import per_thread as _pt
 
@@ -682,24 +682,47 @@ def _expands_to(shape: tuple, target: tuple) -> bool:
 def _setitem(self: Tensor, index: Any, value: Any) -> None:
     """``self[index] = value``, as torch's ``set_item``/``copy_to``.
 
-    A number becomes a 0-d tensor of self's dtype; a same-shaped value is copied, a 0-d CPU one
-    fills (``fill_.Tensor``), any other is expanded to the target's shape (torch's ``copy_to``:
-    its expand error when it does not fit) and copied.
+    A number becomes a 0-d tensor of self's dtype (c10's ``checked_convert``: torch's overflow
+    error when it does not fit); a same-shaped value is copied, a 0-d CPU one fills
+    (``fill_.Tensor``), any other loses its leading size-1 dims (``slicePrefix1s``, a view) and is
+    expanded to the target's shape (torch's expand error when it does not fit) and copied.
     """
-    if not isinstance(value, Tensor) and not _is_number(value):
-        raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_type(self)}")
-    target = self if index is Ellipsis else _index_views(self, index)  # x[...] = v writes x itself
     if not isinstance(value, Tensor):
-        from .factories import tensor
-
-        value = tensor(value, dtype=self.dtype, device=self.device)
+        if not _is_number(value):
+            raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_type(self)}")
+        value = _number_value(value, self)
+    target = self if index is Ellipsis else _index_views(self, index)  # x[...] = v writes x itself
     shape, target_shape = value._data.shape, target._data.shape
-    if shape != target_shape and value._data.ndim == 0 and value._device.type == "cpu":
-        A.fill_.Tensor(target, value)
-        return
-    if shape != target_shape and not _expands_to(shape, target_shape):
-        A.expand.default(A.detach.default(value), list(target_shape))  # raises torch's expand error
+    if shape != target_shape:
+        if value._data.ndim == 0 and value._device.type == "cpu":
+            A.fill_.Tensor(target, value)
+            return
+        first = 0
+        while first < len(shape) and shape[first] == 1:
+            first += 1
+        if first:  # torch's slicePrefix1s: x[0] = ones(1, 3) copies a (3,) view
+            shape = shape[first:]
+            value = A.view.default(value, list(shape))
+        if shape != target_shape and not _expands_to(shape, target_shape):
+            A.expand.default(A.detach.default(value), list(target_shape))  # raises torch's expand error
     A.copy_.default(target, value)
+
+
+def _number_value(value: Any, self: Tensor) -> Tensor:
+    """The 0-d tensor of ``self``'s dtype that ``x[i] = number`` writes (torch's ``lift_fresh``)."""
+    if value.__class__ not in _NUMBER_CLASSES:  # numpy scalars, IntEnum, ...: as Python numbers
+        value = value.item() if hasattr(value, "item") else value
+    if value.__class__ is int and not -_INT64 <= value < _INT64:  # torch unpacks it as a long long
+        raise ValueError("Overflow when unpacking long long")
+    data = _composites.checked_number(value, self.dtype.np)
+    t = wrap_cpu(data)
+    if self._device.type != "cpu":
+        t = A._to_copy.default(t, device=self._device)
+    return t
+
+
+_NUMBER_CLASSES = frozenset((int, float, bool, complex))
+_INT64 = 1 << 63
 
 
 Tensor.__getitem__ = _index_views

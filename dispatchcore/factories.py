@@ -4,8 +4,9 @@ Mirrors the Python bindings of torch's factories: the same signatures and keywor
 ``layout``, ``device``, ``pin_memory``, ``requires_grad``, ``memory_format``, ``generator``,
 ``out``), checked with torch's TypeErrors (See Note [Factory arguments]). Each factory except
 ``tensor`` is one call of an ``aten`` factory operator, which has no tensor argument: its
-BackendSelect kernel turns ``device=`` into a key set (spec §6.4). ``tensor(data)`` builds a CPU
-ndarray with torch's dtype inference and moves it with ``_to_copy`` when another device is asked for.
+BackendSelect kernel turns ``device=`` into a key set (torch's generated
+``RegisterBackendSelect.cpp``). ``tensor(data)`` builds a CPU ndarray with torch's dtype inference
+and moves it with ``_to_copy`` when another device is asked for.
 """
 
 from __future__ import annotations
@@ -191,18 +192,25 @@ def _sizes(data: Any) -> list[int]:
     return sizes
 
 
-def _check_nesting(data: Any, sizes: list[int], dim: int = 0) -> None:
-    """``recursive_store``'s checks: every level as long as the first one, numbers at the bottom."""
+def _check_nesting(data: Any, sizes: list[int], np_dtype: np.dtype, dim: int = 0) -> None:
+    """``recursive_store``'s checks: every level as long as the first one, numbers at the bottom.
+
+    A sequence where a number belongs fails as its unpacking into the dtype does (``THPUtils_
+    unpackLong`` for bool and integers, ``THPUtils_unpackDouble`` for floating and complex).
+    """
     if dim == len(sizes):
         if isinstance(data, (list, tuple)):
-            raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as a number")
+            name = type(data).__name__
+            if np_dtype.kind in "fc":
+                raise TypeError(f"must be real number, not {name}")
+            raise TypeError(f"'{name}' object cannot be interpreted as an integer")
         return
     if not isinstance(data, (list, tuple)):
         raise TypeError("not a sequence")
     if len(data) != sizes[dim]:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(data)})")
     for item in data:
-        _check_nesting(item, sizes, dim + 1)
+        _check_nesting(item, sizes, np_dtype, dim + 1)
 
 
 def _infer_dtype(data: Any) -> _dt.dtype:
@@ -300,8 +308,16 @@ def tensor(data: Any, *args: Any, **kwargs: Any) -> Tensor:
         if 0 in sizes:  # torch stores nothing, so it reads no further than the first empty level
             array = np.empty(sizes, dtype=dtype.np)
         else:
-            _check_nesting(data, sizes)
-            array = np.array(data, dtype=dtype.np)
+            # numpy first: the Python walk of torch's checks runs only when numpy refuses the data
+            # or reads another shape, after the except (Note [No chained errors], operator.py)
+            try:
+                array = np.array(data, dtype=dtype.np)
+            except (ValueError, TypeError, OverflowError):
+                array = None
+            if array is None or array.shape != tuple(sizes) or array.dtype != dtype.np:
+                _check_nesting(data, sizes, dtype.np)  # raises torch's error for ragged or non-number data
+                if array is None:
+                    array = np.array(data, dtype=dtype.np)  # numpy's own error, unchained
     t = wrap_cpu(array)
     device = options.get("device")
     if device is not None and device.type != "cpu":

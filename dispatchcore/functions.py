@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import _tensor_methods  # noqa: F401 - the Tensor methods these functions call
-from ._tensor_methods import _number_call, check_call, wrapped_number
+from ._tensor_methods import _NO_MODE, _number_call, check_call, wrapped_number
 from .dtypes import result_type
 from .ops import aten as A
 from .tensor import Tensor
@@ -118,7 +118,6 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
 add, sub = _binary("add", alpha=True), _binary("sub", alpha=True)
 mul, _div = _binary("mul", alpha=False), _binary("div", alpha=False)
 true_divide = _binary("div", alpha=False, torch_name="true_divide")
-_NO_MODE: Any = object()
 
 
 def div(input: Any, other: Any, *, rounding_mode: Any = _NO_MODE, out: Tensor | None = None) -> Any:

@@ -17,19 +17,21 @@ from typing import Any
 import numpy as np
 
 from dispatchcore import dtypes
+from dispatchcore._composites import checked_number as _checked_number
 from dispatchcore.dtypes import WrappedNumber as _WrappedNumber
 from dispatchcore.shapes import broadcast_shapes, compute_stride, infer_size, infer_size_dv
 from dispatchcore.tensor import wrap_cpu
 
 from . import random as _random
 from .overlap import assert_no_internal_overlap as _assert_no_internal_overlap
+from .overlap import is_non_overlapping_and_dense as _non_overlapping_and_dense
 
 # Note [Fast paths]: the hot kernels (add, mul, relu, sum, mm, views, ...) first try the common
 # case (operands of one dtype, no alpha) with one numpy call and a cheap 0-d guard; add, sub,
 # mul and div also take two dimensioned tensors of different dtypes (``mixed``). Every other
 # case (0-d promotion, Python scalars, errors, floating-point warnings) falls to the general slow
 # path of its family (``_binary``, ``_unary``, ...), which is written for clarity, not speed.
-# A wrapped number (``x * 2``: See Note [Wrapped numbers] in dispatchcore/_tensor_methods.py)
+# A wrapped number (``x * 2``: See Note [Wrapped numbers] in dispatchcore/_composites.py)
 # of another dtype than the tensor is used as the Python number it was, which numpy treats as
 # a weak scalar (NEP 50), as torch's promotion does where ``fast_scalar`` allows.
 
@@ -63,13 +65,11 @@ _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float
 _C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 _ALL = (_BOOL, _U8, _I8, _I16, _I32, _I64, _F16, _F32, _F64, _C64, _C128)
 
-# c10::toString(ScalarType), the caffe2::TypeMeta names, and the names checked_convert prints
+# c10::toString(ScalarType) and the caffe2::TypeMeta names (checked_convert's: _composites.checked_number)
 _TORCH_NAME = dict(zip(_ALL, ("Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double",
                               "ComplexFloat", "ComplexDouble")))
 _CPP_NAME = dict(zip(_ALL, ("bool", "unsigned char", "signed char", "short int", "int", "long int",
                             "c10::Half", "float", "double", "c10::complex<float>", "c10::complex<double>")))
-_CONVERT_NAME = dict(zip(_ALL, ("bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t", "c10::Half",
-                                "float", "double", "c10::complex<float>", "c10::complex<double>")))
 _ZERO = {dt: np.zeros((), dt) for dt in _ALL}  # np.maximum(x, zero-d array) beats a Python 0
 # torch's ScalarType enum values, for dtype arguments given as ints (schema defaults are ints)
 _SCALAR_TYPE_NUMBERS = {0: _U8, 1: _I8, 2: _I16, 3: _I32, 4: _I64, 5: _F16, 6: _F32, 7: _F64,
@@ -222,36 +222,7 @@ def _scalar_array(value: Any, dt: np.dtype) -> np.ndarray:
 
 def _checked_scalar(value: Any, dt: np.dtype) -> np.ndarray:
     """Mirror ``checked_convert``: ``value`` as a 0-d array of ``dt``, or torch's overflow error."""
-    v = _item(value)
-    kind = dt.kind
-    if kind == "b":
-        return np.array(bool(v))
-    error = RuntimeError(f"value cannot be converted to type {_CONVERT_NAME[dt]} without overflow")
-    if isinstance(v, complex):
-        if kind != "c":
-            if v.imag != 0:
-                raise error
-            v = v.real
-    if kind in "iu":
-        info = np.iinfo(dt)
-        if isinstance(v, float):
-            if v != v or not info.min <= v <= info.max:
-                raise error
-            v = int(v)
-        v = int(v)
-        if kind == "u":  # negative values wrap, as two's complement arithmetic would (c10 overflows())
-            ok = v <= info.max and (v >= 0 or -v <= info.max)
-        else:
-            ok = info.min <= v <= info.max
-        if not ok:
-            raise error
-        return np.array(v).astype(dt)
-    if kind == "f":
-        f = float(v)
-        if not math.isinf(f) and f == f and abs(f) > float(np.finfo(dt).max):
-            raise error
-        return np.array(f, dt)
-    return np.array(v, dt)
+    return _checked_number(_item(value), dt)
 
 
 def _result_np(*operands: Any) -> np.dtype:
@@ -470,6 +441,22 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                     return wrap_cpu(r if r.ndim == 1 and r.size else _laid_out(r, (a, b)))
         return slow(name, ufunc, self, other)
 
+    def number_or_mixed(self, other, a, b):
+        """``x * 2``, two dtypes and no alpha: the number (Note [Wrapped numbers]), or ``mixed``."""
+        wrapped = other._meta
+        if wrapped.__class__ is _WrappedNumber:
+            v = wrapped.value
+            t, k = v.__class__, a.dtype.kind
+            if (k == "f" and (t is float or t is int)) or (t is int and k in "iu" and not float_only):
+                try:
+                    r = ufunc(a, v)
+                except _FAST_ERRORS:
+                    pass  # Note [No chained errors]: the general path raises after the handler
+                else:
+                    return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+                return slow(name, ufunc, self, other)
+        return mixed(self, other, a, b)
+
     def inplace_wrapped(self, other, a, alpha):
         """``x.add_(1)``: the number (Note [Wrapped numbers]) into ``a``, or the general path."""
         wrapped = other._meta
@@ -509,20 +496,8 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                         return wrap_cpu(r)
                     return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
                 return slow(name, ufunc, self, other, alpha)
-            if alpha is _ONE:
-                wrapped = other._meta  # x + 1: the number itself (Note [Wrapped numbers])
-                if wrapped.__class__ is _WrappedNumber:
-                    v = wrapped.value
-                    t, k = v.__class__, dt.kind
-                    if (k == "f" and (t is float or t is int)) or (t is int and k in "iu"):
-                        try:
-                            r = ufunc(a, v)
-                        except _FAST_ERRORS:
-                            pass  # Note [No chained errors]: the general path raises after the handler
-                        else:
-                            return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
-                        return slow(name, ufunc, self, other)
-                return mixed(self, other, a, b)
+            if alpha is _ONE:  # x + 1, or two dtypes
+                return number_or_mixed(self, other, a, b)
             return slow(name, ufunc, self, other, alpha)
 
         def scalar(self, other, alpha=1):
@@ -590,20 +565,8 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                         return wrap_cpu(r)
                     return wrap_cpu(_laid_out(r, (a, b)))  # See Note [Output layout]
                 return slow(name, ufunc, self, other)
-            if dt is not other_dt:
-                wrapped = other._meta  # x * 2: the number itself (Note [Wrapped numbers])
-                if wrapped.__class__ is _WrappedNumber:
-                    v = wrapped.value
-                    t, k = v.__class__, dt.kind
-                    if (k == "f" and (t is float or t is int)) or (t is int and k in "iu" and not float_only):
-                        try:
-                            r = ufunc(a, v)
-                        except _FAST_ERRORS:
-                            pass  # Note [No chained errors]: the general path raises after the handler
-                        else:
-                            return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
-                        return slow(name, ufunc, self, other)
-                return mixed(self, other, a, b)
+            if dt is not other_dt:  # x * 2, or two dtypes
+                return number_or_mixed(self, other, a, b)
             return slow(name, ufunc, self, other)
 
         def scalar(self, other):
@@ -1378,21 +1341,6 @@ def _memory_format(memory_format: Any, default: str) -> str:
     return str(getattr(memory_format, "name", memory_format)).rpartition(".")[2]
 
 
-def _dense_strides(shape: tuple, strides: tuple) -> bool:
-    """Mirror ``compute_non_overlapping_and_dense`` (strides in elements); empty tensors are dense."""
-    if 0 in shape:
-        return True
-    order = sorted(range(len(shape)), key=lambda i: (shape[i] < 2, strides[i]))
-    expected = 1
-    for i in order:
-        if shape[i] < 2:
-            return True
-        if strides[i] != expected:
-            return False
-        expected *= shape[i]
-    return True
-
-
 def _empty_strided(shape: tuple, strides: tuple, dt: np.dtype) -> np.ndarray:
     """Fresh memory laid out with the given element strides (non-negative)."""
     n = 0 if 0 in shape else 1 + sum((s - 1) * st for s, st in zip(shape, strides))
@@ -1461,7 +1409,7 @@ def _empty_like_format(a: np.ndarray, fmt: str, op: str, dt: np.dtype | None = N
     # preserve: a dense input keeps its exact strides, others follow its stride order (empty_like)
     itemsize = a.dtype.itemsize
     strides = tuple(s // itemsize for s in a.strides)
-    if all(s >= 0 for s in strides) and _dense_strides(a.shape, strides):
+    if all(s >= 0 for s in strides) and _non_overlapping_and_dense(a.shape, strides):
         return _empty_strided(a.shape, strides, dt)
     return _new(a.shape, dt) if a.flags.c_contiguous else _empty_like(a, dt, order="K")
 

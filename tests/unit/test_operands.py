@@ -53,9 +53,39 @@ def test_wrapped_numbers_made_in_inference_mode_are_not_cached():
     assert _node(x * 12345) == "MulBackward0"  # the cached one is a normal tensor: it can be saved
 
 
-def test_integers_too_big_for_int64_raise_torchs_error():
-    with pytest.raises(RuntimeError, match="Overflow when unpacking long"):
-        dc.ones(2) * (1 << 70)
+_TOO_BIG = [
+    ("x * 2**70", lambda t: t.ones(2) * 2**70),
+    ("2**70 * x", lambda t: 2**70 * t.ones(2)),
+    ("x.add(2**70)", lambda t: t.ones(2).add(2**70)),
+    ("x.mul_(2**70)", lambda t: t.ones(2).mul_(2**70)),
+    ("int + 2**70", lambda t: t.ones(2, dtype=t.int64) + 2**70),
+    ("x * 2**64", lambda t: t.ones(2) * 2**64),
+    ("mul(x, 2**70)", lambda t: t.mul(t.ones(2), 2**70)),
+    ("aten.mul.Tensor(x, 2**70)", lambda t: t.ops.aten.mul.Tensor(t.ones(2), 2**70)),
+    ("x * (-2**63 - 1)", lambda t: t.ones(2) * (-2**63 - 1)),
+]
+
+
+@pytest.mark.parametrize("call", [c for _, c in _TOO_BIG], ids=[i for i, _ in _TOO_BIG])
+def test_integers_beyond_uint64_raise_torchs_overflow_error(call):
+    with pytest.raises(OverflowError, match="int too big to convert|can't convert negative int"):
+        call(dc)
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("call", [c for _, c in _TOO_BIG], ids=[i for i, _ in _TOO_BIG])
+def test_integers_beyond_uint64_raise_as_torch(call):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(OverflowError) as expected:
+        call(torch)
+    with pytest.raises(OverflowError) as got:
+        call(dc)
+    assert str(got.value) == str(expected.value)
+
+
+def test_integers_of_int64_still_work_as_operands():
+    assert (dc.ones(2) * (2**63 - 1)).tolist() == [float(2**63 - 1)] * 2
+    assert (dc.ones(2, dtype=dc.int64) * (-2**63)).tolist() == [-2**63] * 2
 
 
 @pytest.mark.parametrize(("dtype", "number", "expected"), [

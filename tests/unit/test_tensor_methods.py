@@ -187,3 +187,103 @@ def test_setitem_on_a_leaf_view_still_records_the_copy_for_autograd():
     b[0] = a * 2
     b.sum().backward()
     assert a.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+_PREFIX_ONES = [
+    ("x[...] = ones(1, 3)", (3,), Ellipsis, (1, 3), [1.0, 2.0, 3.0]),
+    ("x[0] = ones(1, 3)", (2, 3), 0, (1, 3), [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]),
+    ("x[0, 1:] = ones(1, 1, 2)", (2, 3), (0, slice(1, None)), (1, 1, 2), [[0.0, 1.0, 2.0], [0.0, 0.0, 0.0]]),
+    ("x[...] = ones(1, 1)", (3,), Ellipsis, (1, 1), [1.0, 1.0, 1.0]),
+    ("x[:, 0] = ones(1, 2)", (2, 3), (slice(None), 0), (1, 2), [[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]),
+]
+
+
+@pytest.mark.parametrize(("target", "index", "value", "expected"), [c[1:] for c in _PREFIX_ONES],
+                         ids=[c[0] for c in _PREFIX_ONES])
+def test_setitem_drops_the_values_leading_size_one_dims(target, index, value, expected):
+    x = dc.zeros(*target)
+    x[index] = dc.arange(1, 1 + _numel(value), dtype=dc.float32).reshape(value)
+    assert x.tolist() == expected
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize(("target", "index", "value"), [c[1:4] for c in _PREFIX_ONES],
+                         ids=[c[0] for c in _PREFIX_ONES])
+def test_setitem_with_leading_size_one_dims_matches_torch(target, index, value):
+    torch = pytest.importorskip("torch")
+    results = []
+    for t in (torch, dc):
+        x = t.zeros(*target)
+        x[index] = t.arange(1, 1 + _numel(value), dtype=t.float32).reshape(value)
+        results.append(x.tolist())
+    assert results[0] == results[1]
+
+
+def test_setitem_strips_leading_ones_before_the_expand_error():
+    x = dc.zeros(3)
+    with pytest.raises(RuntimeError, match=r"expand\(torch.FloatTensor\{\[2, 3\]\}, size=\[3\]\)"):
+        x[...] = dc.ones(1, 2, 3)
+
+
+def test_setitem_through_leading_ones_records_copy_and_view_for_autograd():
+    v = dc.ones(1, 3, requires_grad=True)
+    x = dc.zeros(2, 3) * 1
+    x[0] = v * 3
+    x.sum().backward()
+    assert v.grad.tolist() == [[3.0, 3.0, 3.0]]
+    assert type(x.grad_fn).__name__ == "CopySlices"
+
+
+_NUMBERS = [
+    ("uint8 300", "uint8", 300), ("uint8 -1", "uint8", -1), ("int8 200", "int8", 200),
+    ("int32 1.5", "int32", 1.5), ("int32 nan", "int32", float("nan")), ("float32 1e300", "float32", 1e300),
+    ("float32 1+2j", "float32", 1 + 2j), ("float32 2**70", "float32", 2**70), ("int64 2**63", "int64", 2**63),
+    ("bool 5", "bool", 5), ("float16 inf", "float16", float("inf")), ("float32 True", "float32", True),
+]
+
+
+def _assign(t, dtype, number):
+    x = t.zeros(3, dtype=getattr(t, dtype))
+    try:
+        x[0] = number
+    except Exception as e:  # noqa: BLE001 - the outcome is compared
+        return type(e).__name__, str(e)
+    return x.tolist()
+
+
+def test_setitem_number_that_overflows_the_dtype_raises_torchs_runtime_error():
+    x = dc.zeros(3, dtype=dc.uint8)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type uint8_t without overflow"):
+        x[0] = 300
+    x[0] = -1  # negative ints wrap into unsigned types, as c10's overflows() allows
+    assert x.tolist() == [255, 0, 0]
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize(("dtype", "number"), [c[1:] for c in _NUMBERS], ids=[c[0] for c in _NUMBERS])
+def test_setitem_number_conversion_matches_torch(dtype, number):
+    torch = pytest.importorskip("torch")
+    assert _assign(dc, dtype, number) == _assign(torch, dtype, number)
+
+
+def test_setitem_number_fills_with_self_dtype_value():
+    seen = []
+
+    class Mode(dc.DispatchMode):
+        def __dispatch__(self, func, types, args=(), kwargs=None):
+            if "fill_" in str(func):
+                seen.append((str(func), args[1].dtype, dc.dtypes.is_wrapped_number(args[1])))
+            return func(*args, **(kwargs or {}))
+
+    x = dc.zeros(4, 4)
+    with Mode():
+        x[0] = 5.0
+    assert seen == [("aten.fill_.Tensor", dc.float32, False)]
+    assert x[0].tolist() == [5.0] * 4
