@@ -60,59 +60,6 @@ def _int_overflow(value: int) -> Exception:
     return RuntimeError("Overflow when unpacking long")
 
 
-_CONVERT_NAME = {np.dtype(t): n for t, n in (
-    (np.bool_, "bool"), (np.uint8, "uint8_t"), (np.int8, "int8_t"), (np.int16, "int16_t"),
-    (np.int32, "int"), (np.int64, "int64_t"), (np.float16, "c10::Half"), (np.float32, "float"),
-    (np.float64, "double"), (np.complex64, "c10::complex<float>"),
-    (np.complex128, "c10::complex<double>"))}
-
-
-def checked_number(v: Any, dt: np.dtype) -> np.ndarray:
-    """Mirror c10's ``checked_convert``: the Python number ``v`` as a 0-d array of ``dt``.
-
-    Raises torch's "value cannot be converted to type uint8_t without overflow" when ``v`` does not
-    fit; negative ints wrap into unsigned types, as c10's ``overflows()`` allows. The CPU kernels'
-    scalar arguments (``fill_``, ``full``, ``clamp``) and ``x[i] = number`` use this one rule.
-    """
-    kind = dt.kind
-    if kind == "b":
-        return np.array(bool(v))
-    if isinstance(v, complex) and kind != "c":
-        if v.imag != 0:
-            raise _convert_error(dt)
-        v = v.real
-    if kind in "iu":
-        lo, hi = _LIMITS[dt]
-        if isinstance(v, float):
-            if v != v or not lo <= v <= hi:
-                raise _convert_error(dt)
-        v = int(v)
-        if kind == "u":  # negative values wrap, as two's complement arithmetic would (c10 overflows())
-            ok = v <= hi and (v >= 0 or -v <= hi)
-        else:
-            ok = lo <= v <= hi
-        if not ok:
-            raise _convert_error(dt)
-        return np.array(v if v >= 0 or kind == "i" else v + hi + 1, dt)
-    if kind == "f":
-        f = float(v)
-        if f == f and f not in (_INF, -_INF) and abs(f) > _LIMITS[dt][1]:
-            raise _convert_error(dt)
-        return np.array(f, dt)
-    return np.array(v, dt)
-
-
-_INF = float("inf")
-_LIMITS = {dt: ((int(np.iinfo(dt).min), int(np.iinfo(dt).max)) if dt.kind in "iu" else
-                (-float(np.finfo(dt).max), float(np.finfo(dt).max)))
-           for dt in _CONVERT_NAME if dt.kind in "iuf"}
-
-
-def _convert_error(dt: np.dtype) -> RuntimeError:
-    name = _CONVERT_NAME.get(dt, str(dt))
-    return RuntimeError(f"value cannot be converted to type {name} without overflow")
-
-
 def wrapped_number(value: Any) -> Tensor | None:
     """``value`` (a Python or numpy number) as a wrapped-number tensor; None for anything else.
 

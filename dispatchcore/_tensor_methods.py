@@ -714,7 +714,7 @@ def _number_value(value: Any, self: Tensor) -> Tensor:
         value = value.item() if hasattr(value, "item") else value
     if value.__class__ is int and not -_INT64 <= value < _INT64:  # torch unpacks it as a long long
         raise ValueError("Overflow when unpacking long long")
-    data = _composites.checked_number(value, self.dtype.np)
+    data = _dtypes.checked_number(value, self.dtype.np)
     t = wrap_cpu(data)
     if self._device.type != "cpu":
         t = A._to_copy.default(t, device=self._device)

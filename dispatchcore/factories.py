@@ -310,14 +310,14 @@ def tensor(data: Any, *args: Any, **kwargs: Any) -> Tensor:
         else:
             # numpy first: the Python walk of torch's checks runs only when numpy refuses the data
             # or reads another shape, after the except (Note [No chained errors], operator.py)
+            refused = False
             try:
                 array = np.array(data, dtype=dtype.np)
             except (ValueError, TypeError, OverflowError):
-                array = None
-            if array is None or array.shape != tuple(sizes) or array.dtype != dtype.np:
+                refused = True
+            if refused or array.shape != tuple(sizes) or array.dtype != dtype.np:
                 _check_nesting(data, sizes, dtype.np)  # raises torch's error for ragged or non-number data
-                if array is None:
-                    array = np.array(data, dtype=dtype.np)  # numpy's own error, unchained
+                array = np.array(data, dtype=dtype.np)  # else numpy's own error (or result), unchained
     t = wrap_cpu(array)
     device = options.get("device")
     if device is not None and device.type != "cpu":

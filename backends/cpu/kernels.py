@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from dispatchcore import dtypes
-from dispatchcore._composites import checked_number as _checked_number
 from dispatchcore.dtypes import WrappedNumber as _WrappedNumber
+from dispatchcore.dtypes import checked_number as _checked_number
 from dispatchcore.shapes import broadcast_shapes, compute_stride, infer_size, infer_size_dv
 from dispatchcore.tensor import wrap_cpu
 
@@ -65,7 +65,7 @@ _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float
 _C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 _ALL = (_BOOL, _U8, _I8, _I16, _I32, _I64, _F16, _F32, _F64, _C64, _C128)
 
-# c10::toString(ScalarType) and the caffe2::TypeMeta names (checked_convert's: _composites.checked_number)
+# c10::toString(ScalarType) and the caffe2::TypeMeta names (checked_convert's: dtypes.checked_number)
 _TORCH_NAME = dict(zip(_ALL, ("Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double",
                               "ComplexFloat", "ComplexDouble")))
 _CPP_NAME = dict(zip(_ALL, ("bool", "unsigned char", "signed char", "short int", "int", "long int",
