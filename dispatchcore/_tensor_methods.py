@@ -661,9 +661,7 @@ def _index_views(self: Tensor, index: Any) -> Tensor:
     return result
 
 
-_LEGACY_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                 "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_LEGACY_NAMES = _dtypes.SCALAR_TYPE_NAMES  # torch.FloatTensor's "Float"
 
 
 def _legacy_type(self: Tensor) -> str:

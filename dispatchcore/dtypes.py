@@ -266,11 +266,18 @@ _devices: dict[tuple[str, int | None], device] = {}
 
 
 # --- c10's checked_convert: a Python number as an element of a dtype -----------------------------
-_CONVERT_NAME = {np.dtype(t): n for t, n in (
-    (np.bool_, "bool"), (np.uint8, "uint8_t"), (np.int8, "int8_t"), (np.int16, "int16_t"),
-    (np.int32, "int"), (np.int64, "int64_t"), (np.float16, "c10::Half"), (np.float32, "float"),
-    (np.float64, "double"), (np.complex64, "c10::complex<float>"),
-    (np.complex128, "c10::complex<double>"))}
+# c10's names of each dtype: ScalarType's (``toString``), caffe2::TypeMeta's, and the C type that
+# ``checked_convert`` names in its overflow error; keyed by dtype name.
+SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+                     "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
+                     "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+TYPEMETA_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+                  "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float",
+                  "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+C_TYPE_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double",
+                "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_CONVERT_NAME = {np.dtype(t): n for t, n in C_TYPE_NAMES.items()}
 
 
 def checked_number(v: Any, dt: np.dtype) -> np.ndarray:

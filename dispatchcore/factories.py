@@ -164,10 +164,7 @@ def _write_out(name: str, t: Tensor, out: Tensor, a: dict[str, Any]) -> Tensor:
     return out
 
 
-# c10's ScalarType names, as dtype mismatch errors print them
-_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-                 "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
-                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_SCALAR_NAMES = _dt.SCALAR_TYPE_NAMES  # c10's ScalarType names, as dtype mismatch errors print them
 
 
 def _out_dtype(a: dict[str, Any]) -> dict[str, Any]:

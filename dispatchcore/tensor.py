@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from .dtypes import _by_np, device
+from .dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES, _by_np, device
 from .keys import DispatchKey
 from .keyset import tensor_keyset
 from .tls import inference_active as _inference_active
@@ -563,13 +563,8 @@ def _grad_dtype(t: Tensor) -> Any:
 
 
 # caffe2::TypeMeta's names (what torch prints for a gradient's dtype) and ScalarType's names
-_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-                   "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-                   "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-                   "complex128": "c10::complex<double>"}
-_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                      "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_CPP_TYPE_NAMES = TYPEMETA_NAMES
+_SCALAR_TYPE_NAMES = SCALAR_TYPE_NAMES
 
 
 def _tp_name(cls: type) -> str:

@@ -66,10 +66,8 @@ _C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 _ALL = (_BOOL, _U8, _I8, _I16, _I32, _I64, _F16, _F32, _F64, _C64, _C128)
 
 # c10::toString(ScalarType) and the caffe2::TypeMeta names (checked_convert's: dtypes.checked_number)
-_TORCH_NAME = dict(zip(_ALL, ("Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double",
-                              "ComplexFloat", "ComplexDouble")))
-_CPP_NAME = dict(zip(_ALL, ("bool", "unsigned char", "signed char", "short int", "int", "long int",
-                            "c10::Half", "float", "double", "c10::complex<float>", "c10::complex<double>")))
+_TORCH_NAME = {dt: dtypes.SCALAR_TYPE_NAMES[dt.name] for dt in _ALL}
+_CPP_NAME = {dt: dtypes.TYPEMETA_NAMES[dt.name] for dt in _ALL}
 _ZERO = {dt: np.zeros((), dt) for dt in _ALL}  # np.maximum(x, zero-d array) beats a Python 0
 # torch's ScalarType enum values, for dtype arguments given as ints (schema defaults are ints)
 _SCALAR_TYPE_NUMBERS = {0: _U8, 1: _I8, 2: _I16, 3: _I32, 4: _I64, 5: _F16, 6: _F32, 7: _F64,

@@ -34,9 +34,7 @@ __all__ = ["KERNELS"]
 _MK = _meta_kernels
 _CPU = _dt.device("cpu")
 _CUDA_NAME = "cuda:0"
-_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-          "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
-          "complex128": "ComplexDouble"}
+_NAMES = _dt.SCALAR_TYPE_NAMES
 
 
 # --- devices -------------------------------------------------------------------------------------

@@ -105,17 +105,9 @@ def _geometry(t: Tensor) -> tuple[tuple[int, ...], tuple[int, ...], int]:
 
 # --- dtypes, scalars, names ----------------------------------------------------------------------
 # c10::toString(ScalarType), caffe2::TypeMeta names and the C type names checked_convert prints.
-_SCALAR_NAME = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-                "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
-                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-_TYPEMETA_NAME = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
-                  "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
-                  "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
-                  "complex128": "c10::complex<double>"}
-_CTYPE_NAME = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
-               "int32": "int", "int64": "int64_t", "float16": "c10::Half", "float32": "float",
-               "float64": "double", "complex64": "c10::complex<float>",
-               "complex128": "c10::complex<double>"}
+_SCALAR_NAME = _dt.SCALAR_TYPE_NAMES
+_TYPEMETA_NAME = _dt.TYPEMETA_NAMES
+_CTYPE_NAME = _dt.C_TYPE_NAMES
 # ScalarType numbers, as schema defaults store them (``ScalarType? dtype=float`` is 6)
 _SCALAR_TYPE_NUMBERS = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16",
                         6: "float32", 7: "float64", 9: "complex64", 10: "complex128", 11: "bool"}
