@@ -390,6 +390,9 @@ def _bound(name: str, value: Any, bounds: tuple) -> Any:
     return value
 
 
+_PLAIN_BOUNDS = frozenset((int, float, type(None)))
+
+
 def _clamp_method(name: str, tensor_op: Any, scalar_op: Any):
     """``clamp``/``clamp_``: tensor bounds (or none) take ``.Tensor``; numbers the Scalar overload.
 
@@ -399,6 +402,8 @@ def _clamp_method(name: str, tensor_op: Any, scalar_op: Any):
     scalar_call = fast(scalar_op, 1, 3)
 
     def method(self, min=None, max=None):  # noqa: A002 - torch's names
+        if min.__class__ in _PLAIN_BOUNDS and max.__class__ in _PLAIN_BOUNDS and (min is not None or max is not None):
+            return scalar_call(self, min, max)  # numbers (or one None): the common call, decided at once
         min_t, max_t = isinstance(min, _T), isinstance(max, _T)
         if not (min_t or max_t):
             if min is None and max is None:

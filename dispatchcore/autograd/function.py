@@ -155,7 +155,7 @@ class BackwardCFunction(Node, FunctionCtx):
                     "enhancement request to PyTorch.)")
             if g.dtype != dtype:
                 g = out[i] = g.to(dtype)
-            if g._device != device:
+            if g._device is not device:  # devices are interned: identity is equality
                 if g._data.ndim:
                     raise RuntimeError(
                         f"Function {self.name()} returned an invalid gradient at index {i} - expected "
