@@ -16,6 +16,8 @@ import enum
 
 import numpy as np
 
+from ..meta.shapes import is_non_overlapping_and_dense  # TensorImpl's rule, shared with Meta
+
 __all__ = ["OVERLAP_MESSAGE", "MemOverlap", "assert_no_internal_overlap", "has_internal_overlap",
            "is_non_overlapping_and_dense"]
 
@@ -30,27 +32,6 @@ class MemOverlap(enum.Enum):
     No = 0
     Yes = 1
     TooHard = 2
-
-
-def is_non_overlapping_and_dense(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
-    """``TensorImpl::compute_non_overlapping_and_dense`` (``strides`` in elements).
-
-    An empty array counts as dense: torch's ``is_contiguous``, checked first, says so of it.
-    """
-    if 0 in shape:
-        return True
-    if len(shape) == 1:
-        return shape[0] < 2 or strides[0] == 1
-    # dims of size < 2 last, the others by increasing stride (a stable sort, as std::sort's result here)
-    perm = sorted(range(len(shape)), key=lambda i: (shape[i] < 2, strides[i] if shape[i] >= 2 else 0))
-    expected = 1
-    for i in perm:
-        if shape[i] < 2:
-            return True
-        if strides[i] != expected:
-            return False
-        expected *= shape[i]
-    return True
 
 
 def has_internal_overlap(a: np.ndarray) -> MemOverlap:
