@@ -15,14 +15,14 @@ __all__ = [
 ]
 
 
-class layout:  # noqa: N801 - torch.layout's name
-    """A tensor layout (``torch.layout``); ``name`` is torch's attribute name (``"strided"``)."""
+class _EnumValue:
+    """One named value of a c10 enum, printed as torch prints it (``dispatchcore.strided``)."""
 
     __slots__ = ("name", "value")
 
     def __init__(self, name: str, value: int) -> None:
-        self.name = name
-        self.value = value  # c10::Layout's enum value, as schemas store it
+        self.name = name  # torch's attribute name ("strided")
+        self.value = value  # the c10 enum value, as schemas store it
 
     def __repr__(self) -> str:
         return f"dispatchcore.{self.name}"
@@ -31,20 +31,16 @@ class layout:  # noqa: N801 - torch.layout's name
         return self.name  # pickles as the module attribute of that name
 
 
-class memory_format:  # noqa: N801 - torch.memory_format's name
-    """A memory format (``torch.memory_format``); ``name`` is torch's attribute name."""
+class layout(_EnumValue):  # noqa: N801 - torch.layout's name
+    """A tensor layout (``torch.layout``, ``c10::Layout``)."""
 
-    __slots__ = ("name", "value")
+    __slots__ = ()
 
-    def __init__(self, name: str, value: int) -> None:
-        self.name = name
-        self.value = value  # c10::MemoryFormat's enum value, as schemas store it
 
-    def __repr__(self) -> str:
-        return f"dispatchcore.{self.name}"
+class memory_format(_EnumValue):  # noqa: N801 - torch.memory_format's name
+    """A memory format (``torch.memory_format``, ``c10::MemoryFormat``)."""
 
-    def __reduce__(self) -> str:
-        return self.name
+    __slots__ = ()
 
 
 strided = layout("strided", 0)
