@@ -199,6 +199,22 @@ from .trace import show_dispatch_trace, trace
 _register_core_kernels()
 _autograd_library = _Library("aten", "IMPL")
 _derivatives.register(_autograd_library)
+
+
+def _install_families() -> None:
+    """The families' derivatives, ``torch.*`` functions and Tensor methods (``dispatchcore.native``)."""
+    from .native import families
+
+    for family in families():
+        family.register_autograd(_autograd_library)
+        for name, fn in family.FUNCTIONS.items():
+            globals()[name] = fn
+            if name not in __all__:
+                __all__.append(name)
+        for name, fn in family.METHODS.items():
+            setattr(Tensor, name, fn)
+
+
 bool = bool_  # noqa: A001 - torch.bool
 float = float32  # noqa: A001 - torch.float
 double = float64
@@ -422,3 +438,5 @@ __all__ = [
     "where",
     "zero_",
 ]
+
+_install_families()

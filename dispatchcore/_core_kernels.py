@@ -167,6 +167,10 @@ def register_core_kernels() -> Library:
         _register_ad_inplace_or_view(lib)
         _register_backend_select(lib)
         _composites.register(lib)
+        from .native import families
+
+        for family in families():
+            family.register(lib)
         _library = lib
     return _library
 

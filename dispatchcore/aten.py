@@ -136,12 +136,17 @@ _library: Library | None = None
 
 
 def define_aten() -> Library:
-    """Define every schema above in the ``aten`` namespace (once per process)."""
+    """Define every schema above, then the families' (``dispatchcore.native``), in ``aten`` (once per process)."""
     global _library
     if _library is None:
+        from .native import families
+
         lib = Library("aten", "DEF")
         for schema in SCHEMAS:
             lib.define(schema)
+        for family in families():
+            for schema in family.SCHEMAS:
+                lib.define(schema)
         _library = lib
     return _library
 

@@ -9,8 +9,9 @@ Invariant: one live registration at a time (``register()`` returns it while it l
 from __future__ import annotations
 
 import warnings
+from types import ModuleType
 
-from dispatchcore import Library, RegistrationHandle, leaf_kernel, register_seed_hook
+from dispatchcore import Library, RegistrationHandle, leaf_kernel, native, register_seed_hook
 
 from . import kernels
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
@@ -95,6 +96,23 @@ for _name, _kernel in KERNELS:
         leaf_kernel(_kernel)
 del _name, _kernel
 
+
+
+def all_kernels() -> list[tuple[str, object]]:
+    """``KERNELS`` and every family module's (``cpu/<family>.py``, See ``dispatchcore.native``)."""
+    found = list(KERNELS)
+    for family in _families():
+        for name, kernel in family.KERNELS.items():
+            if name not in getattr(family, "NOT_LEAF", ()):
+                leaf_kernel(kernel)
+            found.append((name, kernel))
+    return found
+
+
+def _families() -> list[ModuleType]:
+    return native.families(__name__)
+
+
 _library: Library | None = None
 _handles: list[RegistrationHandle] = []
 
@@ -141,7 +159,7 @@ def register(lib: Library | None = None) -> Library:
     if manual_seed not in _seed_hooks_registered:  # dispatchcore.manual_seed reaches our generator
         register_seed_hook(manual_seed)
         _seed_hooks_registered.append(manual_seed)
-    handles = [lib.impl(name, kernel) for name, kernel in KERNELS]
+    handles = [lib.impl(name, kernel) for name, kernel in all_kernels()]
     if own:
         _library = lib
         _handles[:] = handles

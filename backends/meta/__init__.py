@@ -8,11 +8,17 @@ like any third-party backend; the shape rules live in ``shapes.py`` for other ba
 
 from __future__ import annotations
 
-from dispatchcore import DispatchKey, Library
+from types import ModuleType
+
+from dispatchcore import DispatchKey, Library, native
 
 from .kernels import MetaData, kernel_table, meta_tensor
 
 __all__ = ["MetaData", "meta_tensor", "register"]
+
+
+def _families() -> list[ModuleType]:
+    return native.families(__name__)
 
 
 def register(lib: Library | None = None) -> Library:
@@ -32,4 +38,7 @@ def register(lib: Library | None = None) -> Library:
     lib = lib if lib is not None else Library("aten", "IMPL", dispatch_key=DispatchKey.Meta)
     for op_name, kernel in kernel_table().items():
         lib.impl(op_name, kernel, DispatchKey.Meta)
+    for family in _families():
+        for op_name, kernel in family.KERNELS.items():
+            lib.impl(op_name, kernel, DispatchKey.Meta)
     return lib
