@@ -1,0 +1,503 @@
+"""CPU kernels of the pointwise family (``dispatchcore.native.pointwise``), generated from one table.
+
+Mirrors the CPU kernels of ``UnaryOps.cpp``, ``BinaryOps.cpp`` and ``Activation.cpp``: each op is a
+numpy function plus the name torch's dtype dispatch prints and the dtype kinds it was compiled for
+(``UNARY``, ``BINARY``); the functional, in-place and ``out=`` kernels of every op come from the same
+two engines (``_unary``, ``_binary``), which apply the family's dtype rule, torch's ``out=`` and
+in-place checks in torch's order, and compute half in float (torch's opmath). Invariant: a kernel
+writes exactly what its functional form returns, cast to the target's dtype; numpy's floating-point
+warnings are silenced (See Note [Quiet floating-point errors] in kernels.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dispatchcore import dtypes
+from dispatchcore.native import pointwise as P
+from dispatchcore.tensor import wrap_cpu
+
+from . import kernels as _k
+
+__all__ = ["BINARY", "KERNELS", "UNARY"]
+
+_nd = np.ndarray
+_F16, _F32, _BOOL = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.bool_)
+_FLOATS, _INTS, _ALL = "f", "iu", "biuf"
+
+
+def _opmath(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``fn`` with half computing in float and rounds once, as torch's CPU kernels do."""
+    def compute(a: np.ndarray, *rest: Any) -> Any:
+        if a.dtype is _F16 or a.dtype == _F16:
+            return np.asarray(fn(a.astype(_F32), *(r.astype(_F32) if isinstance(r, _nd) else r for r in rest))
+                              ).astype(_F16)
+        return fn(a, *rest)
+    return compute
+
+
+# --- numpy implementations ---------------------------------------------------------------------------
+_erf_scalar = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; libm's, element by element
+
+
+def _erf(a: np.ndarray) -> np.ndarray:
+    return np.asarray(_erf_scalar(a), dtype=a.dtype)
+
+
+def _integral_copy(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """ceil/floor/round/trunc: integers are their own result (torch copies them)."""
+    return lambda a: a.copy() if a.dtype.kind in _INTS else fn(a)
+
+
+def _sign(a: np.ndarray) -> np.ndarray:
+    """``(0 < a) - (a < 0)``: NaN gives 0 and -0.0 gives 0, as torch's sign."""
+    if a.dtype is _BOOL:
+        return a.copy()
+    return (np.greater(a, 0).astype(a.dtype) - np.less(a, 0).astype(a.dtype)).astype(a.dtype)
+
+
+def _signbit(a: np.ndarray) -> np.ndarray:
+    return np.signbit(a) if a.dtype.kind == "f" else np.less(a, 0) if a.dtype.kind == "i" else np.zeros(a.shape, _BOOL)
+
+
+def _is_value(value: float) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda a: np.equal(a, value) if a.dtype.kind == "f" else np.zeros(a.shape, _BOOL)
+
+
+def _bitwise_not(a: np.ndarray) -> np.ndarray:
+    return np.logical_not(a) if a.dtype is _BOOL else np.invert(a)
+
+
+def _checked_integer_division(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Integer fmod/remainder/floor_divide by zero raise torch's ``ZeroDivisionError`` (a RuntimeError)."""
+    def compute(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if a.dtype.kind in _INTS and np.equal(b, 0).any():
+            raise RuntimeError("ZeroDivisionError")
+        return fn(a, b)
+    return compute
+
+
+def _shift(left: bool) -> Callable[..., Any]:
+    """Shift as torch does: a shift by a negative count or by the width or more gives 0 (or the sign, rightwards)."""
+    def compute(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        bits = a.dtype.itemsize * 8
+        outside = np.less(b, 0) | np.greater_equal(b, bits)
+        count = np.where(outside, 0, b).astype(a.dtype)
+        if left:
+            return np.where(outside, 0, np.left_shift(a, count)).astype(a.dtype)
+        fill = np.where(np.less(a, 0), -1, 0) if a.dtype.kind == "i" else 0
+        return np.where(outside, fill, np.right_shift(a, count)).astype(a.dtype)
+    return compute
+
+
+# name -> (numpy function, kernel name torch's dtype dispatch prints, dtype kinds it takes)
+UNARY: dict[str, tuple[Callable[..., Any], str, str]] = {
+    "acos": (np.arccos, "acos_cpu", _FLOATS),
+    "acosh": (np.arccosh, "acosh_cpu", _FLOATS),
+    "asin": (np.arcsin, "asin_cpu", _FLOATS),
+    "asinh": (np.arcsinh, "asinh_cpu", _FLOATS),
+    "atan": (np.arctan, "atan_cpu", _FLOATS),
+    "atanh": (np.arctanh, "atanh_cpu", _FLOATS),
+    "cosh": (np.cosh, "cosh_cpu", _FLOATS),
+    "sinh": (np.sinh, "sinh_cpu", _FLOATS),
+    "tan": (np.tan, "tan_cpu", _FLOATS),
+    "erf": (_erf, "erf_cpu", _FLOATS),
+    "expm1": (np.expm1, "expm1_cpu", _FLOATS),
+    "log1p": (np.log1p, "log1p_cpu", _FLOATS),
+    "log2": (np.log2, "log2_cpu", _FLOATS),
+    "log10": (np.log10, "log10_cpu", _FLOATS),
+    "rsqrt": (lambda a: np.reciprocal(np.sqrt(a)), "rsqrt_cpu", _FLOATS),
+    "sgn": (_sign, "sign_cpu", _ALL),
+    "sign": (_sign, "sign_cpu", _ALL),
+    "ceil": (_integral_copy(np.ceil), "ceil_vml_cpu", "iuf"),
+    "floor": (_integral_copy(np.floor), "floor_vml_cpu", "iuf"),
+    "round": (_integral_copy(np.rint), "round_vml_cpu", "iuf"),  # half to even, as torch
+    "trunc": (_integral_copy(np.trunc), "trunc_vml_cpu", "iuf"),
+    "frac": (lambda a: a - np.trunc(a), "frac_cpu", _FLOATS),
+    "bitwise_not": (_bitwise_not, "bitwise_not_cpu", "biu"),
+    "signbit": (_signbit, "signbit_cpu", _ALL),
+    "isposinf": (_is_value(math.inf), "isposinf_cpu", _ALL),
+    "isneginf": (_is_value(-math.inf), "isneginf_cpu", _ALL),
+    "isnan": (lambda a: np.not_equal(a, a), "isnan_cpu", _ALL),
+    "logical_not": (lambda a: np.equal(a, 0), "logical_not_cpu", _ALL),
+}
+# name -> (numpy function of two arrays of the computation dtype, kernel name, dtype kinds)
+BINARY: dict[str, tuple[Callable[..., Any], str, str]] = {
+    "atan2": (np.arctan2, "atan2_cpu", _FLOATS),
+    "fmod": (_checked_integer_division(np.fmod), "fmod_cpu", "iuf"),
+    "remainder": (_checked_integer_division(np.remainder), "remainder_cpu", "iuf"),
+    "floor_divide": (_checked_integer_division(np.floor_divide), "div_floor_cpu", "iuf"),
+    "bitwise_and": (np.bitwise_and, "bitwise_and_cpu", "biu"),
+    "bitwise_or": (np.bitwise_or, "bitwise_or_cpu", "biu"),
+    "bitwise_xor": (np.bitwise_xor, "bitwise_xor_cpu", "biu"),
+    "bitwise_left_shift": (_shift(True), "lshift_cpu", _INTS),
+    "bitwise_right_shift": (_shift(False), "rshift_cpu", _INTS),
+    "logical_and": (np.logical_and, "logical_and_cpu", _ALL),
+    "logical_or": (np.logical_or, "logical_or_cpu", _ALL),
+    "logical_xor": (np.logical_xor, "logical_xor_cpu", _ALL),
+}
+_UNARY_RULES = {**{name: u.rule for name, u in P.UNARY.items()}, "isnan": P.BOOL, "logical_not": P.LOGICAL}
+
+
+# --- the engines -------------------------------------------------------------------------------------
+def _dc(dt: np.dtype) -> Any:
+    return dtypes.from_numpy_dtype(dt)
+
+
+def _check_target(rule: str, name: str, result: np.dtype, shape: tuple, self: Any, out: Any) -> None:
+    """TensorIterator's checks on an in-place or ``out=`` target, made before the kernel runs."""
+    target = out._data
+    if out is self and shape != target.shape:
+        raise RuntimeError(f"output with shape {_k._shape_str(target.shape)} doesn't match the broadcast "
+                           f"shape {_k._shape_str(shape)}")
+    if rule in (P.SAME, P.BOOL):
+        P.check_out(rule, name, _dc(result), _dc(target.dtype))
+    elif rule != P.LOGICAL:
+        _k._check_can_cast(result, target.dtype)
+
+
+def _unary(name: str, self: Any, out: Any = None, compute: Any = None) -> Any:
+    """The general unary kernel: ``name``'s dtype rule, checks, computation and store."""
+    fn, kernel, kinds = UNARY[name]
+    fn = compute or fn
+    rule = _UNARY_RULES[name]
+    a = self._data
+    result = P.unary_result_dtype(rule, _dc(a.dtype), dtypes.get_default_dtype()).np
+    work = result if rule == P.FLOAT else a.dtype  # the dtype the kernel computes in
+    if out is not None:
+        _check_target(rule, name, result, a.shape, self, out)
+    if work.kind not in kinds:
+        raise _k._not_implemented(kernel, work)
+    with np.errstate(all="ignore"):
+        r = _opmath(fn)(_k._cast(a, work)) if work.kind == "f" else fn(a)
+        return _k._store(np.asarray(r).astype(result, copy=False), result, a.shape, self, out, arrays=(a,))
+
+
+def _binary(name: str, self: Any, other: Any, out: Any = None) -> Any:
+    """The general binary kernel: promotion, the rule's result dtype, checks, computation and store."""
+    fn, kernel, kinds = BINARY[name]
+    rule = P.BINARY[name].rule
+    with np.errstate(all="ignore"):
+        x, y = _k._operand(self), _k._operand(other)
+        common = _k._result_np(self if isinstance(x, _nd) else x, other if isinstance(y, _nd) else y)
+        result = P.binary_result_dtype(rule, _dc(common), dtypes.get_default_dtype()).np
+        work = result if rule == P.FLOAT else common
+        a, b = _k._as_dtype(x, work), _k._as_dtype(y, work)
+        shape = _k._broadcast_shapes(a.shape, b.shape)
+        if out is not None:
+            _check_target(rule, name, result, shape, self, out)
+        if work.kind not in kinds:
+            raise _k._not_implemented(kernel, work)
+        r = _opmath(fn)(a, b) if work.kind == "f" else fn(a, b)
+        return _k._store(np.asarray(r).astype(result, copy=False), result, shape, self, out,
+                         arrays=[v for v in (x, y) if isinstance(v, _nd)])
+
+
+def _same_dtype(name: str, kernel: str, kinds: str, fn: Callable[..., Any], inputs: tuple, target: Any,
+                out: Any = None) -> Any:
+    """Activations and their backward ops: one dtype (the inputs' promoted one), out= of exactly it."""
+    arrays = [t._data for t in inputs]
+    dt = _k._result_np(*inputs)
+    shape = _k._broadcast_shapes(*(a.shape for a in arrays))
+    if out is not None:
+        _check_target(P.SAME, name, dt, shape, target, out)
+    if dt.kind not in kinds:
+        raise _k._not_implemented(kernel, dt)
+    with np.errstate(all="ignore"):
+        cast = [_k._cast(a, dt) for a in arrays]
+        r = _opmath(fn)(*cast) if dt.kind == "f" else fn(*cast)
+        return _k._store(np.asarray(r).astype(dt, copy=False), dt, shape, target, out, arrays=arrays)
+
+
+# --- kernel generation -----------------------------------------------------------------------------
+def _unary_kernels(name: str, inplace: bool) -> dict[str, Callable[..., Any]]:
+    def functional(self):
+        return _unary(name, self)
+
+    def out_(self, *, out):
+        return _unary(name, self, out)
+
+    def inplace_(self):
+        return _unary(name, self, self)
+
+    kernels: dict[str, Callable[..., Any]] = {name: functional, f"{name}.out": out_}
+    if inplace:
+        kernels[f"{name}_"] = inplace_
+    return _named(kernels)
+
+
+def _binary_kernels(name: str, overloads: tuple[str, str, str]) -> dict[str, Callable[..., Any]]:
+    functional_name, inplace_name, out_name = overloads
+
+    def functional(self, other):
+        return _binary(name, self, other)
+
+    def inplace_(self, other):
+        return _binary(name, self, other, self)
+
+    def out_(self, other, *, out):
+        return _binary(name, self, other, out)
+
+    kernels: dict[str, Callable[..., Any]] = {functional_name: functional, inplace_name: inplace_,
+                                              out_name: out_}
+    if P.BINARY[name].rule == P.LOGICAL:  # torch's logical ops are composites of out=
+        kernels = {out_name: out_}
+    return _named(kernels)
+
+
+def _named(kernels: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    for op_name, fn in kernels.items():
+        fn.__name__ = fn.__qualname__ = op_name.replace(".", "_") + "_cpu"
+    return kernels
+
+
+# --- the kernels written out: round.decimals, nan_to_num, isnan, shift operators, activations -----------
+def _round_decimals(decimals: int) -> Callable[[np.ndarray], np.ndarray]:
+    def compute(a: np.ndarray) -> np.ndarray:
+        ten = a.dtype.type(10.0 ** abs(decimals))
+        return np.rint(a / ten) * ten if decimals < 0 else np.rint(a * ten) / ten
+    return compute
+
+
+def _round_decimals_kernel(self: Any, decimals: int, out: Any = None) -> Any:
+    a = self._data
+    if out is not None:
+        _check_target(P.SAME, "round", a.dtype, a.shape, self, out)
+    if a.dtype.kind != "f":
+        raise _k._not_implemented("round_cpu", a.dtype)
+    return _unary("round", self, out, compute=_round_decimals(decimals))
+
+
+def nan_to_num_out_cpu(self, nan=None, posinf=None, neginf=None, *, out):
+    a, dt = self._data, self._data.dtype
+    if out._data.dtype != dt:
+        raise RuntimeError(f"nan_to_num: dtype of out: {_k._TORCH_NAME[out._data.dtype]} should be same as input: "
+                           f"{_k._TORCH_NAME[dt]}")
+    if dt.kind == "f":
+        info = np.finfo(dt)
+        r = np.nan_to_num(a, nan=0.0 if nan is None else nan, posinf=info.max if posinf is None else posinf,
+                          neginf=info.min if neginf is None else neginf)
+    else:
+        r = a.copy()
+    return _k._store(np.asarray(r).astype(dt, copy=False), dt, a.shape, self, out, arrays=(a,))
+
+
+_GELU_MODES = ("none", "tanh")
+_SQRT_2_OVER_PI, _GELU_C = math.sqrt(2.0 / math.pi), 0.044715
+
+
+def _gelu(approximate: str) -> Callable[[np.ndarray], np.ndarray]:
+    if approximate not in _GELU_MODES:
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    if approximate == "tanh":
+        return lambda x: 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + _GELU_C * x * x * x)))
+    return lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2.0)))
+
+
+def _gelu_backward(approximate: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    if approximate not in _GELU_MODES:
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    if approximate == "tanh":
+        def tanh_mode(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+            t = np.tanh(_SQRT_2_OVER_PI * (x + _GELU_C * x * x * x))
+            du = _SQRT_2_OVER_PI * (1 + 3 * _GELU_C * x * x)
+            return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+        return tanh_mode
+    return lambda g, x: g * (0.5 * (1 + _erf(x / math.sqrt(2.0))) + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi))
+
+
+def _number(value: Any) -> Any:
+    return _k._item(value)
+
+
+def _elu(alpha: Any, scale: Any, input_scale: Any) -> Callable[[np.ndarray], np.ndarray]:
+    alpha, scale, input_scale = _number(alpha), _number(scale), _number(input_scale)
+    return lambda x: np.where(x > 0, x * scale, np.expm1(x * input_scale) * (alpha * scale))
+
+
+_INPLACE_ELU = ("In-place elu backward calculation is triggered with a negative slope which is not supported. "
+                "This is caused by calling in-place forward function with a negative slope, please call "
+                "out-of-place version instead.")
+_INPLACE_LEAKY = ("In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+                  "supported. This is caused by calling in-place forward function with a negative slope, please "
+                  "call out-of-place version instead. File an issue at https://github.com/pytorch/pytorch if you "
+                  "do require supporting in-place leakRelu backward calculation with negative slope")
+
+
+def _elu_backward(alpha: Any, scale: Any, input_scale: Any, is_result: bool) -> Callable[..., np.ndarray]:
+    alpha, scale, input_scale = _number(alpha), _number(scale), _number(input_scale)
+    if is_result and alpha < 0:
+        raise RuntimeError(_INPLACE_ELU)
+    if is_result:  # the saved value is the output: out = alpha*scale*(exp(x*input_scale) - 1) where x <= 0
+        return lambda g, y: np.where(y <= 0, g * input_scale * (y + alpha * scale), g * scale)
+    return lambda g, x: np.where(x <= 0, g * input_scale * alpha * scale * np.exp(x * input_scale), g * scale)
+
+
+def _hardtanh(min_val: Any, max_val: Any) -> Callable[[np.ndarray], np.ndarray]:
+    lo, hi = _number(min_val), _number(max_val)
+
+    def compute(a: np.ndarray) -> np.ndarray:
+        if a.dtype.kind in _INTS:  # integer inputs: float bounds clamp, then truncate back (torch's clamp_out)
+            return np.minimum(np.maximum(a.astype(np.float64), lo), hi).astype(a.dtype)
+        return np.minimum(np.maximum(a, lo), hi)  # NaN propagates, as torch's clamp
+    return compute
+
+
+def _leaky_relu(slope: Any) -> Callable[[np.ndarray], np.ndarray]:
+    slope = _number(slope)
+    return lambda x: np.where(x > 0, x, x * slope)
+
+
+def _elu_kernel(self: Any, alpha: Any, scale: Any, input_scale: Any, target: Any, out: Any = None) -> Any:
+    return _same_dtype("elu", "elu_cpu", _FLOATS, _elu(alpha, scale, input_scale), (self,), target, out)
+
+
+def _gelu_kernel(self: Any, approximate: str, target: Any, out: Any = None) -> Any:
+    return _same_dtype("gelu", "GeluKernelImpl", _FLOATS, _gelu(approximate), (self,), target, out)
+
+
+def _hardtanh_kernel(self: Any, min_val: Any, max_val: Any, target: Any, out: Any = None) -> Any:
+    if self._data.dtype is _BOOL:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    return _same_dtype("hardtanh", "hardtanh_cpu", "iuf", _hardtanh(min_val, max_val), (self,), target, out)
+
+
+def _leaky_relu_kernel(self: Any, negative_slope: Any, target: Any, out: Any = None) -> Any:
+    return _same_dtype("leaky_relu", "leaky_relu_cpu", _FLOATS, _leaky_relu(negative_slope), (self,), target, out)
+
+
+def elu_cpu(self, alpha=1, scale=1, input_scale=1):
+    return _elu_kernel(self, alpha, scale, input_scale, self)
+
+
+def elu__cpu(self, alpha=1, scale=1, input_scale=1):
+    return _elu_kernel(self, alpha, scale, input_scale, self, self)
+
+
+def elu_out_cpu(self, alpha=1, scale=1, input_scale=1, *, out):
+    return _elu_kernel(self, alpha, scale, input_scale, self, out)
+
+
+def elu_backward_cpu(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    return elu_backward_grad_input_cpu(grad_output, alpha, scale, input_scale, is_result, self_or_result,
+                                       grad_input=None)
+
+
+def elu_backward_grad_input_cpu(grad_output, alpha, scale, input_scale, is_result, self_or_result, *, grad_input):
+    fn = _elu_backward(alpha, scale, input_scale, is_result)
+    return _same_dtype("elu_backward", "elu_backward_cpu", _FLOATS, fn, (grad_output, self_or_result), grad_output,
+                       grad_input)
+
+
+def gelu_cpu(self, *, approximate="none"):
+    return _gelu_kernel(self, approximate, self)
+
+
+def gelu__cpu(self, *, approximate="none"):
+    return _gelu_kernel(self, approximate, self, self)
+
+
+def gelu_out_cpu(self, *, approximate="none", out):
+    return _gelu_kernel(self, approximate, self, out)
+
+
+def gelu_backward_cpu(grad_output, self, *, approximate="none"):
+    return gelu_backward_grad_input_cpu(grad_output, self, approximate=approximate, grad_input=None)
+
+
+def gelu_backward_grad_input_cpu(grad_output, self, *, approximate="none", grad_input):
+    return _same_dtype("gelu_backward", "GeluBackwardKernelImpl", _FLOATS, _gelu_backward(approximate),
+                       (grad_output, self), grad_output, grad_input)
+
+
+def hardtanh_cpu(self, min_val=-1, max_val=1):
+    r = _hardtanh_kernel(self, min_val, max_val, self)
+    a = self._data
+    if a.size == 0:  # not structured: torch allocates empty_like(self), which keeps an empty input's strides
+        return wrap_cpu(np.ndarray(a.shape, a.dtype, strides=a.strides))
+    return r
+
+
+def hardtanh__cpu(self, min_val=-1, max_val=1):
+    return _hardtanh_kernel(self, min_val, max_val, self, self)
+
+
+def hardtanh_out_cpu(self, min_val=-1, max_val=1, *, out):
+    return _hardtanh_kernel(self, min_val, max_val, self, out)
+
+
+def hardtanh_backward_cpu(grad_output, self, min_val, max_val):
+    return hardtanh_backward_grad_input_cpu(grad_output, self, min_val, max_val, grad_input=None)
+
+
+def hardtanh_backward_grad_input_cpu(grad_output, self, min_val, max_val, *, grad_input):
+    lo, hi = _number(min_val), _number(max_val)
+    return _same_dtype("hardtanh_backward", "hardtanh_backward_cpu", "iuf",
+                       lambda g, x: np.where((x > lo) & (x < hi), g, 0), (grad_output, self), grad_output, grad_input)
+
+
+def leaky_relu_cpu(self, negative_slope=0.01):
+    return _leaky_relu_kernel(self, negative_slope, self)
+
+
+def leaky_relu__cpu(self, negative_slope=0.01):
+    return _leaky_relu_kernel(self, negative_slope, self, self)
+
+
+def leaky_relu_out_cpu(self, negative_slope=0.01, *, out):
+    return _leaky_relu_kernel(self, negative_slope, self, out)
+
+
+def leaky_relu_backward_cpu(grad_output, self, negative_slope, self_is_result):
+    return leaky_relu_backward_grad_input_cpu(grad_output, self, negative_slope, self_is_result, grad_input=None)
+
+
+def leaky_relu_backward_grad_input_cpu(grad_output, self, negative_slope, self_is_result, *, grad_input):
+    slope = _number(negative_slope)
+    if self_is_result and slope < 0:
+        raise RuntimeError(_INPLACE_LEAKY)
+    return _same_dtype("leaky_relu_backward", "leaky_relu_backward_cpu", _FLOATS,
+                       lambda g, x: np.where(x > 0, g, g * slope), (grad_output, self), grad_output, grad_input)
+
+
+def _activation_kernels() -> dict[str, Callable[..., Any]]:
+    found = {}
+    for name in P.ACTIVATIONS:
+        for suffix, overload in (("", ""), ("_", "_"), ("_out", ".out"), ("_backward", "_backward"),
+                                 ("_backward_grad_input", "_backward.grad_input")):
+            found[name + overload] = globals()[f"{name}{suffix}_cpu"]
+    return found
+
+
+def _kernels() -> dict[str, Callable[..., Any]]:
+    kernels: dict[str, Callable[..., Any]] = {}
+    for name, u in P.UNARY.items():
+        kernels.update(_unary_kernels(name, u.inplace))
+    kernels.update(_named({
+        "isnan": lambda self: _unary("isnan", self),
+        "logical_not.out": lambda self, *, out: _unary("logical_not", self, out),
+        "round.decimals": lambda self, *, decimals: _round_decimals_kernel(self, decimals),
+        "round_.decimals": lambda self, *, decimals: _round_decimals_kernel(self, decimals, self),
+        "round.decimals_out": lambda self, *, decimals, out: _round_decimals_kernel(self, decimals, out),
+        "remainder.Scalar_Tensor": lambda self, other: _binary("remainder", _k._item(self), other),
+    }))
+    kernels["nan_to_num.out"] = nan_to_num_out_cpu
+    for name, b in P.BINARY.items():
+        kernels.update(_binary_kernels(name, b.tensor))
+    for dunder, target in P.SHIFT_DUNDERS.items():
+        short = dunder[2:]
+        kernels.update(_named({
+            f"{dunder}.Tensor": lambda self, other, _t=target: _binary(_t, self, other),
+            f"{dunder}.Scalar": lambda self, other, _t=target: _binary(_t, self, _k._item(other)),
+            f"__i{short}.Tensor": lambda self, other, _t=target: _binary(_t, self, other, self),
+            f"__i{short}.Scalar": lambda self, other, _t=target: _binary(_t, self, _k._item(other), self),
+        }))
+    kernels.update(_activation_kernels())
+    return kernels
+
+
+KERNELS = _kernels()

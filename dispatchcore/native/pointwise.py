@@ -1,0 +1,832 @@
+"""Pointwise operators: unary math, rounding, predicates, bitwise/logical, binary math, activations.
+
+Mirrors ``aten/src/ATen/native/UnaryOps.cpp``, ``BinaryOps.cpp`` and ``Activation.cpp`` as
+``native_functions.yaml`` and ``derivatives.yaml`` declare them: one table entry per operator
+(``UNARY``, ``BINARY``, ``ACTIVATIONS``) says its dtype rule, its overloads, where torch registers
+them and its derivative (node name and formula); schemas, composite kernels, derivatives, the
+``torch.*`` functions and the Tensor methods are generated from the tables. The backends' numpy
+and meta kernels are generated from the same entries (``dispatchcore_backends.{cpu,meta}.pointwise``).
+Invariant: adding a pointwise operator is one entry here plus one line (its ufunc) in the CPU table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from ..dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES
+from ..dtypes import bool_ as _bool
+from ..library import Library
+from ..ops import aten as A
+from ..tensor import Tensor
+
+__all__ = ["ACTIVATIONS", "BINARY", "SCHEMAS", "UNARY", "binary_result_dtype", "check_out", "register",
+           "register_autograd", "unary_result_dtype"]
+# also COMPOSITE_EXPLICIT, COMPOSITE_IMPLICIT, FUNCTIONS and METHODS, built on first use (``__getattr__``)
+
+# --- dtype rules (TensorIterator configurations of UnaryOps.cpp / BinaryOps.cpp) ---------------------
+FLOAT = "float"  # integers and bool compute in the default float dtype (promote_integer_inputs_to_float)
+SAME = "same"  # the (promoted) input dtype; an out= tensor must have exactly it ("Found dtype ...")
+BOOL = "bool"  # a bool result; an out= tensor must be bool ("<op> does not support non-boolean outputs.")
+LOGICAL = "logical"  # a bool result, cast into an out= tensor of any dtype
+COMMON = "common"  # binary: the promoted dtype; an out= tensor must be one it can be cast to
+
+G = Any  # a gradient or saved tensor in the formulas below
+
+
+# --- derivative helpers (dispatched operators only, so double backward works) -----------------------
+def _zeros(g: G) -> G:
+    """``zeros_like(grad)``: the derivative of a step function."""
+    return A.zeros.default(list(g.shape), dtype=g.dtype, device=g.device)
+
+
+def _zeros_of(t: G) -> G:
+    return A.zeros.default(list(t.shape), dtype=t.dtype, device=t.device)
+
+
+def _rsqrt_of_one_minus_square(self: G) -> G:
+    return A.rsqrt.default(A.add.Scalar(A.neg.default(A.mul.Tensor(self, self)), 1))
+
+
+def _not_implemented(what: str) -> Callable[..., Any]:
+    """derivatives.yaml's ``not_implemented("...")``: the backward raises torch's error."""
+    def formula(g: G) -> G:
+        raise NotImplementedError(f"the derivative for '{what}' is not implemented.")
+    return formula
+
+
+def _no_derivative(op: str) -> Callable[..., Any]:
+    """An op without a derivatives.yaml entry whose output is differentiable (``NotImplemented`` node)."""
+    def formula(g: G) -> G:
+        raise RuntimeError(f"derivative for aten::{op} is not implemented")
+    return formula
+
+
+_LN2, _LN10, _TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
+
+
+class Unary(NamedTuple):
+    """A unary op ``name`` (+ ``name_`` and ``name.out``): its dtype rule and derivative.
+
+    ``formula(grad, <saved>...)`` follows ``autograd.kernels.Derivative``'s naming (``self``,
+    ``result``); ``node`` None means the output is never differentiable (bool or integer results).
+    ``inplace_node`` names the in-place form's own node where derivatives.yaml gives it one.
+    """
+
+    rule: str
+    node: str | None
+    formula: Callable[..., Any] | None = None
+    inplace: bool = True
+    inplace_node: str | None = None
+
+
+UNARY: dict[str, Unary] = {
+    "acos": Unary(FLOAT, "AcosBackward0", lambda g, self: A.mul.Tensor(g, A.neg.default(
+        _rsqrt_of_one_minus_square(self)))),
+    "acosh": Unary(FLOAT, "AcoshBackward0", lambda g, self: A.mul.Tensor(g, A.rsqrt.default(
+        A.sub.Scalar(A.mul.Tensor(self, self), 1))), inplace_node="AcoshBackward1"),
+    "asin": Unary(FLOAT, "AsinBackward0", lambda g, self: A.mul.Tensor(g, _rsqrt_of_one_minus_square(self))),
+    "asinh": Unary(FLOAT, "AsinhBackward0", lambda g, self: A.mul.Tensor(g, A.rsqrt.default(
+        A.add.Scalar(A.pow.Tensor_Scalar(self, 2), 1))), inplace_node="AsinhBackward1"),
+    "atan": Unary(FLOAT, "AtanBackward0", lambda g, self: A.div.Tensor(g, A.add.Scalar(A.mul.Tensor(self, self), 1))),
+    "atanh": Unary(FLOAT, "AtanhBackward0", lambda g, self: A.div.Tensor(g, A.rsub.Scalar(
+        A.pow.Tensor_Scalar(self, 2), 1)), inplace_node="AtanhBackward1"),
+    "cosh": Unary(FLOAT, "CoshBackward0", lambda g, self: A.mul.Tensor(g, A.sinh.default(self))),
+    "sinh": Unary(FLOAT, "SinhBackward0", lambda g, self: A.mul.Tensor(g, A.cosh.default(self))),
+    "tan": Unary(FLOAT, "TanBackward0", lambda g, result: A.mul.Tensor(g, A.add.Scalar(
+        A.pow.Tensor_Scalar(result, 2), 1))),
+    "erf": Unary(FLOAT, "ErfBackward0", lambda g, self: A.mul.Tensor(A.mul.Scalar(A.exp.default(
+        A.neg.default(A.pow.Tensor_Scalar(self, 2))), _TWO_OVER_SQRT_PI), g)),
+    "expm1": Unary(FLOAT, "Expm1Backward0", lambda g, result: A.mul.Tensor(g, A.add.Scalar(result, 1))),
+    "log1p": Unary(FLOAT, "Log1PBackward0", lambda g, self: A.div.Tensor(g, A.add.Scalar(self, 1))),
+    "log2": Unary(FLOAT, "Log2Backward0", lambda g, self: A.div.Tensor(g, A.mul.Scalar(self, _LN2))),
+    "log10": Unary(FLOAT, "Log10Backward0", lambda g, self: A.div.Tensor(g, A.mul.Scalar(self, _LN10))),
+    "rsqrt": Unary(FLOAT, "RsqrtBackward0", lambda g, result: A.mul.Tensor(A.mul.Scalar(g, -0.5),
+                                                                         A.pow.Tensor_Scalar(result, 3))),
+    "sgn": Unary(SAME, "SgnBackward0", lambda g, result: _zeros_of(result)),  # sgn_backward, real inputs
+    "sign": Unary(SAME, "SignBackward0", lambda g: _zeros(g)),
+    "ceil": Unary(SAME, "CeilBackward0", lambda g: _zeros(g)),
+    "floor": Unary(SAME, "FloorBackward0", lambda g: _zeros(g)),
+    "round": Unary(SAME, "RoundBackward0", lambda g: _zeros(g)),
+    "trunc": Unary(SAME, "TruncBackward0", lambda g: _zeros(g)),
+    "frac": Unary(SAME, "FracBackward0", lambda g: g),
+    "bitwise_not": Unary(SAME, None),
+    "signbit": Unary(BOOL, None, inplace=False),
+    "isposinf": Unary(BOOL, None, inplace=False),
+    "isneginf": Unary(BOOL, None, inplace=False),
+}
+
+
+# --- binary ops --------------------------------------------------------------------------------------
+def _atan2_self(g: G, self: G, other: G) -> G:
+    """``atan2_backward``: d/dself = other / (self^2 + other^2)."""
+    return A.mul.Tensor(A.mul.Tensor(g, other), A.reciprocal.default(
+        A.add.Tensor(A.mul.Tensor(self, self), A.mul.Tensor(other, other))))
+
+
+def _atan2_other(g: G, self: G, other: G) -> G:
+    return A.mul.Tensor(A.mul.Tensor(g, A.neg.default(self)), A.reciprocal.default(
+        A.add.Tensor(A.mul.Tensor(self, self), A.mul.Tensor(other, other))))
+
+
+def _mod_other(mode: str) -> Callable[..., Any]:
+    """fmod/remainder's ``other``: ``-grad * self.div(other, rounding_mode=mode)``."""
+    return lambda g, self, other: A.mul.Tensor(A.neg.default(g), A.div.Tensor_mode(self, other, rounding_mode=mode))
+
+
+class Binary(NamedTuple):
+    """A binary op: dtype rule, kernel overloads, ``Scalar`` overloads, derivative.
+
+    ``tensor`` names the (functional, in-place, out=) overloads taking two tensors, ``None`` for
+    a form torch registers as a composite of another (``logical_and``); ``scalar`` the overload
+    suffix of the tensor-scalar forms (``Scalar``, ``Tensor_Scalar``); ``reverse`` whether a
+    scalar-tensor form exists (``Scalar_Tensor``). ``formulas`` are per input (self, other).
+    """
+
+    rule: str
+    tensor: tuple[str, str, str]
+    node: str | None = None
+    formulas: tuple[Any, Any] | None = None
+    scalar: str | None = None
+    scalar_node: str | None = None
+    scalar_formula: Callable[..., Any] | None = None
+    reverse: bool = False
+
+
+def _bitwise(name: str, scalar: str = "Scalar") -> Binary:
+    return Binary(COMMON, (f"{name}.Tensor", f"{name}_.Tensor", f"{name}.Tensor_out"), scalar=scalar, reverse=True)
+
+
+BINARY: dict[str, Binary] = {
+    "atan2": Binary(FLOAT, ("atan2", "atan2_", "atan2.out"), "Atan2Backward0", (_atan2_self, _atan2_other)),
+    "fmod": Binary(COMMON, ("fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out"), "FmodBackward1",
+                   (lambda g: g, _mod_other("trunc")), scalar="Scalar", scalar_node="FmodBackward0",
+                   scalar_formula=lambda g: g),
+    "remainder": Binary(COMMON, ("remainder.Tensor", "remainder_.Tensor", "remainder.Tensor_out"),
+                        "RemainderBackward1", (lambda g: g, _mod_other("floor")), scalar="Scalar",
+                        scalar_node="RemainderBackward0", scalar_formula=lambda g: g, reverse=True),
+    "floor_divide": Binary(COMMON, ("floor_divide", "floor_divide_.Tensor", "floor_divide.out"), scalar="Scalar"),
+    "bitwise_and": _bitwise("bitwise_and"),
+    "bitwise_or": _bitwise("bitwise_or"),
+    "bitwise_xor": _bitwise("bitwise_xor"),
+    "bitwise_left_shift": _bitwise("bitwise_left_shift", "Tensor_Scalar"),
+    "bitwise_right_shift": _bitwise("bitwise_right_shift", "Tensor_Scalar"),
+    "logical_and": Binary(LOGICAL, ("logical_and", "logical_and_", "logical_and.out")),
+    "logical_or": Binary(LOGICAL, ("logical_or", "logical_or_", "logical_or.out")),
+    "logical_xor": Binary(LOGICAL, ("logical_xor", "logical_xor_", "logical_xor.out")),
+}
+# torch's Python operators ``<<``/``>>`` have operators of their own (CPU kernels, no Meta ``out=``)
+SHIFT_DUNDERS = {"__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift"}
+# differentiable outputs without a derivatives.yaml entry: torch's ``NotImplemented`` node
+NOT_IMPLEMENTED = ("floor_divide", "floor_divide_.Tensor", "floor_divide.Scalar", "floor_divide_.Scalar",
+                   "remainder.Scalar_Tensor")
+
+
+# --- activations (Activation.cpp): forward, in place, out=, and their backward ops -------------------
+def _elu_backward(g: G, alpha: Any, scale: Any, input_scale: Any, is_result: bool, self_or_result: G) -> G:
+    return A.elu_backward.default(g, alpha, scale, input_scale, is_result, self_or_result)
+
+
+def _elu_double_backward(g: G, grad_output: G, alpha: Any, scale: Any, input_scale: Any, is_result: bool,
+                         self_or_result: G) -> G:
+    """d(elu_backward)/d(self_or_result): nonzero on the negative side only."""
+    negative = A.le.Scalar(self_or_result, 0)
+    if is_result:
+        value = A.mul.Scalar(A.mul.Tensor(g, grad_output), input_scale)
+    else:
+        value = A.elu_backward.default(A.mul.Scalar(A.mul.Tensor(g, grad_output), input_scale), alpha, scale,
+                                       input_scale, is_result, self_or_result)
+    return A.mul.Tensor(value, negative)
+
+
+def _gelu_double_backward(g: G, grad_output: G, self: G, approximate: str) -> G:
+    """The second derivative of gelu times ``grad * grad_output``."""
+    if approximate == "tanh":
+        k, c = math.sqrt(2.0 / math.pi), 0.044715
+        x2 = A.mul.Tensor(self, self)
+        du = A.mul.Scalar(A.add.Scalar(A.mul.Scalar(x2, 3 * c), 1), k)  # u = k (x + c x^3)
+        t = A.tanh.default(A.mul.Scalar(A.add.Tensor(self, A.mul.Scalar(A.mul.Tensor(x2, self), c)), k))
+        sech2 = A.rsub.Scalar(A.mul.Tensor(t, t), 1)
+        # gelu'' = (1 - t^2) (du - x t du^2 + 3 k c x^2)
+        inner = A.add.Tensor(A.sub.Tensor(du, A.mul.Tensor(A.mul.Tensor(self, t), A.mul.Tensor(du, du))),
+                             A.mul.Scalar(x2, 3 * k * c))
+        second = A.mul.Tensor(sech2, inner)
+    else:  # phi(x) (2 - x^2), phi the standard normal density
+        pdf = A.mul.Scalar(A.exp.default(A.mul.Scalar(A.mul.Tensor(self, self), -0.5)), 1 / math.sqrt(2 * math.pi))
+        second = A.mul.Tensor(pdf, A.rsub.Scalar(A.mul.Tensor(self, self), 2))
+    return A.mul.Tensor(A.mul.Tensor(g, grad_output), second)
+
+
+class Activation(NamedTuple):
+    """An activation: its forward's extra schema arguments, its backward op's, and the nodes.
+
+    ``forward`` is the text after ``Tensor self`` in the forward schema, ``backward`` the backward
+    op's arguments; ``node``/``inplace_node`` name the derivatives; ``structured`` whether torch
+    builds the functional and in-place forms from ``out=`` (CompositeExplicitAutogradNonFunctional).
+    """
+
+    forward: str
+    backward: str
+    node: str
+    formula: Callable[..., Any]
+    inplace_node: str
+    inplace_formula: Callable[..., Any]
+    backward_node: str
+    backward_formulas: tuple[Any, Any]
+
+
+ACTIVATIONS: dict[str, Activation] = {
+    "elu": Activation(
+        "Scalar alpha=1, Scalar scale=1, Scalar input_scale=1",
+        "Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result",
+        "EluBackward0", lambda g, alpha, scale, input_scale, self: _elu_backward(g, alpha, scale, input_scale,
+                                                                                  False, self),
+        "EluBackward1", lambda g, alpha, scale, input_scale, result: _elu_backward(g, alpha, scale, input_scale,
+                                                                                    True, result),
+        "EluBackwardBackward0",
+        (lambda g, alpha, scale, input_scale, is_result, self_or_result: _elu_backward(
+            g, alpha, scale, input_scale, is_result, self_or_result),
+         _elu_double_backward)),
+    "gelu": Activation(
+        '*, str approximate="none"', 'Tensor grad_output, Tensor self, *, str approximate="none"',
+        "GeluBackward0", lambda g, self, approximate: A.gelu_backward.default(g, self, approximate=approximate),
+        "GeluBackward0", lambda g, self, approximate: A.gelu_backward.default(g, self, approximate=approximate),
+        "GeluBackwardBackward0",
+        (lambda g, self, approximate: A.gelu_backward.default(g, self, approximate=approximate),
+         _gelu_double_backward)),
+    "hardtanh": Activation(
+        "Scalar min_val=-1, Scalar max_val=1", "Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val",
+        "HardtanhBackward0", lambda g, self, min_val, max_val: A.hardtanh_backward.default(g, self, min_val, max_val),
+        "HardtanhBackward0", lambda g, self, min_val, max_val: A.hardtanh_backward.default(g, self, min_val, max_val),
+        "HardtanhBackwardBackward0",
+        (lambda g, self, min_val, max_val: A.hardtanh_backward.default(g, self, min_val, max_val),
+         lambda g: _zeros(g))),
+    "leaky_relu": Activation(
+        "Scalar negative_slope=0.01", "Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result",
+        "LeakyReluBackward0",
+        lambda g, self, negative_slope: A.leaky_relu_backward.default(g, self, negative_slope, False),
+        "LeakyReluBackward1",
+        lambda g, result, negative_slope: A.leaky_relu_backward.default(g, result, negative_slope, True),
+        "LeakyReluBackwardBackward0",
+        (lambda g, self, negative_slope: A.leaky_relu_backward.default(g, self, negative_slope, False),
+         lambda g: _zeros(g))),
+}
+# hardtanh is not structured in torch: its functional and in-place forms are kernels of their own
+NOT_STRUCTURED = ("hardtanh", "hardtanh_", "hardtanh_backward")
+
+
+# --- schemas -----------------------------------------------------------------------------------------
+_OUT = "*, Tensor(a!) out) -> Tensor(a!)"
+
+
+def _unary_schemas(name: str, inplace: bool) -> list[str]:
+    found = [f"{name}(Tensor self) -> Tensor", f"{name}.out(Tensor self, {_OUT}"]
+    return found + [f"{name}_(Tensor(a!) self) -> Tensor(a!)"] if inplace else found
+
+
+def _binary_schemas(name: str, op: Binary) -> list[str]:
+    functional, inplace, out = op.tensor
+    found = [f"{functional}(Tensor self, Tensor other) -> Tensor",
+             f"{inplace}(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+             f"{out}(Tensor self, Tensor other, {_OUT}"]
+    if op.scalar:
+        s = op.scalar
+        found += [f"{name}.{s}(Tensor self, Scalar other) -> Tensor",
+                  f"{name}_.{s}(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+                  f"{name}.{s}_out(Tensor self, Scalar other, {_OUT}"]
+    if op.reverse:
+        found += [f"{name}.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
+                  f"{name}.Scalar_Tensor_out(Scalar self, Tensor other, {_OUT}"]
+    return found
+
+
+def _activation_schemas(name: str, op: Activation) -> list[str]:
+    def out(args: str, out_name: str) -> str:  # one ``*`` before the keyword-only arguments
+        star = "" if "*" in args else "*, "
+        return f"{args}, {star}Tensor(a!) {out_name}) -> Tensor(a!)"
+
+    return [f"{name}(Tensor self, {op.forward}) -> Tensor",
+            f"{name}_(Tensor(a!) self, {op.forward}) -> Tensor(a!)",
+            f"{name}.out(Tensor self, {out(op.forward, 'out')}",
+            f"{name}_backward({op.backward}) -> Tensor",
+            f"{name}_backward.grad_input({out(op.backward, 'grad_input')}"]
+
+
+SCHEMAS: tuple[str, ...] = (
+    *(s for name, u in UNARY.items() for s in _unary_schemas(name, u.inplace)),
+    "round.decimals(Tensor self, *, int decimals) -> Tensor",
+    "round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
+    "round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)",
+    "isnan(Tensor self) -> Tensor", f"isnan.out(Tensor self, {_OUT}",
+    "isinf(Tensor self) -> Tensor", f"isinf.out(Tensor self, {_OUT}",
+    "isfinite(Tensor self) -> Tensor",
+    *_unary_schemas("logical_not", True),
+    "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+    "nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)",
+    "nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, "
+    f"{_OUT}",
+    *(s for name, b in BINARY.items() for s in _binary_schemas(name, b)),
+    *(s for dunder in SHIFT_DUNDERS for s in (
+        f"{dunder}.Scalar(Tensor self, Scalar other) -> Tensor",
+        f"{dunder}.Tensor(Tensor self, Tensor other) -> Tensor",
+        f"{dunder}.Scalar_out(Tensor self, Scalar other, {_OUT}",
+        f"{dunder}.Tensor_out(Tensor self, Tensor other, {_OUT}",
+        f"__i{dunder[2:]}.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        f"__i{dunder[2:]}.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")),
+    *(s for name in ("and", "or", "xor") for s in (
+        f"__{name}__.Scalar(Tensor self, Scalar other) -> Tensor",
+        f"__{name}__.Tensor(Tensor self, Tensor other) -> Tensor",
+        f"__i{name}__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        f"__i{name}__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")),
+    *(s for name, act in ACTIVATIONS.items() for s in _activation_schemas(name, act)),
+)
+
+
+# --- dtype rules, for the backends' kernels ------------------------------------------------------------
+def unary_result_dtype(rule: str, dtype: Any, default: Any) -> Any:
+    """The result dtype of a unary op of ``rule`` on an input of ``dtype`` (``default``: the default float)."""
+    if rule == FLOAT:
+        return dtype if dtype.is_floating_point or dtype.is_complex else default
+    return _bool if rule in (BOOL, LOGICAL) else dtype
+
+
+def binary_result_dtype(rule: str, common: Any, default: Any) -> Any:
+    """The result dtype of a binary op of ``rule`` whose inputs promote to ``common``."""
+    if rule == FLOAT and not (common.is_floating_point or common.is_complex):
+        return default
+    return _bool if rule == LOGICAL else common
+
+
+def check_out(rule: str, name: str, result: Any, out: Any) -> None:
+    """Raise torch's error when an ``out=`` (or in-place) tensor of dtype ``out`` cannot take ``result``.
+
+    ``rule`` is the op's dtype rule; ``result`` and ``out`` are dtypes. ``FLOAT`` and ``COMMON``
+    are TensorIterator's ``canCast`` check, which the backends make themselves.
+    """
+    if rule == SAME and out is not result:
+        raise RuntimeError(f"Found dtype {SCALAR_TYPE_NAMES[out.name]} but expected {SCALAR_TYPE_NAMES[result.name]}")
+    if rule == BOOL and out is not _bool:
+        raise RuntimeError(f"{name} does not support non-boolean outputs.")
+
+
+def _exact_bool(out: Tensor) -> None:
+    """The generated ``out=`` wrappers' check (``isnan.out``, ``isinf.out``)."""
+    if out.dtype is not _bool:
+        raise RuntimeError(f"Expected out tensor to have dtype {TYPEMETA_NAMES['bool']}, but got "
+                           f"{TYPEMETA_NAMES[out.dtype.name]} instead")
+
+
+# --- composite kernels (CompositeExplicitAutograd / CompositeImplicitAutograd) ---------------------
+def _number(value: Any) -> Tensor:
+    """A ``Scalar`` argument as torch's ``wrapped_scalar_tensor``."""
+    from .._composites import wrapped_number  # not at import: _composites imports aten, which imports us
+
+    if isinstance(value, Tensor):
+        return value
+    w = wrapped_number(value)
+    if w is None:
+        raise TypeError(f"expected a number for a Scalar argument, got {type(value).__name__}")
+    return w
+
+
+def _empty_bool(self: Tensor) -> Tensor:
+    return A.empty.memory_format([0], dtype=_bool, device=self.device)
+
+
+def _scalar_composites(name: str, op: Binary) -> dict[str, Callable[..., Any]]:
+    """``.Scalar`` forms as the ``.Tensor`` forms of a wrapped number (torch's composites)."""
+    functional, inplace, out = (_handle(n) for n in op.tensor)
+    s = op.scalar
+    found: dict[str, Callable[..., Any]] = {
+        f"{name}.{s}": lambda self, other: functional(self, _number(other)),
+        f"{name}_.{s}": lambda self, other: inplace(self, _number(other)),
+        f"{name}.{s}_out": lambda self, other, *, out: out_op(self, _number(other), out=out),
+    }
+    out_op = out
+    if op.reverse:
+        found[f"{name}.Scalar_Tensor_out"] = lambda self, other, *, out: out_op(_number(self), other, out=out)
+        if name != "remainder":  # remainder.Scalar_Tensor has CPU kernels in torch
+            found[f"{name}.Scalar_Tensor"] = lambda self, other: functional(_number(self), other)
+    return found
+
+
+def _logical_composites(name: str, binary: bool) -> dict[str, Callable[..., Any]]:
+    """logical_*: the functional and in-place forms call ``out=`` (``LogicalOps``' composites)."""
+    out_op = getattr(A, name).out
+    if binary:
+        return {name: lambda self, other: out_op(self, other, out=_empty_bool(self)),
+                f"{name}_": lambda self, other: out_op(self, other, out=self)}
+    return {name: lambda self: out_op(self, out=_empty_bool(self)), f"{name}_": lambda self: out_op(self, out=self)}
+
+
+def _isinf(self: Tensor) -> Tensor:
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        return A.eq.Scalar(A.abs.default(self), math.inf)
+    return A.ne.Tensor(self, self)  # integers are never infinite: all False, in self's layout
+
+
+def _isinf_out(self: Tensor, *, out: Tensor) -> Tensor:
+    _exact_bool(out)
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        return A.eq.Scalar_out(A.abs.default(self), math.inf, out=out)
+    return A.ne.Tensor_out(self, self, out=out)
+
+
+def _isnan_out(self: Tensor, *, out: Tensor) -> Tensor:
+    _exact_bool(out)
+    return A.ne.Tensor_out(self, self, out=out)  # NaN is the one value unequal to itself
+
+
+def _isfinite(self: Tensor) -> Tensor:
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        return A.mul.Tensor(A.eq.Tensor(self, self), A.ne.Scalar(A.abs.default(self), math.inf))
+    return A.eq.Tensor(self, self)  # integers are always finite: all True, in self's layout
+
+
+def _dense(shape: list[int], strides: list[int]) -> bool:
+    """``is_non_overlapping_and_dense``: some permutation of the dims is contiguous (or nothing is stored)."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for size, stride in sorted(zip(shape, strides), key=lambda p: p[1]):
+        if size == 1:
+            continue
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _empty_like(self: Tensor) -> Tensor:
+    """``empty_like(self)``: self's strides where they are dense, else TensorIterator's choice (via resize)."""
+    shape, strides = list(self.shape), list(self.stride())
+    if _dense(shape, strides):
+        return A.empty_strided.default(shape, strides, dtype=self.dtype, device=self.device)
+    return A.empty.memory_format([0], dtype=self.dtype, device=self.device)
+
+
+def _nan_to_num(self: Tensor, nan: Any = None, posinf: Any = None, neginf: Any = None) -> Tensor:
+    return A.nan_to_num.out(self, nan, posinf, neginf, out=_empty_like(self))
+
+
+def _nan_to_num_(self: Tensor, nan: Any = None, posinf: Any = None, neginf: Any = None) -> Tensor:
+    return A.nan_to_num.out(self, nan, posinf, neginf, out=self)
+
+
+def _shift_dunder_outs(dunder: str, target: str) -> dict[str, Callable[..., Any]]:
+    """``__lshift__.Scalar_out``/``.Tensor_out``: torch's generated ``out=`` composites."""
+    scalar_out, tensor_out = getattr(A, target).Tensor_Scalar_out, getattr(A, target).Tensor_out
+    return {f"{dunder}.Scalar_out": lambda self, other, *, out: scalar_out(self, other, out=out),
+            f"{dunder}.Tensor_out": lambda self, other, *, out: tensor_out(self, other, out=out)}
+
+
+def _explicit() -> dict[str, Callable[..., Any]]:
+    found: dict[str, Callable[..., Any]] = {"isnan.out": _isnan_out, "isinf": _isinf, "isinf.out": _isinf_out,
+                                            "nan_to_num": _nan_to_num, "nan_to_num_": _nan_to_num_}
+    found.update(_logical_composites("logical_not", False))
+    for name, op in BINARY.items():
+        if op.rule == LOGICAL:
+            found.update(_logical_composites(name, True))
+        if op.scalar:
+            found.update(_scalar_composites(name, op))
+    for dunder, target in SHIFT_DUNDERS.items():
+        found.update(_shift_dunder_outs(dunder, target))
+    return found
+
+
+def _implicit() -> dict[str, Callable[..., Any]]:
+    found: dict[str, Callable[..., Any]] = {"isfinite": _isfinite}
+    for name in ("and", "or", "xor"):  # the operators are their bitwise ops
+        for overload in ("Tensor", "Scalar"):
+            functional, inplace = _handle(f"bitwise_{name}.{overload}"), _handle(f"bitwise_{name}_.{overload}")
+            found[f"__{name}__.{overload}"] = lambda self, other, _op=functional: _op(self, other)
+            found[f"__i{name}__.{overload}"] = lambda self, other, _op=inplace: _op(self, other)
+    return found
+
+
+def _handle(name: str) -> Any:
+    """The operator ``aten::<name>`` (``ops.aten`` hides dunder names such as ``__and__``)."""
+    from ..dispatcher import find_op
+
+    return find_op(f"aten::{name}")
+
+
+_composites: dict[str, dict[str, Any]] = {}
+
+
+def __getattr__(name: str) -> Any:
+    # The tables of callables are built on first use: this module is imported while ``aten`` is
+    # being defined, before its own operators exist (``dispatchcore.aten.define_aten``).
+    if name in ("COMPOSITE_EXPLICIT", "COMPOSITE_IMPLICIT"):
+        if name not in _composites:
+            _composites[name] = _explicit() if name == "COMPOSITE_EXPLICIT" else _implicit()
+        return _composites[name]
+    if name in ("FUNCTIONS", "METHODS"):
+        if name not in _composites:
+            _composites["FUNCTIONS"], _composites["METHODS"] = _python_layer()
+        return _composites[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def register(lib: Library) -> None:
+    """Register the CompositeExplicitAutograd and CompositeImplicitAutograd kernels."""
+    for name, kernel in __getattr__("COMPOSITE_EXPLICIT").items():
+        lib.impl(name, kernel, "CompositeExplicitAutograd")
+    for name, kernel in __getattr__("COMPOSITE_IMPLICIT").items():
+        lib.impl(name, kernel, "CompositeImplicitAutograd")
+
+
+# --- derivatives ---------------------------------------------------------------------------------------
+def _not_implemented_node(derivative: Any) -> None:
+    derivative.node_class._qualified_name = "torch::autograd::NotImplemented"
+
+
+def register_autograd(lib: Library) -> None:
+    """Register every derivative above at the Autograd key, with torch's node names."""
+    from ..autograd.kernels import register_derivative, register_nondifferentiable
+
+    def r(name: str, node: str, inputs: tuple[str, ...], formula: Any, **kw: Any) -> Any:
+        return register_derivative(lib, f"aten::{name}", node, inputs, formula, **kw)
+
+    def nondiff(*names: str) -> None:
+        for name in names:
+            register_nondifferentiable(lib, f"aten::{name}")
+
+    for name, u in UNARY.items():
+        inplace = (f"{name}_",) if u.inplace else ()
+        if u.node is None:
+            nondiff(name, *inplace)
+            continue
+        r(name, u.node, ("self",), u.formula)
+        if u.inplace_node:
+            r(f"{name}_", u.inplace_node, ("self",), _not_implemented(f"inplace version of {name}"), mutates="self")
+        elif u.inplace:
+            r(f"{name}_", u.node, ("self",), u.formula, mutates="self")
+    r("round.decimals", "RoundBackward1", ("self",), lambda g: _zeros(g))
+    r("round_.decimals", "RoundBackward1", ("self",), lambda g: _zeros(g), mutates="self")
+    nondiff("isnan", "isinf", "logical_not", "logical_not_")
+    nan_to_num = (lambda g, self: A.mul.Tensor(g, A.isfinite.default(self)))
+    r("nan_to_num", "NanToNumBackward0", ("self",), nan_to_num)
+    r("nan_to_num_", "NanToNumBackward0", ("self",), nan_to_num, mutates="self")
+
+    for name, b in BINARY.items():
+        functional_name, inplace_name, _ = b.tensor
+        scalar = [f"{name}.{b.scalar}", f"{name}_.{b.scalar}"] if b.scalar else []
+        reverse = [f"{name}.Scalar_Tensor"] if b.reverse else []
+        if b.node is not None:
+            r(functional_name, b.node, ("self", "other"), b.formulas)
+            r(inplace_name, b.node, ("self", "other"), b.formulas, mutates="self")
+            if b.scalar_node:
+                r(scalar[0], b.scalar_node, ("self",), b.scalar_formula)
+                r(scalar[1], b.scalar_node, ("self",), b.scalar_formula, mutates="self")
+        elif name != "floor_divide":  # floor_divide's nodes are NOT_IMPLEMENTED's, below
+            nondiff(functional_name, inplace_name, *scalar, *reverse)
+    for name in NOT_IMPLEMENTED:
+        base, _, overload = name.partition(".")
+        inputs = ("self",) if overload == "Scalar" else ("other",) if overload == "Scalar_Tensor" else ("self", "other")
+        _not_implemented_node(r(name, "NotImplemented", inputs, _no_derivative(base),
+                                **({"mutates": "self"} if base.endswith("_") else {})))
+    for dunder in SHIFT_DUNDERS:
+        nondiff(f"{dunder}.Scalar", f"{dunder}.Tensor", f"__i{dunder[2:]}.Scalar", f"__i{dunder[2:]}.Tensor")
+
+    for name, act in ACTIVATIONS.items():
+        args = ("self",)
+        r(name, act.node, args, act.formula)
+        r(f"{name}_", act.inplace_node, args, act.inplace_formula, mutates="self")
+        backward_inputs = ("grad_output", "self_or_result") if name == "elu" else ("grad_output", "self")
+        r(f"{name}_backward", act.backward_node, backward_inputs, act.backward_formulas)
+
+
+# --- torch.* functions and Tensor methods ----------------------------------------------------------------
+# torch.<name>_ functions torch defines (most in-place forms are methods only)
+_TORCH_INPLACE = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "erf", "expm1", "log1p",
+                  "log2", "log10", "rsqrt", "ceil", "floor", "round", "trunc", "frac")
+_NOT_PASSED: Any = object()
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _not_tensor(name: str, value: Any, arg: str, position: int) -> TypeError:
+    return TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {_type_name(value)}")
+
+
+def _named(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def _unary_function(name: str, out: bool = True) -> Callable[..., Any]:
+    """``torch.<name>(input, *, out=None)``."""
+    op = _handle(name)
+    out_op: Any = _handle(f"{name}.out") if out else None
+
+    def with_out(input: Any, *, out: Tensor | None = None) -> Any:
+        if not isinstance(input, Tensor):
+            raise _not_tensor(name, input, "input", 1)
+        return op(input) if out is None else out_op(input, out=out)
+
+    def without_out(input: Any) -> Any:
+        if not isinstance(input, Tensor):
+            raise _not_tensor(name, input, "input", 1)
+        return op(input)
+
+    return _named(with_out if out else without_out, name)
+
+
+def _inplace_function(name: str) -> Callable[..., Any]:
+    """``torch.<name>_(input)``."""
+    op = _handle(f"{name}_")
+
+    def function(input: Any) -> Any:
+        if not isinstance(input, Tensor):
+            raise _not_tensor(f"{name}_", input, "input", 1)
+        return op(input)
+
+    return _named(function, f"{name}_")
+
+
+def _round(input: Any, *, decimals: Any = _NOT_PASSED, out: Tensor | None = None) -> Any:
+    """``torch.round``: ``aten::round``, or ``round.decimals`` when ``decimals`` is given."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("round", input, "input", 1)
+    if decimals is _NOT_PASSED:
+        return A.round.default(input) if out is None else A.round.out(input, out=out)
+    if out is None:
+        return A.round.decimals(input, decimals=decimals)
+    return A.round.decimals_out(input, decimals=decimals, out=out)
+
+
+def _round_method(self: Tensor, *, decimals: Any = _NOT_PASSED) -> Tensor:
+    return A.round.default(self) if decimals is _NOT_PASSED else A.round.decimals(self, decimals=decimals)
+
+
+def _round__method(self: Tensor, *, decimals: Any = _NOT_PASSED) -> Tensor:
+    return A.round_.default(self) if decimals is _NOT_PASSED else A.round_.decimals(self, decimals=decimals)
+
+
+def _nan_to_num_function(input: Any, nan: Any = 0.0, posinf: Any = None, neginf: Any = None, *,
+                out: Tensor | None = None) -> Any:
+    """``torch.nan_to_num``: ``aten::nan_to_num`` (``.out`` with ``out=``)."""
+    if not isinstance(input, Tensor):
+        raise _not_tensor("nan_to_num", input, "input", 1)
+    if out is None:
+        return A.nan_to_num.default(input, nan, posinf, neginf)
+    return A.nan_to_num.out(input, nan, posinf, neginf, out=out)
+
+
+def _nan_to_num__function(input: Any, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
+    if not isinstance(input, Tensor):
+        raise _not_tensor("nan_to_num_", input, "input", 1)
+    return A.nan_to_num_.default(input, nan, posinf, neginf)
+
+
+def _signatures(name: str, b: Binary) -> list[str]:
+    """The binding signatures torch gives ``torch.<name>``, for its TypeErrors."""
+    found = [f"{name}(Tensor input, Tensor other, *, Tensor out=None)"]
+    if b.scalar or name == "floor_divide":
+        found.append(f"{name}(Tensor input, Scalar other, *, Tensor out=None)")
+    if b.reverse:
+        found.append(f"{name}(Scalar self, Tensor other)")
+    return found
+
+
+def _binary_function(name: str, b: Binary) -> Callable[..., Any]:
+    """``torch.<name>(input, other, *, out=None)``: the overload torch's binding picks."""
+    from .._tensor_methods import _is_number
+
+    functional, _, out_op = (_handle(n) for n in b.tensor)
+    scalar: Any = _handle(f"{name}.{b.scalar}") if b.scalar else None
+    scalar_out: Any = _handle(f"{name}.{b.scalar}_out") if b.scalar else None
+    wraps = name == "floor_divide"  # floor_divide takes numbers as tensors (wrapped numbers)
+
+    def call(input: Any, other: Any, out: Any) -> Any:
+        if isinstance(input, Tensor):
+            if isinstance(other, Tensor):
+                return functional(input, other) if out is None else out_op(input, other, out=out)
+            if _is_number(other):
+                if wraps:
+                    other = _number(other)
+                    return functional(input, other) if out is None else out_op(input, other, out=out)
+                if scalar is not None:
+                    return scalar(input, other) if out is None else scalar_out(input, other, out=out)
+        elif isinstance(other, Tensor) and _is_number(input):
+            if wraps:
+                input = _number(input)
+                return functional(input, other) if out is None else out_op(input, other, out=out)
+            if b.reverse:
+                if out is None:
+                    return getattr(A, name).Scalar_Tensor(input, other)
+                return getattr(A, name).Scalar_Tensor_out(input, other, out=out)
+        return _NOT_PASSED
+
+    def function(input: Any, other: Any, *, out: Tensor | None = None) -> Any:
+        result = call(input, other, out)
+        if result is _NOT_PASSED:
+            from ..factories import _CHECKS
+            from ..schema import PythonArgParser
+
+            PythonArgParser(_signatures(name, b), _CHECKS).parse((input, other), {} if out is None else {"out": out})
+            raise _not_tensor(name, other, "other", 2)
+        return result
+
+    return _named(function, name)
+
+
+def _binary_method(name: str, b: Binary, inplace: bool) -> Callable[..., Any]:
+    """``Tensor.<name>(other)`` / ``<name>_``: ``.Scalar`` for a number where torch has one."""
+    from .. import _tensor_methods as tm
+
+    tensor_op = _handle(b.tensor[1] if inplace else b.tensor[0])
+    method_name = f"{name}_" if inplace else name
+    if b.scalar:
+        scalar_op = _handle(f"{name}_.{b.scalar}" if inplace else f"{name}.{b.scalar}")
+        entry = tm._by_operand(tensor_op, scalar_op)
+    elif name == "floor_divide":
+        entry = tm._binary(tensor_op)
+    else:
+        def refuse(self: Tensor, other: Any) -> Any:
+            if isinstance(other, Tensor):
+                return tensor_op(self, other)
+            raise _not_tensor(method_name, other, "other", 1)
+
+        entry = tm.fast(tensor_op, 2, otherwise=refuse)
+
+    def method(self: Tensor, other: Any) -> Any:
+        return entry(self, other)
+
+    return _named(method, method_name)
+
+
+def _reflected(op_name: str) -> Callable[..., Any]:
+    """Reflected operators (``2 % x``, ``2 << x``): the ``Scalar_Tensor`` overload; NotImplemented for a non-number."""
+    from .._tensor_methods import _is_number
+
+    op = _handle(op_name)
+
+    def reflected(self: Tensor, other: Any) -> Any:
+        return op(other, self) if _is_number(other) else NotImplemented
+
+    return reflected
+
+
+def _rfloordiv(self: Tensor, other: Any) -> Any:
+    """``2 // x``: ``floor_divide`` of a wrapped number, as torch's ``__rfloordiv__``."""
+    from .._tensor_methods import _is_number
+
+    return A.floor_divide.default(_number(other), self) if _is_number(other) else NotImplemented
+
+
+def _invert(self: Tensor) -> Tensor:
+    """``~x``: bitwise_not, for integer and bool tensors only (torch's Python-level check)."""
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return A.bitwise_not.default(self)
+
+
+def _python_layer() -> tuple[dict[str, Any], dict[str, Any]]:
+    """``FUNCTIONS`` and ``METHODS``, built once the operators exist."""
+    from .. import _tensor_methods as tm
+
+    functions: dict[str, Any] = {}
+    methods: dict[str, Any] = {}
+    for name, u in UNARY.items():
+        functions[name] = _unary_function(name)
+        methods[name] = tm.fast(_handle(name))
+        if u.inplace:
+            methods[f"{name}_"] = tm.fast(_handle(f"{name}_"))
+            if name in _TORCH_INPLACE:
+                functions[f"{name}_"] = _inplace_function(name)
+    functions.update(round=_round, nan_to_num=_nan_to_num_function, nan_to_num_=_nan_to_num__function,
+                     isnan=_unary_function("isnan", out=False), isinf=_unary_function("isinf", out=False),
+                     isfinite=_unary_function("isfinite", out=False), logical_not=_unary_function("logical_not"))
+    methods.update(round=_round_method, round_=_round__method,
+                   nan_to_num=_nan_to_num_function, nan_to_num_=_nan_to_num__function,
+                   isnan=tm.fast(A.isnan.default), isinf=tm.fast(A.isinf.default),
+                   isfinite=tm.fast(A.isfinite.default), logical_not=tm.fast(A.logical_not.default),
+                   logical_not_=tm.fast(A.logical_not_.default))
+    for name, b in BINARY.items():
+        functions[name] = _binary_function(name, b)
+        methods[name] = _binary_method(name, b, inplace=False)
+        methods[f"{name}_"] = _binary_method(name, b, inplace=True)
+    # the Python operators
+    for op in ("and", "or", "xor"):
+        forward = tm._by_operand(_handle(f"__{op}__.Tensor"), _handle(f"__{op}__.Scalar"), dunder=True)
+        methods[f"__{op}__"] = methods[f"__r{op}__"] = forward  # commutative: 2 & x is x & 2, as in torch
+        methods[f"__i{op}__"] = tm._by_operand(_handle(f"__i{op}__.Tensor"), _handle(f"__i{op}__.Scalar"), dunder=True)
+    for dunder, target in SHIFT_DUNDERS.items():
+        short = dunder[2:]
+        methods[dunder] = tm._by_operand(_handle(f"{dunder}.Tensor"), _handle(f"{dunder}.Scalar"), dunder=True)
+        methods[f"__i{short}"] = tm._by_operand(_handle(f"__i{short}.Tensor"), _handle(f"__i{short}.Scalar"),
+                                                dunder=True)
+        methods[f"__r{short}"] = _reflected(f"{target}.Scalar_Tensor")
+    methods["__invert__"] = _invert
+    methods["__floordiv__"] = tm._binary(A.floor_divide.default, dunder=True)
+    methods["__ifloordiv__"] = tm._binary(A.floor_divide_.Tensor, dunder=True)
+    methods["__rfloordiv__"] = _rfloordiv
+    methods["__mod__"] = tm._by_operand(A.remainder.Tensor, A.remainder.Scalar, dunder=True)
+    methods["__imod__"] = tm._by_operand(A.remainder_.Tensor, A.remainder_.Scalar, dunder=True)
+    methods["__rmod__"] = _reflected("remainder.Scalar_Tensor")
+    return functions, methods

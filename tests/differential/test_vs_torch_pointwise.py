@@ -1,0 +1,399 @@
+"""The pointwise family against torch 2.13: schemas, registrations, values, dtypes, layouts, errors, gradients."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import dispatchcore as dc
+from dispatchcore.autograd import gradcheck, gradgradcheck
+from dispatchcore.native import pointwise as P
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.differential
+
+A, TA = dc.ops.aten, torch.ops.aten
+DTYPES = ("bool", "uint8", "int32", "int64", "float16", "float32", "float64")
+
+
+def _values(dtype: str, shape=(2, 3), seed=0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.random(shape) > 0.5
+    if dtype.startswith(("int", "uint")):
+        low = 0 if dtype == "uint8" else -5
+        return rng.integers(low, 6, shape).astype(dtype)
+    v = rng.uniform(-0.95, 0.95, shape)  # inside every unary op's domain but acosh's
+    return v.astype(dtype)
+
+
+def _pair(array: np.ndarray):
+    return dc.tensor(array), torch.tensor(array)
+
+
+def _same(mine, theirs, *, atol=1e-6, rtol=1e-5) -> None:
+    if isinstance(theirs, tuple):
+        for m, t in zip(mine, theirs):
+            _same(m, t, atol=atol, rtol=rtol)
+        return
+    assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert tuple(mine.shape) == tuple(theirs.shape)
+    assert mine.stride() == theirs.stride()
+    expected = theirs.detach().numpy()
+    got = mine.detach().numpy()
+    if expected.dtype == np.float16:
+        atol, rtol = 1e-3, 1e-3
+    np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), atol=atol, rtol=rtol,
+                               equal_nan=True)
+
+
+def _same_error(mine, theirs) -> None:
+    with pytest.raises(Exception) as expected:
+        theirs()
+    with pytest.raises(type(expected.value)) as got:
+        mine()
+    assert str(got.value) == str(expected.value)
+
+
+def _outcome(mine, theirs, **tolerances) -> None:
+    """Both give the same tensor, or both raise the same error."""
+    try:
+        expected = theirs()
+    except Exception:
+        _same_error(mine, theirs)
+        return
+    _same(mine(), expected, **tolerances)
+
+
+# --- schemas and registrations -----------------------------------------------------------------------
+@pytest.mark.parametrize("schema", P.SCHEMAS, ids=lambda s: s.partition("(")[0])
+def test_schema_is_torchs_verbatim(schema):
+    name, _, overload = schema.partition("(")[0].partition(".")
+    op = getattr(getattr(TA, name), overload or "default")
+    assert f"aten::{schema}" == str(op._schema)
+
+
+def _torch_keys(qualname: str) -> str:
+    import re
+
+    short = {"CPU": "C", "Meta": "M", "BackendSelect": "B", "ADInplaceOrView": "V", "AutocastCPU": "X",
+             "Autograd": "A", "CompositeExplicitAutograd": "E", "CompositeImplicitAutograd": "I"}
+    keys = set()
+    for line in torch._C._dispatch_dump(qualname).splitlines():
+        m = re.match(r"^(\w+)(?:\[alias\])?(?: \(inactive\))?: ", line)
+        if m and m.group(1) in short:
+            keys.add(short[m.group(1)])
+    return "".join(sorted(keys))
+
+
+def test_every_operator_is_registered_at_torchs_keys_but_the_generic_ones():
+    """CPU, Meta, CompositeExplicit/ImplicitAutograd and Autograd as torch (the lead adds N, V and out= Autograd)."""
+    dc.load_backends()
+    short = {"CPU": "C", "Meta": "M", "CompositeExplicitAutograd": "E", "CompositeImplicitAutograd": "I",
+             "Autograd": "A"}
+    wrong = {}
+    for schema in P.SCHEMAS:
+        name = schema.partition("(")[0]
+        op = dc.dispatcher.find_op(f"aten::{name}")
+        mine = "".join(sorted(short[k.name] for k in op.registrations if k.name in short))
+        theirs = "".join(k for k in _torch_keys(f"aten::{name}") if k in short.values())
+        if "I" in theirs:
+            theirs = theirs.replace("A", "")
+        if "out" in name or "grad_input" in name:  # their Autograd kernel is the generic out= one
+            mine, theirs = mine.replace("A", ""), theirs.replace("A", "")
+        if mine != theirs:
+            wrong[name] = (mine, theirs)
+    assert wrong == {}
+
+
+# --- unary ops ---------------------------------------------------------------------------------------
+UNARY = [*P.UNARY, "isnan", "isinf", "isfinite", "logical_not", "nan_to_num"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_values_dtypes_and_errors_match_torch(name, dtype):
+    x, tx = _pair(_values(dtype) + (1.5 if name == "acosh" and dtype.startswith("float") else 0))
+    _outcome(lambda: getattr(dc, name)(x), lambda: getattr(torch, name)(tx))
+
+
+@pytest.mark.parametrize("name", [n for n, u in P.UNARY.items() if u.inplace])
+@pytest.mark.parametrize("dtype", ("bool", "int64", "float32"))
+def test_unary_in_place_matches_torch(name, dtype):
+    x, tx = _pair(_values(dtype))
+    _outcome(lambda: getattr(x, name + "_")(), lambda: getattr(tx, name + "_")())
+
+
+@pytest.mark.parametrize("name", ["acos", "ceil", "sign", "frac", "bitwise_not", "signbit", "isposinf",
+                                  "logical_not", "nan_to_num"])
+@pytest.mark.parametrize("out_dtype", ("bool", "int64", "float32", "float64"))
+@pytest.mark.parametrize("dtype", ("int64", "float32"))
+def test_unary_out_dtype_rules_match_torch(name, dtype, out_dtype):
+    x, tx = _pair(_values(dtype))
+    out, tout = dc.empty(0, dtype=getattr(dc, out_dtype)), torch.empty(0, dtype=getattr(torch, out_dtype))
+    _outcome(lambda: getattr(dc, name)(x, out=out), lambda: getattr(torch, name)(tx, out=tout))
+
+
+@pytest.mark.parametrize("name", ["acos", "floor", "isnan", "isfinite", "nan_to_num", "bitwise_not"])
+def test_unary_layouts_of_zero_d_empty_and_noncontiguous_inputs_match_torch(name):
+    dtype = "int64" if name == "bitwise_not" else "float32"
+    base = _values(dtype, (4, 6))
+    for array in (np.array(base[0, 0]), np.zeros((0, 3), dtype), base):
+        x, tx = _pair(array)
+        views = [(x, tx)] if x.numel() <= 1 else [(x, tx), (x.t(), tx.t()), (x[..., ::2], tx[..., ::2])]
+        for view, tview in views:
+            _same(getattr(dc, name)(view), getattr(torch, name)(tview))
+
+
+def test_special_values_match_torch():
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -2.5, 2.5, 0.5, -0.5], np.float32)
+    x, tx = _pair(special)
+    for name in UNARY:
+        if name == "bitwise_not":
+            continue
+        _same(getattr(dc, name)(x), getattr(torch, name)(tx))
+    _same(dc.nan_to_num(x, 1.0, 2.0, -3.0), torch.nan_to_num(tx, 1.0, 2.0, -3.0))
+    _same(dc.round(x * 7.31, decimals=1), torch.round(tx * 7.31, decimals=1))
+    _same(dc.round(x * 73.1, decimals=-1), torch.round(tx * 73.1, decimals=-1))
+
+
+def test_round_decimals_refuses_integers_as_torch():
+    x, tx = _pair(np.array([15, 25]))
+    _same_error(lambda: dc.round(x, decimals=-1), lambda: torch.round(tx, decimals=-1))
+
+
+def test_in_place_float_op_on_an_integer_tensor_is_torchs_cast_error():
+    _same_error(lambda: dc.ones(2, dtype=dc.int64).sin_(), lambda: torch.ones(2, dtype=torch.int64).sin_())
+    _same_error(lambda: dc.ones(2, dtype=dc.int64).acos_(), lambda: torch.ones(2, dtype=torch.int64).acos_())
+
+
+# --- binary ops ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", list(P.BINARY))
+@pytest.mark.parametrize("dtypes", [("bool", "bool"), ("uint8", "int32"), ("int64", "int64"), ("int32", "float32"),
+                                    ("float16", "float16"), ("float64", "float32")])
+def test_binary_values_and_promotion_match_torch(name, dtypes):
+    a, b = _values(dtypes[0], (2, 3), 1), _values(dtypes[1], (3,), 2)
+    if name in ("fmod", "remainder", "floor_divide") and b.dtype.kind in "iub":
+        b = np.where(b == 0, 3, b).astype(b.dtype)
+    x, tx = _pair(a)
+    y, ty = _pair(b)
+    _outcome(lambda: getattr(dc, name)(x, y), lambda: getattr(torch, name)(tx, ty))
+
+
+@pytest.mark.parametrize("name", [n for n, b in P.BINARY.items() if b.scalar or n == "floor_divide"])
+@pytest.mark.parametrize("scalar", [3, -2, 2.5, True])
+@pytest.mark.parametrize("dtype", ("bool", "uint8", "int64", "float32"))
+def test_tensor_scalar_forms_match_torch(name, scalar, dtype):
+    x, tx = _pair(_values(dtype))
+    _outcome(lambda: getattr(dc, name)(x, scalar), lambda: getattr(torch, name)(tx, scalar))
+    _outcome(lambda: getattr(x.clone(), name + "_")(scalar), lambda: getattr(tx.clone(), name + "_")(scalar))
+
+
+@pytest.mark.parametrize("name", [n for n, b in P.BINARY.items() if b.reverse or n == "floor_divide"])
+def test_scalar_tensor_forms_match_torch(name):
+    x, tx = _pair(np.array([1, 2, 3]))
+    _outcome(lambda: getattr(dc, name)(7, x), lambda: getattr(torch, name)(7, tx))
+
+
+def test_python_operators_match_torch():
+    x, tx = _pair(np.array([[5, -3, 0], [7, 1, -8]]))
+    y, ty = _pair(np.array([2, 3, 1]))
+    cases = [lambda a, b: a & b, lambda a, b: a | b, lambda a, b: a ^ b, lambda a, b: ~a, lambda a, b: a // b,
+             lambda a, b: a % b, lambda a, b: a << b, lambda a, b: a >> b, lambda a, b: a & 6, lambda a, b: 6 & a,
+             lambda a, b: 6 | a, lambda a, b: 6 ^ a, lambda a, b: a // 2, lambda a, b: 7 // b, lambda a, b: 7.5 // b,
+             lambda a, b: a % 3, lambda a, b: 7 % b, lambda a, b: a << 2, lambda a, b: 1 << b, lambda a, b: 64 >> b]
+    for case in cases:
+        _same(case(x, y), case(tx, ty))
+    for op in ("__iand__", "__ior__", "__ixor__", "__ifloordiv__", "__imod__", "__ilshift__", "__irshift__"):
+        a, ta = x.clone(), tx.clone()
+        assert getattr(a, op)(y) is a
+        _same(a, getattr(ta, op)(ty))
+        _same(getattr(x.clone(), op)(2), getattr(tx.clone(), op)(2))
+
+
+def test_python_operator_errors_match_torch():
+    x, tx = _pair(np.array([1.5, 2.0]))
+    _same_error(lambda: ~x, lambda: ~tx)
+    _same_error(lambda: x & x, lambda: tx & tx)
+    _same_error(lambda: x << 1, lambda: tx << 1)
+    i, ti = _pair(np.array([1, 2]))
+    for case in (lambda a: a & "s", lambda a: a % "s", lambda a: a // "s", lambda a: a << None):
+        _same_error(lambda c=case: c(i), lambda c=case: c(ti))
+    _same_error(lambda: i // 0, lambda: ti // 0)
+    _same_error(lambda: dc.fmod(i, 0), lambda: torch.fmod(ti, 0))
+    _same_error(lambda: dc.fmod(2, i), lambda: torch.fmod(2, ti))
+    _same_error(lambda: dc.atan2(x, 2), lambda: torch.atan2(tx, 2))
+    _same_error(lambda: x.logical_and(2), lambda: tx.logical_and(2))
+    _same_error(lambda: i.clone().bitwise_and_(x), lambda: ti.clone().bitwise_and_(tx))
+    _same_error(lambda: dc.ones(1, dtype=dc.bool).logical_and_(dc.ones(3, dtype=dc.bool)),
+                lambda: torch.ones(1, dtype=torch.bool).logical_and_(torch.ones(3, dtype=torch.bool)))
+
+
+@pytest.mark.parametrize("name", ["bitwise_and", "fmod", "atan2", "logical_or", "floor_divide", "bitwise_left_shift"])
+@pytest.mark.parametrize("out_dtype", ("bool", "int32", "float32"))
+def test_binary_out_dtype_rules_match_torch(name, out_dtype):
+    for dtype in ("int64", "float64"):
+        x, tx = _pair(_values(dtype, (3,), 3))
+        y, ty = _pair(np.array([1, 2, 3]).astype(dtype))
+        out, tout = dc.empty(0, dtype=getattr(dc, out_dtype)), torch.empty(0, dtype=getattr(torch, out_dtype))
+        _outcome(lambda a=x, b=y, o=out: getattr(dc, name)(a, b, out=o),
+                 lambda a=tx, b=ty, o=tout: getattr(torch, name)(a, b, out=o))
+
+
+def test_shifts_by_negative_and_oversized_counts_match_torch():
+    x, tx = _pair(np.array([1, -8, 5, 127], np.int8))
+    u, tu = _pair(np.array([1, 200, 3, 255], np.uint8))
+    for count in (-1, 0, 3, 7, 8, 100):
+        _same(x << count, tx << count)
+        _same(x >> count, tx >> count)
+        _same(u << count, tu << count)
+        _same(u >> count, tu >> count)
+
+
+def test_binary_broadcast_and_noncontiguous_layouts_match_torch():
+    a = _values("float32", (4, 3), 5)
+    x, tx = _pair(a)
+    y, ty = _pair(_values("float32", (3, 4), 6) + 2)
+    for name in ("atan2", "fmod", "remainder", "floor_divide", "logical_xor"):
+        _same(getattr(dc, name)(x, y.t()), getattr(torch, name)(tx, ty.t()))
+        _same(getattr(dc, name)(x.t(), y), getattr(torch, name)(tx.t(), ty))
+        _same(getattr(dc, name)(x[:, :1], y.t()[0]), getattr(torch, name)(tx[:, :1], ty.t()[0]))
+
+
+# --- activations ------------------------------------------------------------------------------------------
+ACTIVATION_CALLS = [
+    ("elu", {}), ("elu", {"alpha": 0.5, "scale": 2.0, "input_scale": 1.5}), ("gelu", {}),
+    ("gelu", {"approximate": "tanh"}), ("hardtanh", {}), ("hardtanh", {"min_val": -0.2, "max_val": 0.4}),
+    ("leaky_relu", {}), ("leaky_relu", {"negative_slope": 0.2}),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", ACTIVATION_CALLS)
+@pytest.mark.parametrize("dtype", ("int64", "float16", "float32", "float64"))
+def test_activations_match_torch(name, kwargs, dtype):
+    x, tx = _pair(_values(dtype, (3, 4), 7) * (3 if dtype.startswith("float") else 1))
+    _outcome(lambda: getattr(A, name).default(x, **kwargs), lambda: getattr(TA, name).default(tx, **kwargs))
+    _outcome(lambda: getattr(A, name + "_").default(x.clone(), **kwargs),
+             lambda: getattr(TA, name + "_").default(tx.clone(), **kwargs))
+    _outcome(lambda: getattr(A, name).default(x.t(), **kwargs), lambda: getattr(TA, name).default(tx.t(), **kwargs))
+
+
+def test_activation_errors_match_torch():
+    x, tx = _pair(np.array([-1.5, 2.0], np.float32))
+    _same_error(lambda: A.gelu.default(x, approximate="foo"), lambda: TA.gelu.default(tx, approximate="foo"))
+    _same_error(lambda: A.hardtanh.default(dc.ones(2, dtype=dc.bool)),
+                lambda: TA.hardtanh.default(torch.ones(2, dtype=torch.bool)))
+    _same_error(lambda: A.elu.out(x, out=dc.empty(2, dtype=dc.float64)),
+                lambda: TA.elu.out(tx, out=torch.empty(2, dtype=torch.float64)))
+    _same_error(lambda: A.elu_backward.default(x, -1.0, 1, 1, True, x),
+                lambda: TA.elu_backward.default(tx, -1.0, 1, 1, True, tx))
+    _same_error(lambda: A.leaky_relu_backward.default(x, x, -0.5, True),
+                lambda: TA.leaky_relu_backward.default(tx, tx, -0.5, True))
+
+
+# --- gradients and node names ---------------------------------------------------------------------------
+def _grad_input(values, requires_grad=True):
+    return dc.tensor(values, dtype=dc.float64, requires_grad=requires_grad), torch.tensor(
+        values, dtype=torch.float64, requires_grad=requires_grad)
+
+
+def _grad_cases():
+    """case -> (dispatchcore function, torch function) of one float64 tensor."""
+    cases = {name: (lambda x, _n=name: getattr(dc, _n)(x), lambda x, _n=name: getattr(torch, _n)(x))
+             for name, u in P.UNARY.items() if u.node}
+    cases.update({
+        "round.decimals": (lambda x: dc.round(x, decimals=1), lambda x: torch.round(x, decimals=1)),
+        "nan_to_num": (dc.nan_to_num, torch.nan_to_num),
+        "atan2": (lambda x: dc.atan2(x, x * 2 + 3), lambda x: torch.atan2(x, x * 2 + 3)),
+        "fmod.Tensor": (lambda x: dc.fmod(x, x * 0.5 + 0.9), lambda x: torch.fmod(x, x * 0.5 + 0.9)),
+        "fmod.Scalar": (lambda x: dc.fmod(x, 0.3), lambda x: torch.fmod(x, 0.3)),
+        "remainder.Tensor": (lambda x: dc.remainder(x, x * 0.5 + 0.9), lambda x: torch.remainder(x, x * 0.5 + 0.9)),
+        "remainder.Scalar": (lambda x: x % 0.3, lambda x: x % 0.3),
+    })
+    for name, kwargs in ACTIVATION_CALLS:
+        cases[f"{name}{sorted(kwargs.items())}"] = (lambda x, _n=name, _k=kwargs: getattr(A, _n).default(x, **_k),
+                                                    lambda x, _n=name, _k=kwargs: getattr(TA, _n).default(x, **_k))
+    return cases
+
+
+GRAD_CASES = _grad_cases()
+# away from the kinks of the piecewise ops (fmod, remainder, hardtanh, elu, leaky_relu at 0)
+_POINTS = [[0.31, -0.62, 0.13], [0.77, -0.24, -0.91]]
+
+
+def _points(case):
+    shift = 2 if case in ("acosh", "log2", "log10", "rsqrt") else 0  # inside the op's domain
+    return [[v + shift for v in p] for p in _POINTS]
+
+
+@pytest.mark.parametrize("case", list(GRAD_CASES))
+def test_gradients_and_node_names_match_torch(case):
+    m, t = _grad_input(_points(case))
+    mine, theirs = GRAD_CASES[case][0](m), GRAD_CASES[case][1](t)
+    assert mine.grad_fn.name() == theirs.grad_fn.name()
+    g = [[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]
+    mine.backward(dc.tensor(g, dtype=dc.float64))
+    theirs.backward(torch.tensor(g, dtype=torch.float64))
+    expected = t.grad
+    if expected._is_zerotensor():  # sgn's gradient is torch's ZeroTensor
+        expected = torch.zeros(expected.shape, dtype=expected.dtype)
+    np.testing.assert_allclose(m.grad.numpy(), expected.numpy(), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("case", list(GRAD_CASES))
+def test_gradcheck_and_gradgradcheck(case):
+    m, _ = _grad_input(_points(case))
+    assert gradcheck(GRAD_CASES[case][0], (m,))
+    assert gradgradcheck(GRAD_CASES[case][0], (m,))
+
+
+@pytest.mark.parametrize("name,overload,node", [
+    ("acosh_", "default", "AcoshBackward1"), ("asinh_", "default", "AsinhBackward1"),
+    ("atanh_", "default", "AtanhBackward1"), ("elu_", "default", "EluBackward1"),
+    ("leaky_relu_", "default", "LeakyReluBackward1"), ("hardtanh_", "default", "HardtanhBackward0"),
+    ("gelu_", "default", "GeluBackward0"), ("ceil_", "default", "CeilBackward0"),
+    ("nan_to_num_", "default", "NanToNumBackward0"), ("fmod_", "Scalar", "FmodBackward0"),
+    ("remainder_", "Tensor", "RemainderBackward1"), ("floor_divide_", "Scalar", "torch::autograd::NotImplemented"),
+])
+def test_in_place_node_names_match_torch(name, overload, node):
+    m, t = _grad_input([2.5, 3.0, 1.5])
+    args = () if overload == "default" else (dc.tensor([2.0, 2.0, 2.0], dtype=dc.float64),) \
+        if overload == "Tensor" else (2.0,)
+    targs = () if overload == "default" else (torch.tensor([2.0, 2.0, 2.0], dtype=torch.float64),) \
+        if overload == "Tensor" else (2.0,)
+    mine = getattr(getattr(A, name), overload)(m.clone(), *args)
+    theirs = getattr(getattr(TA, name), overload)(t.clone(), *targs)
+    assert mine.grad_fn.name() == theirs.grad_fn.name() == node
+
+
+def test_missing_derivatives_raise_torchs_errors_in_backward():
+    m, t = _grad_input([2.5, 3.0])
+    for mine, theirs in ((lambda: A.acosh_.default(m.clone()), lambda: TA.acosh_.default(t.clone())),
+                         (lambda: dc.floor_divide(m, 2.0), lambda: torch.floor_divide(t, 2.0)),
+                         (lambda: m.clone().floor_divide_(2.0), lambda: t.clone().floor_divide_(2.0)),
+                         (lambda: 2.0 % m, lambda: 2.0 % t)):
+        _same_error(lambda f=mine: f().sum().backward(), lambda f=theirs: f().sum().backward())
+
+
+def test_predicates_and_bitwise_results_never_require_grad():
+    m, t = _grad_input([2.5, float("nan")])
+    for name in ("isnan", "isinf", "isfinite", "signbit", "isposinf", "isneginf", "logical_not"):
+        assert getattr(dc, name)(m).requires_grad is getattr(torch, name)(t).requires_grad is False
+    assert dc.logical_and(m, m).requires_grad is torch.logical_and(t, t).requires_grad is False
+
+
+def test_meta_tensors_get_cpus_geometry_and_dtype():
+    cases = [lambda lib, x, i: lib.acos(x), lambda lib, x, i: lib.isnan(x.t()), lambda lib, x, i: lib.isinf(x),
+             lambda lib, x, i: lib.isfinite(x), lambda lib, x, i: lib.logical_and(x, i),
+             lambda lib, x, i: lib.bitwise_and(i, 3), lambda lib, x, i: lib.atan2(i, x.t()),
+             lambda lib, x, i: lib.remainder(2, i), lambda lib, x, i: lib.nan_to_num(x.t()),
+             lambda lib, x, i: lib.round(x, decimals=2), lambda lib, x, i: i << 2, lambda lib, x, i: i // 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for case in cases:
+            mine = case(dc, dc.empty(3, 3, device="meta"), dc.empty(3, 3, dtype=dc.int64, device="meta"))
+            theirs = case(torch, torch.empty(3, 3, device="meta"), torch.empty(3, 3, dtype=torch.int64, device="meta"))
+            assert (tuple(mine.shape), mine.stride(), str(mine.dtype)[13:]) == (
+                tuple(theirs.shape), theirs.stride(), str(theirs.dtype)[6:])

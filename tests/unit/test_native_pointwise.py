@@ -1,0 +1,158 @@
+"""The pointwise family without torch: values, dtype rules, in-place and out= checks, errors, gradients."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import dispatchcore as dc
+from dispatchcore.autograd import gradcheck, gradgradcheck
+from dispatchcore.native import pointwise as P
+
+A = dc.ops.aten
+
+
+def _values(t) -> list:
+    return t.numpy().tolist()
+
+
+def test_every_schema_is_defined_once_and_every_unary_op_has_a_cpu_and_meta_kernel():
+    from dispatchcore_backends.cpu import pointwise as cpu
+    from dispatchcore_backends.meta import pointwise as meta
+
+    names = [s.partition("(")[0] for s in P.SCHEMAS]
+    assert len(names) == len(set(names))
+    for name in P.UNARY:
+        assert {name, f"{name}.out"} <= set(cpu.KERNELS) & set(meta.KERNELS)
+
+
+def test_float_ops_of_integers_compute_in_the_default_dtype():
+    x = dc.tensor([0, 1])
+    assert dc.acos(x).dtype is dc.float32
+    assert _values(dc.expm1(x)) == pytest.approx([0.0, math.e - 1])
+    assert dc.erf(dc.tensor([True])).dtype is dc.float32
+
+
+def test_rounding_ops_keep_integer_dtypes_and_refuse_bool():
+    x = dc.tensor([-3, 4])
+    for name in ("ceil", "floor", "round", "trunc"):
+        assert getattr(dc, name)(x).dtype is dc.int64
+    with pytest.raises(NotImplementedError, match="\"ceil_vml_cpu\" not implemented for 'Bool'"):
+        dc.ceil(dc.tensor([True]))
+    assert _values(dc.round(dc.tensor([0.5, 1.5, 2.5, -0.5]))) == [0.0, 2.0, 2.0, -0.0]
+    assert _values(dc.round(dc.tensor([1.26, 14.0]), decimals=1)) == pytest.approx([1.3, 14.0])
+
+
+def test_sign_of_nan_is_zero_and_frac_refuses_integers():
+    assert _values(dc.sign(dc.tensor([math.nan, -2.0, 0.0, 3.0]))) == [0.0, -1.0, 0.0, 1.0]
+    with pytest.raises(NotImplementedError, match="\"frac_cpu\" not implemented for 'Long'"):
+        dc.frac(dc.tensor([1]))
+
+
+def test_predicates_give_bool_and_integers_are_finite():
+    x = dc.tensor([math.nan, math.inf, -math.inf, 1.0])
+    assert _values(dc.isnan(x)) == [True, False, False, False]
+    assert _values(dc.isinf(x)) == [False, True, True, False]
+    assert _values(dc.isfinite(x)) == [False, False, False, True]
+    assert _values(dc.isposinf(x)) == [False, True, False, False]
+    assert _values(dc.isnan(dc.tensor([1, 2]))) == [False, False]
+    assert _values(dc.isfinite(dc.tensor([1, 2]))) == [True, True]
+    assert _values(dc.signbit(dc.tensor([-0.0, 0.0]))) == [True, False]
+
+
+def test_nan_to_num_defaults_to_the_dtype_extremes():
+    x = dc.tensor([math.nan, math.inf, -math.inf])
+    big = float(np.finfo(np.float32).max)
+    assert _values(dc.nan_to_num(x)) == [0.0, big, -big]
+    assert _values(dc.nan_to_num(x, 1.0, 2.0, -3.0)) == [1.0, 2.0, -3.0]
+    with pytest.raises(RuntimeError, match="nan_to_num: dtype of out: Double should be same as input: Float"):
+        dc.nan_to_num(x, out=dc.empty(3, dtype=dc.float64))
+
+
+def test_in_place_and_out_checks_use_torchs_words():
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        dc.ones(2, dtype=dc.int64).acos_()
+    with pytest.raises(RuntimeError, match="Found dtype Double but expected Float"):
+        dc.ceil(dc.ones(2), out=dc.empty(2, dtype=dc.float64))
+    with pytest.raises(RuntimeError, match="signbit does not support non-boolean outputs."):
+        dc.signbit(dc.ones(2), out=dc.empty(2))
+    out = dc.empty(2, dtype=dc.int32)
+    assert dc.logical_not(dc.tensor([0.0, 2.0]), out=out) is out and _values(out) == [1, 0]
+
+
+def test_bitwise_ops_promote_and_refuse_floats():
+    x = dc.tensor([5, -3], dtype=dc.int32)
+    assert _values(x & 3) == [1, 1] and (x & 3).dtype is dc.int32
+    assert (dc.tensor([True]) & 2).dtype is dc.int64
+    assert _values(~dc.tensor([True, False])) == [False, True]
+    with pytest.raises(NotImplementedError, match="\"bitwise_and_cpu\" not implemented for 'Float'"):
+        dc.ones(2) & dc.ones(2)
+    with pytest.raises(TypeError, match="only implemented on integer and Boolean-type tensors"):
+        ~dc.ones(2)
+
+
+def test_shifts_out_of_range_give_zero_or_the_sign():
+    x = dc.tensor([1, -8], dtype=dc.int8)
+    assert _values(x << 8) == [0, 0] and _values(x >> 9) == [0, -1] and _values(x << -1) == [0, 0]
+    assert _values(1 << dc.tensor([1, 3])) == [2, 8]
+
+
+def test_integer_division_by_zero_raises():
+    for op in (lambda x: x // 0, lambda x: x % 0, lambda x: dc.fmod(x, 0)):
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            op(dc.tensor([1]))
+
+
+def test_mod_and_floor_divide_follow_python_signs():
+    x = dc.tensor([-7, 7])
+    assert _values(x // 2) == [-4, 3] and _values(x % 3) == [2, 1] and _values(dc.fmod(x, 3)) == [-1, 1]
+    assert _values(7 % dc.tensor([-3])) == [-2]
+    assert _values(dc.remainder(dc.tensor([-1.5]), 1.0)) == [0.5]
+
+
+def test_logical_ops_give_bool_for_any_dtypes():
+    r = dc.logical_xor(dc.tensor([0.0, 2.0]), dc.tensor([1, 1]))
+    assert r.dtype is dc.bool and _values(r) == [True, False]
+    with pytest.raises(TypeError, match="logical_and\\(\\): argument 'other' \\(position 2\\) must be Tensor, not int"):
+        dc.logical_and(dc.ones(1), 2)
+
+
+def test_activations_compute_torchs_formulas():
+    x = dc.tensor([-1.0, 0.5])
+    assert _values(A.elu.default(x)) == pytest.approx([math.expm1(-1.0), 0.5])
+    assert _values(A.leaky_relu.default(x, 0.1)) == pytest.approx([-0.1, 0.5])
+    assert _values(A.hardtanh.default(x, -0.5, 0.25)) == [-0.5, 0.25]
+    gelu = [v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in (-1.0, 0.5)]
+    assert _values(A.gelu.default(x)) == pytest.approx(gelu, rel=1e-6)
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh."):
+        A.gelu.default(x, approximate="erf")
+    with pytest.raises(NotImplementedError, match="\"elu_cpu\" not implemented for 'Long'"):
+        A.elu.default(dc.tensor([1]))
+
+
+def test_zero_d_empty_noncontiguous_and_broadcast_inputs():
+    assert dc.atan(dc.tensor(1.0)).shape == () and dc.tan(dc.ones(0, 3)).shape == (0, 3)
+    x = dc.arange(12.0).reshape(3, 4).t()
+    assert dc.floor(x).stride() == x.stride()
+    r = dc.atan2(dc.ones(3, 1), dc.ones(4))
+    assert r.shape == (3, 4)
+
+
+def test_node_names_and_gradients_check():
+    x = dc.tensor([0.3, -0.4], dtype=dc.float64, requires_grad=True)
+    assert dc.asin(x).grad_fn.name() == "AsinBackward0"
+    assert A.gelu.default(x).grad_fn.name() == "GeluBackward0"
+    assert dc.floor_divide(x, 2.0).grad_fn.name() == "torch::autograd::NotImplemented"
+    for fn in (dc.asinh, dc.erf, lambda t: A.gelu.default(t, approximate="tanh"), lambda t: A.elu.default(t, 0.5),
+               lambda t: dc.atan2(t, t + 2)):
+        assert gradcheck(fn, (x,)) and gradgradcheck(fn, (x,))
+
+
+def test_meta_results_follow_the_dtype_rules():
+    m = dc.empty(2, 3, dtype=dc.int64, device="meta")
+    assert dc.acos(m).dtype is dc.float32 and dc.ceil(m).dtype is dc.int64 and dc.isnan(m).dtype is dc.bool
+    assert (m & 1).dtype is dc.int64 and dc.logical_or(m, m).dtype is dc.bool
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        dc.ops.aten.acos_.default(m)
