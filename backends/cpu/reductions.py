@@ -1,0 +1,346 @@
+"""CPU kernels of the reductions family (``dispatchcore.native.reductions``): numpy in, tensor out.
+
+Mirrors the CPU kernels of ``ReduceOps.cpp``, ``Sorting.cpp``, ``TensorCompare.cpp`` and
+``LinearAlgebra.cpp``: result dtypes, checks and warnings come from the family's shared rules
+(so Meta agrees), numpy does the arithmetic. Reductions return contiguous results (``_result``);
+``sort`` keeps a dense input's strides (its values start as a ``preserve_format`` clone).
+Invariant: NaN propagates as in torch: ``amin``/``min`` return NaN, ``argmin``/``min.dim`` and
+``sort``/``topk`` treat NaN as larger than every number, the first NaN winning a tie.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dispatchcore import parse_schema
+from dispatchcore.dtypes import from_numpy_dtype
+from dispatchcore.native import reductions as R
+from dispatchcore.native.structured import out_arguments
+from dispatchcore.tensor import wrap_cpu
+
+from .kernels import (
+    _BOOL,
+    _F16,
+    _F32,
+    _I64,
+    _U8,
+    _all_message,
+    _check_reduction_size,
+    _empty_like_format,
+    _item,
+    _np_dtype,
+    _reduce_dims,
+    _resize_out,
+    _result,
+    _wrap_dim,
+)
+from .overlap import assert_no_internal_overlap
+
+__all__ = ["KERNELS"]
+
+
+def _dc(dt: np.dtype) -> Any:
+    return from_numpy_dtype(dt)
+
+
+def _acc(dt: np.dtype) -> np.dtype:
+    """The accumulation dtype: half accumulates in float."""
+    return _F32 if dt == _F16 else dt
+
+
+# --- min, amin, argmin ---------------------------------------------------------------------------------
+def amin_cpu(self, dim=[], keepdim=False):  # noqa: B006 - the schema's default, never mutated
+    a = self._data
+    dims = _reduce_dims(dim, a.ndim)
+    _check_reduction_size(a, dims, "amin", _all_message("amin"))
+    return wrap_cpu(_result(np.minimum.reduce(a, dims, keepdims=keepdim)))
+
+
+def min_cpu(self):
+    a = self._data
+    _check_reduction_size(a, None, "min", _all_message("min"))
+    return wrap_cpu(np.asarray(np.minimum.reduce(a, None)).reshape(()).copy())
+
+
+def min_dim_cpu(self, dim, keepdim=False):
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return wrap_cpu(a.copy()), wrap_cpu(np.zeros((), _I64))
+    _check_reduction_size(a, (d,), "min", "")
+    idx = np.argmin(a, axis=d, keepdims=True)  # the first minimum, or the first NaN
+    values = np.take_along_axis(a, idx, d)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return wrap_cpu(_result(values)), wrap_cpu(_result(idx).astype(_I64, copy=False))
+
+
+def argmin_cpu(self, dim=None, keepdim=False):
+    a = self._data
+    if a.dtype == _BOOL:
+        raise RuntimeError("argmin(): does not support bool input")
+    if dim is None:
+        if a.size == 0:
+            raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
+        r = np.array(np.argmin(a), _I64)
+        return wrap_cpu(r.reshape((1,) * a.ndim) if keepdim else r)
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return wrap_cpu(np.zeros((), _I64))
+    _check_reduction_size(a, (d,), "argmin", "")
+    return wrap_cpu(_result(np.argmin(a, axis=d, keepdims=keepdim)).astype(_I64, copy=False))
+
+
+# --- any, all ------------------------------------------------------------------------------------------
+def _logical(ufunc: Any, a: np.ndarray, dims: Any, keepdim: bool) -> Any:
+    """any/all over ``dims`` (None: all); bool, or uint8 for a uint8 input, as torch."""
+    r = _result(ufunc(a != 0, axis=dims, keepdims=keepdim))
+    return wrap_cpu(r.astype(_U8) if a.dtype == _U8 else r)
+
+
+def _logical_family(name: str, ufunc: Any) -> dict[str, Callable[..., Any]]:
+    def full(self):
+        return _logical(ufunc, self._data, None, False)
+
+    def one(self, dim, keepdim=False):
+        a = self._data
+        d = _wrap_dim(dim, a.ndim)
+        return _logical(ufunc, a, (d,) if a.ndim else None, keepdim)
+
+    def dims(self, dim=None, keepdim=False):
+        a = self._data
+        if dim is not None and len(dim) == 0:  # no dim listed: each element on its own
+            return _logical(ufunc, a, (), False)
+        wrapped = R.reduction_dims(dim, a.ndim)
+        return _logical(ufunc, a, wrapped if a.ndim else None, keepdim)
+
+    for kernel, overload in ((full, ""), (one, "_dim"), (dims, "_dims")):
+        kernel.__name__ = kernel.__qualname__ = f"{name}{overload}_cpu"  # out_call names the op from it
+    return {name: full, f"{name}.dim": one, f"{name}.dims": dims}
+
+
+# --- prod, cumsum, cumprod -----------------------------------------------------------------------------
+def _prod(a: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> Any:
+    dt = R.cum_dtype(_dc(a.dtype), dtype).np if dtype is None else _np_dtype(dtype)
+    with np.errstate(all="ignore"):
+        r = np.prod(a.astype(_acc(dt)), axis=dims, keepdims=keepdim)
+    return wrap_cpu(_result(r).astype(dt, copy=False))
+
+
+def prod_cpu(self, *, dtype=None):
+    return _prod(self._data, None, False, dtype)
+
+
+def prod_dim_int_cpu(self, dim, keepdim=False, *, dtype=None):
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    return _prod(a, (d,) if a.ndim else (), keepdim, dtype)
+
+
+def _scan(name: str, ufunc: Any, self: Any, dim: int, dtype: Any) -> np.ndarray:
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    dt = R.cum_dtype(_dc(a.dtype), None).np if dtype is None else _np_dtype(dtype)
+    if dt == _BOOL:
+        raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
+    with np.errstate(all="ignore"):
+        if a.ndim == 0:
+            return a.astype(dt)
+        return _result(ufunc.accumulate(a.astype(_acc(dt)), axis=d)).astype(dt, copy=False)
+
+
+def _scan_family(name: str, ufunc: Any) -> dict[str, Callable[..., Any]]:
+    def functional(self, dim, *, dtype=None):
+        return wrap_cpu(_scan(name, ufunc, self, dim, dtype))
+
+    def inplace(self, dim, *, dtype=None):
+        a = self._data
+        if dtype is not None and _np_dtype(dtype) != a.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_cpp(a.dtype)} and output tensor dtype "
+                               f"{_cpp(_np_dtype(dtype))} should match")
+        np.copyto(a, _scan(name, ufunc, self, dim, a.dtype), casting="unsafe")
+        return self
+
+    return {name: functional, f"{name}_": inplace}
+
+
+def _cpp(dt: np.dtype) -> str:
+    from dispatchcore.dtypes import TYPEMETA_NAMES
+
+    return TYPEMETA_NAMES[_dc(dt).name]
+
+
+# --- var, std ------------------------------------------------------------------------------------------
+def _moments(name: str, self: Any, dim: Any, correction: Any, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(variance, mean) over ``dim``, with torch's dtype check and degrees-of-freedom warning."""
+    a = self._data
+    result_dt = R.var_dtype(_dc(a.dtype)).np
+    dims = R.reduction_dims(dim, a.ndim)
+    count = 1
+    for d in dims:
+        count *= a.shape[d]
+    c = 1.0 if correction is None else float(_item(correction))
+    R.dof_warning(name, count, c)
+    axes = dims if a.ndim else None
+    with np.errstate(all="ignore"):
+        x = a.astype(_acc(a.dtype))
+        mean = np.mean(x, axis=axes, keepdims=True) if a.size else np.full(
+            tuple(1 if i in dims else s for i, s in enumerate(a.shape)), np.nan, x.dtype)
+        centered = x - mean
+        squares = (centered * np.conj(centered)).real if x.dtype.kind == "c" else centered * centered
+        var = np.sum(squares, axis=axes, keepdims=keepdim) / max(0.0, count - c)
+        if not keepdim and a.ndim:
+            mean = np.squeeze(mean, axis=dims)
+        elif not a.ndim:
+            mean = mean.reshape(())
+    return _result(np.asarray(var).astype(result_dt)), _result(np.asarray(mean).astype(a.dtype))
+
+
+def var_correction_cpu(self, dim=None, *, correction=None, keepdim=False):
+    return wrap_cpu(_moments("var", self, dim, correction, keepdim)[0])
+
+
+def std_correction_cpu(self, dim=None, *, correction=None, keepdim=False):
+    with np.errstate(all="ignore"):
+        return wrap_cpu(_result(np.sqrt(_moments("std", self, dim, correction, keepdim)[0])))
+
+
+def var_mean_correction_cpu(self, dim=None, *, correction=None, keepdim=False):
+    var, mean = _moments("var_mean", self, dim, correction, keepdim)
+    return wrap_cpu(var), wrap_cpu(mean)
+
+
+def std_mean_correction_cpu(self, dim=None, *, correction=None, keepdim=False):
+    var, mean = _moments("std_mean", self, dim, correction, keepdim)
+    with np.errstate(all="ignore"):
+        return wrap_cpu(_result(np.sqrt(var))), wrap_cpu(mean)
+
+
+# --- sort, topk ----------------------------------------------------------------------------------------
+def _order(a: np.ndarray, d: int, descending: bool) -> np.ndarray:
+    """Stable sorting indices along ``d`` (NaN is the largest value; ties keep their order)."""
+    if not descending:
+        return np.argsort(a, axis=d, kind="stable")
+    n = a.shape[d]
+    flipped = np.flip(a, axis=d)
+    return n - 1 - np.flip(np.argsort(flipped, axis=d, kind="stable"), axis=d)
+
+
+def sort_stable_cpu(self, *, stable, dim=-1, descending=False):
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    values = _empty_like_format(a, "preserve_format", "sort")
+    indices = _empty_like_format(a, "preserve_format", "sort", _I64)
+    if a.ndim == 0:
+        np.copyto(values, a)
+        indices[...] = 0
+    else:
+        order = _order(a, d, descending)
+        np.copyto(values, np.take_along_axis(a, order, d))
+        np.copyto(indices, order)
+    return wrap_cpu(values), wrap_cpu(indices)
+
+
+def topk_cpu(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - the schema's name
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    R.topk_check(_dc(a.dtype), k, a.shape[d] if a.ndim else 1)
+    if a.ndim == 0:
+        return wrap_cpu(a.copy()), wrap_cpu(np.zeros((), _I64))
+    order = np.take(_order(a, d, largest), np.arange(k), axis=d)
+    return (wrap_cpu(_result(np.take_along_axis(a, order, d))),
+            wrap_cpu(_result(order).astype(_I64, copy=False)))
+
+
+# --- norms, count_nonzero ------------------------------------------------------------------------------
+def _vector_norm(a: np.ndarray, ord: Any, dim: Any, keepdim: bool, dt: np.dtype) -> np.ndarray:  # noqa: A002
+    """The ``ord``-norm of ``a`` over ``dim`` (None or []: every dim), computed in ``dt``."""
+    p = float(_item(ord))
+    dims = R.reduction_dims(dim, a.ndim)
+    R.vector_norm_empty_check(p, tuple(a.shape), dims, dim is not None and len(dim) > 0)
+    axes = dims if a.ndim else None
+    x = np.abs(a.astype(dt))
+    with np.errstate(all="ignore"):
+        if p == math.inf:
+            r = np.max(x, axis=axes, keepdims=keepdim, initial=0)  # NaN propagates
+        elif p == -math.inf:
+            r = np.min(x, axis=axes, keepdims=keepdim)
+        elif p == 0:
+            r = np.sum(x != 0, axis=axes, keepdims=keepdim).astype(x.dtype)
+        elif p == 1:
+            r = np.sum(x, axis=axes, keepdims=keepdim)
+        elif p == 2:
+            r = np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
+        else:
+            r = np.power(np.sum(np.power(x, p), axis=axes, keepdims=keepdim), 1.0 / p)
+    return _result(np.asarray(r).astype(dt.type(0).real.dtype if dt.kind == "c" else dt))
+
+
+def linalg_vector_norm_cpu(self, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    a = self._data
+    dt = R.vector_norm_check(_dc(a.dtype), dtype).np
+    return wrap_cpu(_vector_norm(a, ord, dim, keepdim, dt))
+
+
+def norm_scalar_opt_dim_cpu(self, p, dim, keepdim=False):
+    a = self._data
+    dt = R.norm_dtype(_dc(a.dtype), None).np
+    return wrap_cpu(_vector_norm(a, 2 if p is None else p, dim, keepdim, dt))
+
+
+def norm_scalar_opt_dim_dtype_cpu(self, p, dim, keepdim, *, dtype):
+    a = self._data
+    dt = R.norm_dtype(_dc(a.dtype), dtype).np
+    return wrap_cpu(_vector_norm(a, 2 if p is None else p, dim, keepdim, dt))
+
+
+def count_nonzero_dim_intlist_cpu(self, dim):
+    a = self._data
+    dims = R.reduction_dims(dim, a.ndim)
+    return wrap_cpu(_result(np.asarray(np.count_nonzero(a, axis=dims if a.ndim else None)).astype(_I64)))
+
+
+# --- the table -----------------------------------------------------------------------------------------
+FUNCTIONAL: dict[str, Callable[..., Any]] = {
+    "amin": amin_cpu, "min": min_cpu, "min.dim": min_dim_cpu, "argmin": argmin_cpu,
+    **_logical_family("any", np.any), **_logical_family("all", np.all),
+    "prod": prod_cpu, "prod.dim_int": prod_dim_int_cpu,
+    **_scan_family("cumsum", np.add), **_scan_family("cumprod", np.multiply),
+    "var.correction": var_correction_cpu, "std.correction": std_correction_cpu,
+    "var_mean.correction": var_mean_correction_cpu, "std_mean.correction": std_mean_correction_cpu,
+    "sort.stable": sort_stable_cpu, "topk": topk_cpu,
+    "linalg_vector_norm": linalg_vector_norm_cpu, "norm.ScalarOpt_dim": norm_scalar_opt_dim_cpu,
+    "norm.ScalarOpt_dim_dtype": norm_scalar_opt_dim_dtype_cpu,
+    "count_nonzero.dim_IntList": count_nonzero_dim_intlist_cpu,
+}
+
+
+def _out_kernel(functional: Callable[..., Any], rule: str, outs: tuple[str, ...]) -> Callable[..., Any]:
+    """An ``out=`` kernel: the functional kernel, ``out`` checked by ``rule``, resized, written."""
+    def out_cpu(*args: Any, **kwargs: Any) -> Any:
+        targets = tuple(kwargs.pop(name) for name in outs)
+        results = R.out_call(rule, functional, args, kwargs, targets)
+        for r, out in zip(results, targets):
+            if 0 in out._data.strides:  # an expanded output: TensorIterator's overlap check
+                assert_no_internal_overlap(out._data)
+            np.copyto(_resize_out(out, r._data.shape, [r._data]), r._data, casting="unsafe")
+        return targets[0] if len(targets) == 1 else targets
+
+    return out_cpu
+
+
+def _kernels() -> dict[str, Callable[..., Any]]:
+    from . import KERNELS as CORE  # max, for max.unary_out
+
+    functional: dict[str, Any] = {**dict(CORE), **FUNCTIONAL}
+    schemas = {s.partition("(")[0]: s for s in R.SCHEMAS}
+    outs = {name: _out_kernel(functional[of], rule, out_arguments(parse_schema(f"aten::{schemas[name]}")))
+            for name, (of, rule) in R.OUTS.items()}
+    return {**FUNCTIONAL, **outs}
+
+
+KERNELS = _kernels()

@@ -1,0 +1,1051 @@
+"""Reductions, scans, sorting and norms: the operators, their composites, derivatives and bindings.
+
+The family: ``amin``/``min``/``argmin``, ``any``/``all``, ``prod``, ``var``/``std`` (and
+``var_mean``/``std_mean``), ``cumsum``/``cumprod``, ``sort``/``topk``, ``logsumexp``,
+``linalg_vector_norm``/``norm``, ``count_nonzero``, and the ``max``/``min`` Python API.
+
+Mirrors ``aten/src/ATen/native/ReduceOps.cpp``, ``Sorting.cpp``, ``TensorCompare.cpp`` and
+``LinearAlgebra.cpp`` as the dispatcher sees them, the formulas of ``derivatives.yaml``
+(``FunctionsManual.cpp``: ``prod_backward``, ``var_backward``, ``norm_backward``, ...) and the
+``torch.*`` bindings (``python_torch_functions``), which pick the overload and return
+``return_types`` named tuples. The rules the CPU and Meta backends share (result dtypes, torch's
+checks and warnings, the dtype rule of each ``out=`` overload) are the plain functions of the
+first section, so both backends fail and promote alike.
+
+Invariant: each operator is registered at exactly the keys torch 2.13 registers it; composite
+kernels and derivative formulas call dispatched operators only (so double backward works).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from .. import return_types
+from ..dtypes import SCALAR_TYPE_NAMES, float32, float64, get_default_dtype, int64
+from ..dtypes import bool_ as _bool
+from ..library import Library
+from ..ops import aten as A
+from ..shapes import wrap_dim
+from ..tensor import Tensor
+from .structured import check_out_dtype
+from .structured import out_call as _structured_out_call
+
+__all__ = ["FUNCTIONS", "METHODS", "OUTS", "SCHEMAS", "cum_dtype", "dof_warning", "norm_dtype", "out_call",
+           "reduction_dims", "register", "register_autograd", "topk_check", "var_dtype", "vector_norm_check"]
+
+SCHEMAS: tuple[str, ...] = (
+    "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+    "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    "min(Tensor self) -> Tensor",
+    "min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+    "min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) "
+    "-> (Tensor(a!) values, Tensor(b!) indices)",
+    "min.other(Tensor self, Tensor other) -> Tensor",
+    "min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    "max.other(Tensor self, Tensor other) -> Tensor",
+    "max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    "max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+    "argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    *(s.replace("NAME", name) for name in ("any", "all") for s in (
+        "NAME(Tensor self) -> Tensor",
+        "NAME.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+        "NAME.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+        "NAME.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+        "NAME.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+        "NAME.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")),
+    "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+    "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+    "prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    "prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    *(s.replace("NAME", name) for name in ("var", "std") for s in (
+        "NAME(Tensor self, bool unbiased=True) -> Tensor",
+        "NAME.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
+        "NAME.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+        "NAME.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, "
+        "Tensor(a!) out) -> Tensor(a!)",
+        "NAME.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) "
+        "-> Tensor(a!)")),
+    *(s.replace("NAME", name) for name in ("var_mean", "std_mean") for s in (
+        "NAME(Tensor self, bool unbiased=True) -> (Tensor, Tensor)",
+        "NAME.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)",
+        "NAME.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) "
+        "-> (Tensor, Tensor)",
+        "NAME.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, "
+        "Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))")),
+    *(s.replace("NAME", name) for name in ("cumsum", "cumprod") for s in (
+        "NAME(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+        "NAME.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+        "NAME_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)")),
+    "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+    "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+    "sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, "
+    "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
+    "sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) "
+    "-> (Tensor(a!) values, Tensor(b!) indices)",
+    "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
+    "topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, "
+    "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
+    "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+    "logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    "norm.Scalar(Tensor self, Scalar p=2) -> Tensor",
+    "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
+    "norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor",
+    "norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) "
+    "-> Tensor(a!)",
+    "norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    "norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor",
+    "norm.ScalarOpt_dtype_out(Tensor self, Scalar? p, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)",
+    "norm.Scalar_out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)",
+    "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+    "ScalarType? dtype=None) -> Tensor",
+    "linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+    "ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+    "count_nonzero(Tensor self, int? dim=None) -> Tensor",
+    "count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
+    "count_nonzero.dim_IntList_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)",
+    "count_nonzero.out(Tensor self, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)",
+)
+
+# The out= overloads with a backend kernel (CPU and Meta build them from the functional kernel):
+# out overload -> (functional overload, how the out tensor's dtype is checked). The rules are
+# structured.OUT_RULES plus "bool" (any/all: a bool or uint8 out), "cancast" (min/max's
+# ``canCast`` check) and "float" (logsumexp: a floating out, the computation's dtype).
+OUTS: dict[str, tuple[str, str]] = {
+    "amin.out": ("amin", "input"),
+    "min.unary_out": ("min", "cancast"),
+    "max.unary_out": ("max", "cancast"),
+    "min.dim_min": ("min.dim", "exact"),
+    "argmin.out": ("argmin", "exact"),
+    **{f"{n}.{o}": (f"{n}{f}", "bool") for n in ("any", "all")
+       for o, f in (("out", ".dim"), ("dims_out", ".dims"), ("all_out", ""))},
+    "prod.int_out": ("prod.dim_int", "sum"),
+    "var.correction_out": ("var.correction", "cast"),
+    "std.correction_out": ("std.correction", "cast"),
+    "cumsum.out": ("cumsum", "sum"),
+    "cumprod.out": ("cumprod", "sum"),
+    "sort.values_stable": ("sort.stable", "exact"),
+    "topk.values": ("topk", "exact"),
+    "norm.out": ("norm.ScalarOpt_dim", "exact"),
+    "norm.dtype_out": ("norm.ScalarOpt_dim_dtype", "exact"),
+    "linalg_vector_norm.out": ("linalg_vector_norm", "exact"),
+}
+
+_CAN_CAST_TEXT = ("Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype())) to be "
+                  "true, but got false.  (Could this error message be improved?  If so, please report an "
+                  "enhancement request to PyTorch.)")
+
+
+# --- rules the backends share (dtypes, checks, warnings) ---------------------------------------------
+def reduction_dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    """Wrapped reduction dims in the order given; ``None`` or ``[]`` reduce every dim.
+
+    Raises torch's errors for a dim out of range or listed twice. A 0-d tensor reduces over
+    nothing (its dims 0 and -1 name the tensor itself).
+
+    Example:
+        >>> reduction_dims([-1, 0], 3), reduction_dims(None, 2)
+        ((2, 0), (0, 1))
+    """
+    if dim is None:
+        return tuple(range(ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    seen: list[int] = []
+    for d in dims:
+        w = wrap_dim(d, ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.append(w)
+    if not ndim:
+        return ()
+    return tuple(seen) if seen else tuple(range(ndim))
+
+
+def _integral(d: Any) -> bool:
+    return not (d.is_floating_point or d.is_complex)
+
+
+def cum_dtype(self_dtype: Any, dtype: Any) -> Any:
+    """``prod``/``cumsum``/``cumprod``'s result dtype: ``dtype``, else integers and bool as int64."""
+    if dtype is not None:
+        return dtype
+    return int64 if _integral(self_dtype) else self_dtype
+
+
+def var_dtype(self_dtype: Any) -> Any:
+    """``var``/``std``'s result dtype (real for complex input); integers and bool are refused."""
+    if _integral(self_dtype):
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    return {"complex64": float32, "complex128": float64}.get(self_dtype.name, self_dtype)
+
+
+def dof_warning(name: str, count: int, correction: float) -> None:
+    """Torch's warning when ``count - correction`` leaves no degrees of freedom (the result is nan or inf)."""
+    if count - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=4)
+
+
+def topk_check(self_dtype: Any, k: int, size: int) -> None:
+    """``topk``'s checks: k within the dim's size, and no bool (CPU's kernel has none)."""
+    if k < 0 or k > size:
+        raise RuntimeError("selected index k out of range")
+    if self_dtype is _bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+
+
+def vector_norm_check(self_dtype: Any, dtype: Any, name: str = "linalg.vector_norm") -> Any:
+    """The dtype ``linalg_vector_norm`` computes in, after torch's checks of the input and ``dtype=``."""
+    if name != "linalg.vector_norm":
+        return norm_dtype(self_dtype, dtype)
+    if _integral(self_dtype):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {SCALAR_TYPE_NAMES[self_dtype.name]}")
+    if dtype is not None and _integral(dtype):
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
+                           f"{SCALAR_TYPE_NAMES[dtype.name]}")
+    return dtype if dtype is not None else self_dtype
+
+
+def norm_dtype(self_dtype: Any, dtype: Any) -> Any:
+    """The dtype of the ``norm.*`` overloads, after their checks (``norm()``'s texts)."""
+    if _integral(self_dtype):
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {SCALAR_TYPE_NAMES[self_dtype.name]} instead.")
+    if dtype is not None and _integral(dtype):
+        raise RuntimeError("norm(): the desired output dtype should be either floating point or complex. "
+                           f"Got {SCALAR_TYPE_NAMES[dtype.name]} instead.")
+    return dtype if dtype is not None else self_dtype
+
+
+def vector_norm_empty_check(ord: float, shape: tuple[int, ...], dims: tuple[int, ...],  # noqa: A002
+                            dim_given: bool) -> None:
+    """The inf norms have no identity: refused over an empty dimension (torch's texts)."""
+    if not math.isinf(ord) or not any(s == 0 for s in shape):
+        return
+    sign = "" if ord > 0 else "-"
+    if not dim_given:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {sign}inf norm on an empty tensor because "
+                           "the operation does not have an identity")
+    for d in dims:
+        if shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {sign}inf norm on the dimension {d}"
+                               "because this dimension is empty and the operation does not have an identity")
+
+
+def out_call(rule: str, functional: Callable[..., Any], args: tuple, kwargs: dict,
+             outs: tuple[Tensor, ...]) -> tuple[Any, ...]:
+    """Run a backend's functional kernel for an ``out=`` call; its results, checked against ``outs``.
+
+    ``rule`` is one of ``OUTS``'s rules; the standard ones are ``structured.out_call``'s.
+    """
+    if rule == "bool":
+        out_dtype = outs[0].dtype
+        if out_dtype.name not in ("bool", "uint8"):
+            name = getattr(functional, "__name__", "any").partition("_")[0]
+            raise RuntimeError(f"{name} only supports bool tensor for result, got: {SCALAR_TYPE_NAMES[out_dtype.name]}")
+        return (functional(*args, **kwargs),)
+    if rule == "cancast":
+        result = functional(*args, **kwargs)
+        if not _can_cast(result.dtype, outs[0].dtype):
+            raise RuntimeError(_CAN_CAST_TEXT)
+        return (result,)
+    if rule == "float":
+        out_dtype = outs[0].dtype
+        if not out_dtype.is_floating_point:
+            raise RuntimeError("logsumexp(): Expected floating point type for result tensor, but got: "
+                               f"{SCALAR_TYPE_NAMES[out_dtype.name]}")
+        return (functional(*args, **kwargs),)
+    return _structured_out_call(rule, functional, args, kwargs, outs)
+
+
+def _can_cast(src: Any, dst: Any) -> bool:
+    from .structured import can_cast
+
+    return can_cast(src, dst)
+
+
+# --- CompositeExplicitAutograd / CompositeImplicitAutograd kernels -------------------------------------
+class _lazy:  # noqa: N801 - reads as the operator packet it stands for
+    """``aten.<name>``, looked up at call time (this module is imported before its operators exist)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getattr__(self, overload: str) -> Any:
+        return getattr(getattr(A, self.name), overload)
+
+
+def _write_out(result: Tensor, out: Tensor) -> Tensor:
+    """``resize_output(out, result.sizes()); out.copy_(result)`` through dispatched operators.
+
+    No ``resize_`` operator is modelled: ``mul.out`` by a 0-d one resizes ``out`` as
+    ``resize_output`` does (warning when it had elements) and writes the exact values.
+    """
+    one = A.scalar_tensor.default(1, dtype=result.dtype, device=result.device)
+    return A.mul.out(result, one, out=out)
+
+
+def _exact(result_dtype: Any, out: Tensor) -> None:
+    check_out_dtype("exact", result_dtype, out.dtype)
+
+
+def _flat(self: Tensor) -> Tensor:
+    return A.reshape.default(self, [-1])
+
+
+def any_dims(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """``any.dims``: ``any`` over all dims, else ``any.dim`` once per listed dim."""
+    return _logical_dims(self, dim, keepdim, A.any.default, A.any.dim, A.ne.Scalar)
+
+
+def all_dims(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _logical_dims(self, dim, keepdim, A.all.default, A.all.dim, A.ne.Scalar)
+
+
+def _logical_dims(self: Tensor, dim: Any, keepdim: bool, full: Any, one: Any, ne: Any) -> Tensor:
+    if dim is None:
+        result = full(self)
+        return A.reshape.default(result, [1] * self.dim()) if keepdim else result
+    dims = sorted(reduction_dims(dim, self.dim()) if list(dim) else (), reverse=True)
+    if not list(dim):  # no dim listed: each element on its own
+        result = ne(self, 0)
+        return A._to_copy.default(result, dtype=self.dtype) if self.dtype.name == "uint8" else result
+    result = self
+    for d in dims:
+        result = one(result, d, keepdim)
+    return result
+
+
+def any_dims_out(self: Tensor, dim: Any = None, keepdim: bool = False, *, out: Tensor) -> Tensor:
+    """``any.dims_out`` for every backend: ``any.out`` over one dim, else the functional result written."""
+    return _logical_dims_out(self, dim, keepdim, out, "any")
+
+
+def all_dims_out(self: Tensor, dim: Any = None, keepdim: bool = False, *, out: Tensor) -> Tensor:
+    return _logical_dims_out(self, dim, keepdim, out, "all")
+
+
+def _logical_dims_out(self: Tensor, dim: Any, keepdim: bool, out: Tensor, name: str) -> Tensor:
+    packet = _lazy(name)
+    if out.dtype.name not in ("bool", "uint8"):
+        raise RuntimeError(f"{name} only supports bool tensor for result, got: {SCALAR_TYPE_NAMES[out.dtype.name]}")
+    if dim is not None and len(dim) == 1:
+        return packet.out(self, dim[0], keepdim, out=out)
+    return _write_out(packet.dims(self, dim, keepdim), out)
+
+
+def prod_out(self: Tensor, *, dtype: Any = None, out: Tensor) -> Tensor:
+    """``prod.out``: the checked dtype, then ``prod.int_out`` over the flattened input."""
+    _exact(cum_dtype(self.dtype, dtype), out)
+    return A.prod.int_out(_flat(self), 0, False, dtype=dtype, out=out)
+
+
+def _unbiased(unbiased: bool) -> int:
+    return 1 if unbiased else 0
+
+
+def _variance_composites(name: str) -> dict[str, Callable[..., Any]]:
+    """``var``/``std`` (and ``_mean``): the ``unbiased`` overloads as ``correction`` (CompositeImplicitAutograd)."""
+    packet = _lazy(name)
+
+    def plain(self: Tensor, unbiased: bool = True) -> Any:
+        return packet.correction(self, None, correction=_unbiased(unbiased))
+
+    def dim(self: Tensor, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
+        return packet.correction(self, dim, correction=_unbiased(unbiased), keepdim=keepdim)
+
+    kernels: dict[str, Callable[..., Any]] = {name: plain, f"{name}.dim": dim}
+    if not name.endswith("_mean"):
+        def out(self: Tensor, dim: Any, unbiased: bool = True, keepdim: bool = False, *, out: Tensor) -> Tensor:
+            return packet.correction_out(self, dim, correction=_unbiased(unbiased), keepdim=keepdim, out=out)
+
+        kernels[f"{name}.out"] = out
+    return kernels
+
+
+def _moments_out(name: str) -> Callable[..., Any]:
+    """``var_mean.correction_out``/``std_mean.correction_out``: the two reductions' out= overloads."""
+    first = _lazy(name.partition("_")[0])
+
+    def correction_out(self: Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False,
+                       out0: Tensor, out1: Tensor) -> tuple[Tensor, Tensor]:
+        result_dtype = var_dtype(self.dtype)
+        _exact(result_dtype, out0)
+        _exact(self.dtype, out1)
+        first.correction_out(self, dim, correction=correction, keepdim=keepdim, out=out0)
+        A.mean.out(self, dim, keepdim, out=out1)
+        return out0, out1
+
+    return correction_out
+
+
+def sort_default(self: Tensor, dim: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
+    return A.sort.stable(self, stable=False, dim=dim, descending=descending)
+
+
+def sort_values(self: Tensor, dim: int = -1, descending: bool = False, *, values: Tensor,
+                indices: Tensor) -> tuple[Tensor, Tensor]:
+    return A.sort.values_stable(self, stable=False, dim=dim, descending=descending, values=values, indices=indices)
+
+
+def logsumexp(self: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(self - max))) + max``, with infinite maxima replaced by 0 (so inf and -inf stay)."""
+    if _integral(self.dtype):
+        self = A._to_copy.default(self, dtype=get_default_dtype())
+    dims = list(dim)
+    if self.numel() == 0:
+        return A.log.default(A.sum.dim_IntList(A.exp.default(self), dims, keepdim))
+    maxes = A.amax.default(self, dims, True)
+    finite = A.where.self(A.eq.Scalar(A.abs.default(maxes), math.inf), A.zeros.default(
+        [], dtype=maxes.dtype, device=maxes.device), maxes)
+    summed = A.sum.dim_IntList(A.exp.default(A.sub.Tensor(self, finite)), dims, keepdim)
+    shift = finite if keepdim else A.squeeze.dims(finite, list(reduction_dims(dims, self.dim())))
+    return A.add.Tensor(A.log.default(summed), shift)
+
+
+def logsumexp_out(self: Tensor, dim: Any, keepdim: bool = False, *, out: Tensor) -> Tensor:
+    """``logsumexp.out`` (CompositeExplicitAutogradNonFunctional): a floating ``out``, then the result written."""
+    if not out.dtype.is_floating_point:
+        raise RuntimeError("logsumexp(): Expected floating point type for result tensor, but got: "
+                           f"{SCALAR_TYPE_NAMES[out.dtype.name]}")
+    return _write_out(A.logsumexp.default(self, dim, keepdim), out)
+
+
+def norm_scalar(self: Tensor, p: Any = 2) -> Tensor:
+    return A.norm.ScalarOpt_dim(self, p, [], False)
+
+
+def norm_scalar_opt_dtype(self: Tensor, p: Any, *, dtype: Any) -> Tensor:
+    return A.norm.ScalarOpt_dim_dtype(self, p, [], False, dtype=dtype)
+
+
+def norm_scalar_out(self: Tensor, p: Any = 2, *, out: Tensor) -> Tensor:
+    return A.norm.out(self, p, [], False, out=out)
+
+
+def norm_scalar_opt_dtype_out(self: Tensor, p: Any, *, dtype: Any, out: Tensor) -> Tensor:
+    return A.norm.dtype_out(self, p, [], False, dtype=dtype, out=out)
+
+
+def count_nonzero(self: Tensor, dim: Any = None) -> Tensor:
+    return A.count_nonzero.dim_IntList(self, [] if dim is None else [dim])
+
+
+def count_nonzero_out(self: Tensor, dim: Any = None, *, out: Tensor) -> Tensor:
+    return A.count_nonzero.dim_IntList_out(self, [] if dim is None else [dim], out=out)
+
+
+def count_nonzero_dim_intlist_out(self: Tensor, dim: Any, *, out: Tensor) -> Tensor:
+    _exact(int64, out)
+    return _write_out(A.count_nonzero.dim_IntList(self, dim), out)
+
+
+def extremum_other(name: str) -> Callable[..., Tensor]:
+    """``max.other``/``min.other`` (CompositeImplicitAutograd): ``maximum``/``minimum``."""
+    op = _lazy("maximum" if name == "max" else "minimum")
+
+    def other(self: Tensor, other: Tensor) -> Tensor:
+        return op.default(self, other)
+
+    return other
+
+
+def extremum_out(name: str) -> Callable[..., Tensor]:
+    op = _lazy("maximum" if name == "max" else "minimum")
+
+    def out(self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
+        return op.out(self, other, out=out)
+
+    return out
+
+
+EXPLICIT: dict[str, Callable[..., Any]] = {  # CompositeExplicitAutograd
+    "any.dims": any_dims, "all.dims": all_dims, "any.dims_out": any_dims_out, "all.dims_out": all_dims_out,
+    "prod.out": prod_out,
+    "var_mean.correction_out": _moments_out("var_mean"), "std_mean.correction_out": _moments_out("std_mean"),
+    "sort": sort_default, "sort.values": sort_values, "logsumexp": logsumexp,
+    "norm.Scalar": norm_scalar, "norm.ScalarOpt_dtype": norm_scalar_opt_dtype, "norm.Scalar_out": norm_scalar_out,
+    "norm.ScalarOpt_dtype_out": norm_scalar_opt_dtype_out,
+    "count_nonzero": count_nonzero, "count_nonzero.out": count_nonzero_out,
+    "count_nonzero.dim_IntList_out": count_nonzero_dim_intlist_out,
+}
+IMPLICIT: dict[str, Callable[..., Any]] = {  # CompositeImplicitAutograd
+    **_variance_composites("var"), **_variance_composites("std"), **_variance_composites("var_mean"),
+    **_variance_composites("std_mean"),
+    "max.other": extremum_other("max"), "min.other": extremum_other("min"),
+    "max.out": extremum_out("max"), "min.out": extremum_out("min"),
+}
+
+
+def register(lib: Library) -> None:
+    """The composite kernels, at the keys torch registers them."""
+    for name, kernel in EXPLICIT.items():
+        lib.impl(name, kernel, "CompositeExplicitAutograd")
+    for name, kernel in IMPLICIT.items():
+        lib.impl(name, kernel, "CompositeImplicitAutograd")
+    # logsumexp.out is torch's one non-structured CompositeExplicitAutogradNonFunctional out= kernel here
+    lib.impl("logsumexp.out", logsumexp_out, "CompositeExplicitAutogradNonFunctional")
+
+
+# --- derivatives (FunctionsManual.cpp) -----------------------------------------------------------------
+def _zero(like: Any) -> Any:
+    return A.scalar_tensor.default(0, dtype=like.dtype, device=like.device)
+
+
+def _one(like: Any) -> Any:
+    return A.scalar_tensor.default(1, dtype=like.dtype, device=like.device)
+
+
+def _sgn(x: Any) -> Any:
+    """``sgn(x)`` as a tensor of x's dtype: 1, -1 or 0 (nan stays 0)."""
+    return A.sub.Tensor(A._to_copy.default(A.gt.Scalar(x, 0), dtype=x.dtype),
+                        A._to_copy.default(A.lt.Scalar(x, 0), dtype=x.dtype))
+
+
+def _unsqueeze_dims(g: Any, dims: tuple[int, ...], ndim: int, keepdim: bool) -> Any:
+    """``unsqueeze_multiple``: put back the reduced dims (nothing to do with keepdim or a full 0-d)."""
+    if keepdim or ndim == 0:
+        return g
+    for d in sorted(dims):
+        g = A.unsqueeze.default(g, d)
+    return g
+
+
+def _count(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _prod_backward(g: Any, self: Any, result: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
+    """``prod_backward``: g * result / self, and, where self has zeros, the product of the others.
+
+    Along each reduced slice: no zero gives ``result / self``; exactly one zero gives the
+    product of the other elements at the zero (and 0 elsewhere); more zeros give 0.
+    """
+    if self.dim() == 0:
+        return g
+    if self.numel() == 0:
+        return A.zeros.default(list(self.shape), dtype=g.dtype, device=g.device)
+    g = _unsqueeze_dims(g, dims, self.dim(), keepdim)
+    result = _unsqueeze_dims(result, dims, self.dim(), keepdim)
+    zero = A.eq.Scalar(self, 0)
+    safe = A.where.self(zero, _one(self), self)
+    zeros_in_slice = A.sum.dim_IntList(zero, list(dims), True)
+    others = A.prod.dim_int(safe, dims[0], True) if len(dims) == 1 else A.prod.default(safe)
+    at_zero = A.where.self(A.eq.Scalar(zeros_in_slice, 1), others, _zero(others))
+    elsewhere = A.where.self(A.eq.Scalar(zeros_in_slice, 0), A.div.Tensor(result, safe), _zero(result))
+    return A.mul.Tensor(g, A.where.self(zero, at_zero, elsewhere))
+
+
+def _var_backward(g: Any, self: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
+    """``var_backward``: 2 (self - mean) / (n - correction), g's reduced dims put back."""
+    c = 1 if correction is None else correction
+    dims = reduction_dims(dim, self.dim())
+    n = _count(tuple(self.shape), dims)
+    if self.dim() == 0 or dim is None or not list(dim):
+        if n - c <= 0:
+            special = A.where.self(A.eq.Tensor(self, A.mean.default(self)), A.scalar_tensor.default(
+                math.nan, dtype=g.dtype, device=g.device), A.scalar_tensor.default(math.inf, dtype=g.dtype,
+                                                                                   device=g.device))
+            return A.mul.Tensor(g, special)
+        return A.mul.Tensor(A.mul.Scalar(g, 2.0 / (n - c)), A.sub.Tensor(self, A.mean.default(self)))
+    g = _unsqueeze_dims(g, dims, self.dim(), keepdim)
+    centered = A.sub.Tensor(self, A.mean.dim(self, list(dims), True))
+    dof = n - c
+    scale = 2.0 / dof if dof != 0 else math.inf
+    return A.mul.Tensor(A.mul.Scalar(g, scale), centered)
+
+
+def _std_backward(g: Any, self: Any, dim: Any, correction: Any, keepdim: bool, result: Any) -> Any:
+    """``std_backward``: var_backward of g / (2 std), 0 where std is 0."""
+    grad_var = A.where.self(A.eq.Scalar(result, 0), _zero(g), A.div.Tensor(g, A.mul.Scalar(result, 2)))
+    return _var_backward(grad_var, self, dim, correction, keepdim)
+
+
+def _mean_backward(g: Any, self: Any, dim: Any, keepdim: bool) -> Any:
+    dims = reduction_dims(dim, self.dim())
+    n = _count(tuple(self.shape), dims) if self.dim() else 1
+    g = _unsqueeze_dims(g, dims, self.dim(), keepdim)
+    return A.div.Scalar(A.expand.default(g, list(self.shape)), n)
+
+
+def _moments_backward(std: bool) -> Callable[..., Any]:
+    def backward(grads: Any, self: Any, dim: Any, correction: Any, keepdim: bool, result: Any) -> Any:
+        g_first, g_mean = grads
+        total = None
+        if g_first is not None:
+            total = (_std_backward(g_first, self, dim, correction, keepdim, result) if std
+                     else _var_backward(g_first, self, dim, correction, keepdim))
+        if g_mean is not None:
+            part = _mean_backward(g_mean, self, dim, keepdim)
+            total = part if total is None else A.add.Tensor(total, part)
+        return total
+
+    return backward
+
+
+def _reversed_cumsum(g: Any, dim: int) -> Any:
+    """``flip(cumsum(flip(g)))`` without flip: the sum of the slice, less the cumsum, plus g."""
+    total = A.sum.dim_IntList(g, [dim], True)
+    return A.add.Tensor(A.sub.Tensor(total, A.cumsum.default(g, dim)), g)
+
+
+def _cumsum_backward(g: Any, dim: int, self_shape: tuple[int, ...]) -> Any:
+    if len(self_shape) == 0:
+        return g
+    d = wrap_dim(dim, len(self_shape))
+    if g.numel() <= 1 or self_shape[d] == 1:
+        return g
+    return _reversed_cumsum(g, d)
+
+
+def _cumprod_backward(g: Any, self: Any, dim: int, result: Any) -> Any:
+    """``cumprod_backward``: reversed_cumsum(g * result) / self, or with zeros, element by element.
+
+    With a zero, each element's gradient comes from the cumulative products with it replaced by 1.
+    """
+    if self.dim() == 0 or self.numel() <= 1:
+        return g
+    d = wrap_dim(dim, self.dim())
+    if not bool(A.any.default(A.eq.Scalar(self, 0))._data.item()):
+        return A.div.Tensor(_reversed_cumsum(A.mul.Tensor(g, result), d), self)
+    n = self.shape[d]
+    positions = A.view.default(A.arange.start_step(0, n, 1, dtype=int64, device=g.device),
+                               [n] + [1] * (self.dim() - d - 1))
+    parts = []
+    for i in range(n):
+        replaced = A.where.self(A.eq.Scalar(positions, i), _one(self), self)
+        later = A.ge.Scalar(positions, i)  # out_j depends on self_i for j >= i
+        contrib = A.mul.Tensor(A.mul.Tensor(g, A.cumprod.default(replaced, d)), later)
+        parts.append(A.sum.dim_IntList(contrib, [d], True))
+    return A.cat.default(parts, d)
+
+
+def _select_backward(g: Any, self_shape: tuple[int, ...], dim: int, indices: Any, keepdim: bool) -> Any:
+    """``value_selecting_reduction_backward`` for k indices along ``dim`` (sort, topk).
+
+    Each gradient goes to the position its index names: a one-hot sum, as no scatter operator is
+    modelled.
+    """
+    nd = len(self_shape)
+    if nd == 0:
+        return g
+    d = wrap_dim(dim, nd)
+    if not keepdim:
+        g, indices = A.unsqueeze.default(g, d), A.unsqueeze.default(indices, d)
+    n = self_shape[d]
+    positions = A.view.default(A.arange.start_step(0, n, 1, dtype=int64, device=g.device),
+                               [n] + [1] * (nd - d - 1))
+    onehot = A.eq.Tensor(A.unsqueeze.default(indices, d + 1), positions)  # [..., k, n, ...]
+    return A.sum.dim_IntList(A.mul.Tensor(A.unsqueeze.default(g, d + 1), onehot), [d], False)
+
+
+def _logsumexp_backward(g: Any, self: Any, dim: Any, keepdim: bool, result: Any) -> Any:
+    dims = reduction_dims(list(dim), self.dim())
+    g = _unsqueeze_dims(g, dims, self.dim(), keepdim)
+    result = _unsqueeze_dims(result, dims, self.dim(), keepdim)
+    return A.mul.Tensor(g, A.exp.default(A.sub.Tensor(self, result)))
+
+
+def _norm_backward(g: Any, self: Any, p: Any, result: Any, dim: Any, keepdim: bool) -> Any:
+    """``norm_backward`` for a vector p-norm over ``dim`` (None or [] is every dim)."""
+    p = 2.0 if p is None else float(p)
+    dims = reduction_dims(dim, self.dim())
+    if p == 0.0:
+        return A.zeros.default(list(self.shape), dtype=self.dtype, device=self.device)
+    g = _unsqueeze_dims(g, dims, self.dim(), keepdim)
+    norm = _unsqueeze_dims(result, dims, self.dim(), keepdim)
+    if p == 1.0:
+        return A.mul.Tensor(_sgn(self), g)
+    if p == 2.0:
+        scaled = A.where.self(A.eq.Scalar(norm, 0), _zero(self), A.div.Tensor(self, norm))
+        return A.mul.Tensor(g, scaled)
+    if math.isinf(p):
+        magnitude = A.abs.default(self)
+        mask = A.add.Tensor(A.eq.Tensor(magnitude, norm), A.ne.Tensor(magnitude, magnitude))  # or isnan
+        count = A.sum.dim_IntList(mask, list(dims), True)
+        return A.mul.Tensor(_sgn(self), A.mul.Tensor(A.div.Tensor(g, count), mask))
+    magnitude = A.abs.default(self)
+    if p < 1.0:
+        powered = A.where.self(A.eq.Scalar(self, 0), _zero(self), A.pow.Tensor_Scalar(magnitude, p - 1))
+        return A.mul.Tensor(A.mul.Tensor(A.mul.Tensor(_sgn(self), powered), g), A.pow.Tensor_Scalar(norm, 1 - p))
+    scaled = (A.mul.Tensor(_sgn(self), A.pow.Tensor_Scalar(magnitude, p - 1)) if p < 2.0
+              else A.mul.Tensor(self, A.pow.Tensor_Scalar(magnitude, p - 2)))
+    scale = A.where.self(A.eq.Scalar(norm, 0), _zero(g), A.div.Tensor(g, A.pow.Tensor_Scalar(norm, p - 1)))
+    return A.mul.Tensor(scaled, scale)
+
+
+def register_autograd(lib: Library) -> None:
+    """The derivatives, with torch's node names (``derivatives.yaml``)."""
+    from ..autograd import derivatives as D
+    from ..autograd.kernels import register_derivative, register_nondifferentiable
+
+    def r(name: str, node: str, formula: Any, **kw: Any) -> None:
+        register_derivative(lib, f"aten::{name}", node, ("self",), formula, **kw)
+
+    r("amin", "AminBackward0", D._amax_backward)
+    r("min", "MinBackward1", D._max_backward)
+    r("min.dim", "MinBackward0",
+      lambda g, self_shape, dim, keepdim, result1: D._max_dim_backward(g, self_shape, dim, keepdim, result1),
+      differentiable_outputs=(0,))
+    r("prod", "ProdBackward0",
+      lambda g, self, result: _prod_backward(g, self, result, tuple(range(self.dim())), False))
+    r("prod.dim_int", "ProdBackward1",
+      lambda g, self, result, dim, keepdim: _prod_backward(g, self, result, (wrap_dim(dim, self.dim()),), keepdim))
+    r("var.correction", "VarBackward0", _var_backward)
+    r("std.correction", "StdBackward0", _std_backward)
+    r("var_mean.correction", "VarMeanBackward0", _moments_backward(False))
+    r("std_mean.correction", "StdMeanBackward0",
+      lambda grads, self, dim, correction, keepdim, result: _moments_backward(True)(
+          grads, self, dim, correction, keepdim, result))
+    for name in ("cumsum", "cumsum_"):
+        r(name, "CumsumBackward0", _cumsum_backward, **({"mutates": "self"} if name.endswith("_") else {}))
+    r("cumprod", "CumprodBackward0", _cumprod_backward)
+    r("cumprod_", "CumprodBackward0", _cumprod_backward, mutates="self")
+    sort = (lambda g, self_shape, dim, result1: _select_backward(g, self_shape, dim, result1, True))
+    r("sort", "SortBackward0", sort, differentiable_outputs=(0,))
+    r("sort.stable", "SortBackward1", sort, differentiable_outputs=(0,))
+    r("topk", "TopkBackward0", sort, differentiable_outputs=(0,))
+    r("logsumexp", "LogsumexpBackward0", _logsumexp_backward)
+    r("linalg_vector_norm", "LinalgVectorNormBackward0",
+      lambda g, self, ord, result, dim, keepdim: _norm_backward(g, self, ord, result, dim, keepdim))  # noqa: A006
+    r("norm.Scalar", "NormBackward0", lambda g, self, p, result: _norm_backward(g, self, p, result, None, False))
+    r("norm.ScalarOpt_dim", "NormBackward1", _norm_backward)
+    r("norm.ScalarOpt_dtype", "NormBackward2",
+      lambda g, self, p, result: _norm_backward(g, self, p, result, None, False))
+    r("norm.ScalarOpt_dim_dtype", "NormBackward3", _norm_backward)
+    for name in ("argmin", "any", "any.dim", "any.dims", "all", "all.dim", "all.dims", "count_nonzero",
+                 "count_nonzero.dim_IntList"):
+        register_nondifferentiable(lib, f"aten::{name}")
+
+
+# --- torch.* functions and Tensor methods --------------------------------------------------------------
+_PARSERS: dict[str, Any] = {}
+_SIGNATURES: dict[str, tuple[str, ...]] = {
+    "max": ("max(Tensor input, *, Tensor out=None)", "max(Tensor input, Tensor other, *, Tensor out=None)",
+            "max(Tensor input, int64_t dim, bool keepdim=False, *, TensorList[2] out=None)"),
+    "Tensor.max": ("max()", "max(Tensor other)", "max(int64_t dim, bool keepdim=False)"),
+    "amin": ("amin(Tensor input, IntArrayRef[1] dim=None, bool keepdim=False, *, Tensor out=None)",),
+    "Tensor.amin": ("amin(IntArrayRef[1] dim=None, bool keepdim=False)",),
+    "argmin": ("argmin(Tensor input, int64_t? dim=None, bool keepdim=False, *, Tensor out=None)",),
+    "Tensor.argmin": ("argmin(int64_t? dim=None, bool keepdim=False)",),
+    "any": ("any(Tensor input, *, Tensor out=None)",
+            "any(Tensor input, IntArrayRef? dim=None, bool keepdim=False, *, Tensor out=None)",
+            "any(Tensor input, int64_t dim, bool keepdim=False, *, Tensor out=None)"),
+    "Tensor.any": ("any()", "any(IntArrayRef? dim=None, bool keepdim=False)", "any(int64_t dim, bool keepdim=False)"),
+    "prod": ("prod(Tensor input, *, ScalarType? dtype=None)",
+             "prod(Tensor input, int64_t dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None)"),
+    "Tensor.prod": ("prod(*, ScalarType? dtype=None)",
+                    "prod(int64_t dim, bool keepdim=False, *, ScalarType? dtype=None)"),
+    "var": ("var(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor out=None)",
+            "var(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, "
+            "Tensor out=None)",
+            "var(Tensor input, bool unbiased=True)"),
+    "Tensor.var": ("var(IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)",
+                   "var(IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)",
+                   "var(bool unbiased=True)"),
+    "var_mean": ("var_mean(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)",
+                 "var_mean(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)",
+                 "var_mean(Tensor input, bool unbiased=True)"),
+    "cumsum": ("cumsum(Tensor input, int64_t dim, *, ScalarType? dtype=None, Tensor out=None)",),
+    "Tensor.cumsum": ("cumsum(int64_t dim, *, ScalarType? dtype=None)",),
+    "sort": ("sort(Tensor input, *, bool? stable, int64_t dim=-1, bool descending=False, TensorList[2] out=None)",
+             "sort(Tensor input, int64_t dim=-1, bool descending=False, *, TensorList[2] out=None)"),
+    "Tensor.sort": ("sort(*, bool? stable, int64_t dim=-1, bool descending=False)",
+                    "sort(int64_t dim=-1, bool descending=False)"),
+    "topk": ("topk(Tensor input, SymInt k, int64_t dim=-1, bool largest=True, bool sorted=True, *, "
+             "TensorList[2] out=None)",),
+    "Tensor.topk": ("topk(SymInt k, int64_t dim=-1, bool largest=True, bool sorted=True)",),
+    "logsumexp": ("logsumexp(Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None)",),
+    "Tensor.logsumexp": ("logsumexp(IntArrayRef[1] dim, bool keepdim=False)",),
+    "count_nonzero": ("count_nonzero(Tensor input, int64_t? dim=None)", "count_nonzero(Tensor input, IntArrayRef dim)"),
+    "Tensor.count_nonzero": ("count_nonzero(int64_t? dim=None)", "count_nonzero(IntArrayRef dim)"),
+}
+
+
+_ALIASES = {"min": "max", "all": "any", "std": "var", "std_mean": "var_mean", "cumprod": "cumsum",
+            "cumsum_": "cumsum", "cumprod_": "cumsum"}
+
+
+def _signatures(key: str) -> tuple[str, ...]:
+    """``key``'s signatures; min/all/std/cumprod/... are max/any/var/cumsum's with the name changed."""
+    if key in _SIGNATURES:
+        return _SIGNATURES[key]
+    prefix, _, name = key.rpartition(".")
+    alias = _ALIASES[name]
+    return tuple(name + s[len(alias):] for s in _SIGNATURES[f"{prefix}.{alias}" if prefix else alias])
+
+
+def _parse(key: str, args: tuple, kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """Torch's binding: which signature ``args``/``kwargs`` fit, and the arguments by name."""
+    parser = _PARSERS.get(key)
+    if parser is None:
+        from ..factories import _CHECKS
+        from ..schema import PythonArgParser
+
+        class _Parser(PythonArgParser):
+            def _invalid_combination(self, args: tuple, kwargs: dict[str, Any]) -> str:
+                text = super()._invalid_combination(args, kwargs)
+                if kwargs and not args:  # torch prints "got (dim=int, )" when no positional was given
+                    got = ", ".join(f"{k}={type(v).__name__}" for k, v in kwargs.items())
+                    text = text.replace(f"got ({got})", f"got ({got}, )", 1)
+                return text
+
+        parser = _PARSERS[key] = _Parser(_signatures(key), _CHECKS)
+    return parser.parse(args, kwargs)
+
+
+def _dtype(value: Any) -> Any:
+    from ..factories import _PY_DTYPES
+
+    return _PY_DTYPES.get(value, value) if isinstance(value, type) else value
+
+
+def _dims(dim: Any) -> Any:
+    return dim if dim is None else [dim] if isinstance(dim, int) else list(dim)
+
+
+def _extremum(name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``torch.max``/``torch.min``: the full reduction, the element-wise ``other`` form, or over ``dim``."""
+    packet = _lazy(name)
+    result_type = getattr(return_types, name)
+    out_type = getattr(return_types, name + "_out")
+    dim_out = "dim_max" if name == "max" else "dim_min"
+    out_names = ("max", "max_values") if name == "max" else ("min", "min_indices")
+
+    def function(input: Tensor, *args: Any, **kwargs: Any) -> Any:  # noqa: A002 - torch's name
+        if not kwargs:  # the common calls, decided at once
+            if not args and isinstance(input, Tensor):
+                return packet.default(input)
+            if len(args) == 1 and args[0].__class__ is int and isinstance(input, Tensor):
+                return result_type(packet.dim(input, args[0], False))
+        index, bound = _parse(name, (input, *args), kwargs)
+        return _call(index, bound)
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            if not args:
+                return packet.default(self)
+            if len(args) == 1 and args[0].__class__ is int:
+                return result_type(packet.dim(self, args[0], False))
+        index, bound = _parse(f"Tensor.{name}", args, kwargs)
+        return _call(index, {"input": self, **bound})
+
+    def _call(index: int, bound: dict[str, Any]) -> Any:
+        x, out = bound["input"], bound.get("out")
+        if index == 0:
+            return packet.default(x) if out is None else packet.unary_out(x, out=out)
+        if index == 1:
+            return packet.other(x, bound["other"]) if out is None else packet.out(x, bound["other"], out=out)
+        if out is None:
+            return result_type(packet.dim(x, bound["dim"], bound["keepdim"]))
+        values, indices = out
+        return out_type(getattr(packet, dim_out)(x, bound["dim"], bound["keepdim"],
+                                                 **{out_names[0]: values, out_names[1]: indices}))
+
+    function.__name__ = function.__qualname__ = name
+    method.__name__ = method.__qualname__ = name
+    return function, method
+
+
+def _simple(name: str, call: Callable[[dict[str, Any]], Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """A function and a method that parse their arguments as torch's binding and ``call`` the bound ones."""
+    def function(input: Tensor, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        _, bound = _parse(name, (input, *args), kwargs)
+        return call(bound)
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        _, bound = _parse(f"Tensor.{name}", args, kwargs)
+        return call({"input": self, **bound})
+
+    function.__name__ = function.__qualname__ = name
+    method.__name__ = method.__qualname__ = name
+    return function, method
+
+
+def _indexed(name: str, call: Callable[[int, dict[str, Any]], Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """Like ``_simple``, for functions with several signatures: ``call`` gets the signature's index."""
+    def function(input: Tensor, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        index, bound = _parse(name, (input, *args), kwargs)
+        return call(index, bound)
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        index, bound = _parse(f"Tensor.{name}", args, kwargs)
+        return call(index, {"input": self, **bound})
+
+    function.__name__ = function.__qualname__ = name
+    method.__name__ = method.__qualname__ = name
+    return function, method
+
+
+def _amin(b: dict[str, Any]) -> Tensor:
+    dim = [] if b["dim"] is None else _dims(b["dim"])
+    if b.get("out") is not None:
+        return A.amin.out(b["input"], dim, b["keepdim"], out=b["out"])
+    return A.amin.default(b["input"], dim, b["keepdim"])
+
+
+def _argmin(b: dict[str, Any]) -> Tensor:
+    if b.get("out") is not None:
+        return A.argmin.out(b["input"], b["dim"], b["keepdim"], out=b["out"])
+    return A.argmin.default(b["input"], b["dim"], b["keepdim"])
+
+
+def _logical(name: str) -> Callable[[int, dict[str, Any]], Tensor]:
+    packet = _lazy(name)
+
+    def call(index: int, b: dict[str, Any]) -> Tensor:
+        x, out = b["input"], b.get("out")
+        if index == 0:
+            return packet.default(x) if out is None else packet.all_out(x, out=out)
+        if index == 1:
+            dim = _dims(b["dim"])
+            return (packet.dims(x, dim, b["keepdim"]) if out is None
+                    else packet.dims_out(x, dim, b["keepdim"], out=out))
+        return packet.dim(x, b["dim"], b["keepdim"]) if out is None else packet.out(x, b["dim"], b["keepdim"], out=out)
+
+    return call
+
+
+def _prod(index: int, b: dict[str, Any]) -> Tensor:
+    x, dtype = b["input"], _dtype(b["dtype"])
+    if index == 0:
+        return A.prod.default(x, dtype=dtype)
+    if b.get("out") is not None:
+        return A.prod.int_out(x, b["dim"], b["keepdim"], dtype=dtype, out=b["out"])
+    return A.prod.dim_int(x, b["dim"], b["keepdim"], dtype=dtype)
+
+
+def _variance(name: str) -> Callable[[int, dict[str, Any]], Any]:
+    packet = _lazy(name)
+    moments = name.endswith("_mean")
+
+    def call(index: int, b: dict[str, Any]) -> Any:
+        x, out = b["input"], b.get("out")
+        if index == 2:
+            return packet.default(x, b["unbiased"])
+        dim = _dims(b["dim"])
+        if index == 0:
+            if out is not None:
+                return packet.out(x, dim, b["unbiased"], b["keepdim"], out=out)
+            return packet.dim(x, dim, b["unbiased"], b["keepdim"])
+        if out is not None:
+            return packet.correction_out(x, dim, correction=b["correction"], keepdim=b["keepdim"], out=out)
+        result = packet.correction(x, dim, correction=b["correction"], keepdim=b["keepdim"])
+        return tuple(result) if moments else result
+
+    return call
+
+
+def _scan(name: str) -> Callable[[dict[str, Any]], Tensor]:
+    packet = _lazy(name)
+
+    def call(b: dict[str, Any]) -> Tensor:
+        dtype = _dtype(b["dtype"])
+        if b.get("out") is not None:
+            return packet.out(b["input"], b["dim"], dtype=dtype, out=b["out"])
+        return packet.default(b["input"], b["dim"], dtype=dtype)
+
+    return call
+
+
+def _scan_(name: str) -> Callable[..., Tensor]:
+    op = _lazy(name + "_")
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        _, b = _parse(f"Tensor.{name}_", args, kwargs)
+        return op.default(self, b["dim"], dtype=_dtype(b["dtype"]))
+
+    method.__name__ = method.__qualname__ = name + "_"
+    return method
+
+
+def _sort(index: int, b: dict[str, Any]) -> Any:
+    x, out = b["input"], b.get("out")
+    if index == 0:
+        if out is None:
+            return return_types.sort(A.sort.stable(x, stable=b["stable"], dim=b["dim"], descending=b["descending"]))
+        return return_types.sort_out(A.sort.values_stable(x, stable=b["stable"], dim=b["dim"],
+                                                      descending=b["descending"], values=out[0], indices=out[1]))
+    if out is None:
+        return return_types.sort(A.sort.default(x, b["dim"], b["descending"]))
+    return return_types.sort_out(A.sort.values(x, b["dim"], b["descending"], values=out[0], indices=out[1]))
+
+
+def _topk(b: dict[str, Any]) -> Any:
+    x, out = b["input"], b.get("out")
+    args = (x, b["k"], b["dim"], b["largest"], b["sorted"])
+    if out is None:
+        return return_types.topk(A.topk.default(*args))
+    return return_types.topk_out(A.topk.values(*args, values=out[0], indices=out[1]))
+
+
+def _logsumexp(b: dict[str, Any]) -> Tensor:
+    dim = _dims(b["dim"])
+    if b.get("out") is not None:
+        return A.logsumexp.out(b["input"], dim, b["keepdim"], out=b["out"])
+    return A.logsumexp.default(b["input"], dim, b["keepdim"])
+
+
+def _count_nonzero(index: int, b: dict[str, Any]) -> Tensor:
+    if index == 0:
+        return A.count_nonzero.default(b["input"], b["dim"])
+    return A.count_nonzero.dim_IntList(b["input"], _dims(b["dim"]))
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,  # noqa: A002
+         dtype: Any = None) -> Tensor:
+    """``torch.norm``: a vector norm (``linalg_vector_norm``); "fro" is the 2-norm over at most two dims.
+
+    Matrix norms ("nuc", "fro" over more than two dims) are not modelled.
+    """
+    dims = _dims(dim)
+    if isinstance(p, str):
+        if p != "fro" or (dims is not None and len(dims) > 2):
+            raise NotImplementedError(f"torch.norm with p={p!r} (a matrix norm, linalg.matrix_norm) is not modelled")
+        p = 2
+    elif p is None:
+        p = 2.0
+    if out is not None:
+        return A.linalg_vector_norm.out(input, p, dims, keepdim, dtype=_dtype(dtype), out=out)
+    return A.linalg_vector_norm.default(input, p, dims, keepdim, dtype=_dtype(dtype))
+
+
+def _norm_method(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
+_norm_method.__name__ = _norm_method.__qualname__ = "norm"
+
+
+def _build() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any]]]:
+    pairs = {
+        "max": _extremum("max"), "min": _extremum("min"),
+        "amin": _simple("amin", _amin), "argmin": _simple("argmin", _argmin),
+        "any": _indexed("any", _logical("any")), "all": _indexed("all", _logical("all")),
+        "prod": _indexed("prod", _prod),
+        "var": _indexed("var", _variance("var")), "std": _indexed("std", _variance("std")),
+        "var_mean": _indexed("var_mean", _variance("var_mean")),
+        "std_mean": _indexed("std_mean", _variance("std_mean")),
+        "cumsum": _simple("cumsum", _scan("cumsum")), "cumprod": _simple("cumprod", _scan("cumprod")),
+        "sort": _indexed("sort", _sort), "topk": _simple("topk", _topk),
+        "logsumexp": _simple("logsumexp", _logsumexp),
+        "count_nonzero": _indexed("count_nonzero", _count_nonzero),
+    }
+    functions = {name: pair[0] for name, pair in pairs.items()}
+    functions["norm"] = norm
+    methods = {name: pair[1] for name, pair in pairs.items() if name not in ("var_mean", "std_mean")}
+    methods.update(cumsum_=_scan_("cumsum"), cumprod_=_scan_("cumprod"), norm=_norm_method)
+    return functions, methods
+
+
+FUNCTIONS, METHODS = _build()

@@ -1,0 +1,73 @@
+"""``torch.return_types``: the named tuples that multi-output operators return (``max``, ``sort``, ...).
+
+Mirrors torch's structseq types (``torch/csrc/utils/structseq.cpp``, generated per operator in
+``torch/csrc/autograd/generated/python_return_types.cpp``): a tuple subclass whose items are also
+attributes (``values``, ``indices``), which unpacks like a tuple and prints one field a line::
+
+    dispatchcore.return_types.max(
+    values=tensor([3.]),
+    indices=tensor([1]))
+
+Invariant: a return type is a plain tuple of its fields, in schema order (``r[0] is r.values``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["aminmax", "max", "max_out", "min", "min_out", "sort", "sort_out", "topk", "topk_out"]
+
+
+class _StructSeq(tuple):  # type: ignore[type-arg]
+    """The base of the return types: a tuple with named fields (``PyStructSequence``)."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    n_fields = n_sequence_fields = 0
+    n_unnamed_fields = 0
+
+    def __new__(cls, values: Any = (), *args: Any) -> _StructSeq:
+        """From one iterable of the fields (as torch's), or from the fields themselves."""
+        items = tuple(values) if not args else (values, *args)
+        if len(items) != len(cls._fields):
+            raise TypeError(f"{cls.__module__}.{cls.__name__}() takes a {len(cls._fields)}-sequence "
+                            f"({len(items)}-sequence given)")
+        return super().__new__(cls, items)
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
+        return f"{type(self).__module__}.{type(self).__name__}(\n{body})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (tuple(self),)
+
+
+def _item_getter(i: int) -> Callable[[tuple[Any, ...]], Any]:
+    def get(self: tuple[Any, ...]) -> Any:
+        return tuple.__getitem__(self, i)
+
+    return get
+
+
+def _return_type(name: str, fields: tuple[str, ...]) -> type[_StructSeq]:
+    namespace: dict[str, Any] = {
+        "__slots__": (), "_fields": fields, "n_fields": len(fields), "n_sequence_fields": len(fields),
+        "__module__": __name__, "__qualname__": name,
+        "__doc__": f"The result of ``{name}``: a tuple ({', '.join(fields)}).",
+    }
+    for i, field in enumerate(fields):
+        namespace[field] = property(_item_getter(i), doc=f"Item {i} of the tuple.")
+    return type(name, (_StructSeq,), namespace)
+
+
+max = _return_type("max", ("values", "indices"))  # noqa: A001 - torch.return_types.max
+min = _return_type("min", ("values", "indices"))  # noqa: A001 - torch.return_types.min
+sort = _return_type("sort", ("values", "indices"))
+topk = _return_type("topk", ("values", "indices"))
+aminmax = _return_type("aminmax", ("min", "max"))
+# what the out= forms return (``torch.max(x, 0, out=(v, i))`` is a ``max_out``)
+max_out = _return_type("max_out", ("values", "indices"))
+min_out = _return_type("min_out", ("values", "indices"))
+sort_out = _return_type("sort_out", ("values", "indices"))
+topk_out = _return_type("topk_out", ("values", "indices"))
