@@ -1,0 +1,398 @@
+"""CPU kernels of the indexing family: gather/scatter, ``index``/``_index_put_impl_``, masks, ``nonzero``.
+
+Mirrors the CPU entries of ``TensorAdvancedIndexing.cpp`` (``gather``, ``scatter*``,
+``index_select``, ``index``, ``_index_put_impl_``, ``masked_fill_``, ``masked_scatter_``,
+``masked_select``, ``take``), ``TensorCompare.cpp`` (``where.self_out``) and ``Scalar.cpp``
+(``_local_scalar_dense``); the family's composites (``index_put``, ``masked_fill``, ...) live in
+``dispatchcore/native/indexing.py``. Checks and result geometry come from there too, so the Meta
+backend agrees. Invariant: every kernel is numpy in, tensor out; an index is checked against its
+dimension's size before any element is written, and a result is laid out as torch lays it out.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dispatchcore.native import indexing as _ix
+from dispatchcore.tensor import wrap_cpu
+
+from .kernels import (
+    _CPP_NAME,
+    _TORCH_NAME,
+    _checked_scalar,
+    _empty_strided,
+    _new,
+    _resize_out,
+    where_self_cpu,
+)
+from .overlap import MemOverlap, has_internal_overlap
+
+__all__ = ["KERNELS"]
+
+_I64 = np.dtype(np.int64)
+_ALIAS_ERROR = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _fresh(r: np.ndarray, strides: Sequence[int] | None = None) -> np.ndarray:
+    """``r`` copied into new memory: contiguous, or with the given element strides."""
+    out = _new(r.shape, r.dtype) if strides is None else _empty_strided(r.shape, tuple(strides), r.dtype)
+    np.copyto(out, r)
+    return out
+
+
+def _check_out_dtype(out: Any, dt: np.dtype) -> None:
+    if out._data.dtype != dt:
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAME[dt]}, but got {_CPP_NAME[out._data.dtype]} "
+                           "instead")
+
+
+def _into_out(result: Any, out: Any) -> Any:
+    """Write a functional kernel's result into ``out`` (resized as ``resize_output`` does)."""
+    r = result._data
+    _check_out_dtype(out, r.dtype)
+    np.copyto(_resize_out(out, r.shape, (r,)), r)
+    return out
+
+
+def _out_kernel(functional: Callable[..., Any]) -> Callable[..., Any]:
+    def out_kernel(*args: Any, out: Any, **kwargs: Any) -> Any:
+        return _into_out(functional(*args, **kwargs), out)
+    out_kernel.__name__ = functional.__name__.replace("_cpu", "_out_cpu")
+    return out_kernel
+
+
+def _first_bad(bad: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), bad.shape))
+
+
+# --- advanced indexing ------------------------------------------------------------------------------
+def _positions(self: Any, indices: Sequence[Any]) -> list[np.ndarray | None]:
+    """The indices as int64 positions, one per indexed dim (masks become their nonzero positions)."""
+    _ix.check_indices(tuple(self._data.shape), indices)
+    found: list[np.ndarray | None] = []
+    for t in indices:
+        if t is None:
+            found.append(None)
+        elif t._data.dtype.kind in "bu" and t._data.dtype.itemsize == 1:  # bool or uint8: a mask
+            found.extend(p.astype(_I64) for p in np.nonzero(t._data.astype(bool)))
+        else:
+            found.append(t._data.astype(_I64, copy=False))
+    if all(p is None for p in found):
+        raise IndexError("at least one index must be provided")
+    return found
+
+
+def _wrapped_key(shape: tuple[int, ...], positions: list[np.ndarray | None]) -> tuple[Any, ...]:
+    """Numpy's index tuple for ``positions``, after torch's bounds check (in element order)."""
+    defined = [(d, p) for d, p in enumerate(positions) if p is not None]
+    bshape = _ix.broadcast_indices([p.shape for _, p in defined])
+    bad = [np.broadcast_to((p < -shape[d]) | (p >= shape[d]), bshape) for d, p in defined]
+    if any(b.any() for b in bad):
+        where = _first_bad(np.logical_or.reduce(bad)) if bshape else ()
+        k = next(k for k, b in enumerate(bad) if b[where])
+        d, p = defined[k]
+        raise _ix.index_out_of_bounds(int(np.broadcast_to(p, bshape)[where]), k, shape[d])
+    return tuple(slice(None) if p is None else np.where(p < 0, p + shape[d], p) for d, p in enumerate(positions))
+
+
+def _index_layout(a: np.ndarray, positions: list[np.ndarray | None]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    item = a.dtype.itemsize
+    entries = [None if p is None else (p.shape, tuple(s // p.dtype.itemsize for s in p.strides)) for p in positions]
+    shape, strides, _ = _ix.index_geometry(a.shape, tuple(s // item for s in a.strides), entries)
+    return shape, strides
+
+
+def index_tensor_cpu(self, indices):
+    a = self._data
+    positions = _positions(self, indices)
+    key = _wrapped_key(a.shape, positions)
+    _, strides = _index_layout(a, positions)
+    return wrap_cpu(_fresh(a[key], strides))
+
+
+def _index_put_impl__cpu(self, indices, values, accumulate=False, unsafe=False):
+    a, v = self._data, values._data
+    if len(indices) > a.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {a.ndim} (got {len(indices)})")
+    if 0 in a.strides and has_internal_overlap(a) is MemOverlap.Yes:
+        warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+                      "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = "
+                      "tensor", UserWarning, stacklevel=3)
+    if _ix.is_mask_fill(indices, values, accumulate):  # canDispatchToMaskedFill: one mask, one value
+        _ix.check_indices(a.shape, indices)
+        first = next(d for d, t in enumerate(indices) if t is not None)
+        mask = indices[first]._data.astype(bool)
+        mask = mask.reshape((1,) * first + mask.shape + (1,) * (a.ndim - first - mask.ndim))
+        a[np.broadcast_to(mask, a.shape)] = _checked_scalar(values, a.dtype)
+        return self
+    for other in (v, *(t._data for t in indices if t is not None)):
+        if np.may_share_memory(a, other) and np.shares_memory(a, other):
+            raise RuntimeError(_ALIAS_ERROR)
+    positions = _positions(self, indices)
+    shape = _ix.index_geometry(a.shape, (0,) * a.ndim,
+                               [None if p is None else (p.shape, (0,) * p.ndim) for p in positions])[0]
+    _ix.check_index_put(self.dtype, shape, v.shape, values.dtype)
+    key = _wrapped_key(a.shape, positions)
+    if accumulate:
+        if a.dtype == np.bool_:
+            np.logical_or.at(a, key, np.broadcast_to(v, shape))
+        else:
+            np.add.at(a, key, np.broadcast_to(v, shape))
+    else:
+        a[key] = v
+    return self
+
+
+# --- gather, scatter, index_select, take ------------------------------------------------------------
+def _along(shape: tuple[int, ...], dim: int, index: np.ndarray) -> tuple[Any, ...]:
+    """The numpy index that picks ``index``'s positions along ``dim`` (``take_along_axis``'s)."""
+    key: list[Any] = []
+    for d, n in enumerate(index.shape):
+        if d == dim:
+            key.append(index)
+        else:
+            key.append(np.arange(n).reshape((1,) * d + (n,) + (1,) * (index.ndim - d - 1)))
+    return tuple(key)
+
+
+def _check_range(index: np.ndarray, dim: int, size: int) -> np.ndarray:
+    """Gather/scatter positions: in ``[0, size)`` (no negative wrap), else torch's RuntimeError."""
+    idx = index.astype(_I64, copy=False)
+    bad = (idx < 0) | (idx >= size)
+    if bad.any():
+        raise RuntimeError(f"index {int(idx[_first_bad(bad)])} is out of bounds for dimension {dim} with size {size}")
+    return idx
+
+
+def _as_1d(a: np.ndarray) -> np.ndarray:
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+def gather_cpu(self, dim, index, *, sparse_grad=False):
+    d = _ix.gather_check(self, dim, index)
+    a, idx = _as_1d(self._data), index._data
+    out = _new(idx.shape, a.dtype)
+    if idx.size:
+        i = _check_range(_as_1d(idx), d, a.shape[d])
+        np.copyto(out, a[_along(a.shape, d, i)].reshape(idx.shape))
+    return wrap_cpu(out)
+
+
+_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
+
+
+def _reduce_identity(reduce: str, dt: np.dtype) -> Any:
+    if reduce in _IDENTITY:
+        return _IDENTITY[reduce]
+    if dt.kind == "b":
+        return reduce == "amin"
+    if dt.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    info = np.iinfo(dt)
+    return info.min if reduce == "amax" else info.max
+
+
+_UFUNC = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+
+
+def _scatter_into(a: np.ndarray, dim: int, index: Any, src: Any, reduce: str | None,
+                  include_self: bool = True) -> None:
+    """Write ``src`` (a tensor, or a number) into ``a`` at ``index`` along ``dim``, reducing."""
+    idx = index._data
+    if idx.size == 0:
+        return
+    a1 = _as_1d(a)
+    i = _check_range(_as_1d(idx), dim, a1.shape[dim])
+    key = _along(a1.shape, dim, i)
+    if hasattr(src, "_data"):
+        s = _as_1d(src._data)
+        vals = s[tuple(slice(0, n) for n in i.shape)]
+    else:
+        vals = np.broadcast_to(_checked_scalar(src, a.dtype), i.shape)
+    if reduce is None:
+        a1[key] = vals
+        return
+    if reduce == "mean" and a.dtype.kind == "b":
+        raise NotImplementedError("\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'")
+    if not include_self:
+        a1[key] = _reduce_identity(reduce, a.dtype)
+    ufunc = np.logical_or if reduce == "sum" and a.dtype.kind == "b" else _UFUNC[reduce]
+    if reduce == "prod" and a.dtype.kind == "b":
+        ufunc = np.logical_and
+    ufunc.at(a1, key, vals)
+    if reduce == "mean":
+        count = np.full(a1.shape, 1 if include_self else 0, _I64)
+        np.add.at(count, key, 1)
+        count[count == 0] = 1
+        if a.dtype.kind == "f":
+            a1[...] = a1 / count
+        else:
+            a1[...] = np.floor_divide(a1, count)
+
+
+def _scatter_family(name: str, src_kind: str, reduce_kind: str) -> dict[str, Callable[..., Any]]:
+    """The functional, in-place and out= kernels of one scatter overload.
+
+    ``src_kind`` is "src" (a tensor) or "value" (a number); ``reduce_kind`` is "" (plain
+    scatter), "reduce" (add/multiply) or "two" (scatter_reduce's five reductions).
+    """
+    def run(self: Any, a: np.ndarray, dim: int, index: Any, src: Any, reduce: Any, include_self: bool) -> None:
+        d = _ix.scatter_check("scatter", self, dim, index, src if src_kind == "src" else None)
+        how = None
+        if reduce_kind == "plain_add":
+            how = "sum"
+        elif reduce_kind:
+            how = _ix.scatter_reduce_name(reduce, reduce_kind == "two")
+            if reduce_kind == "reduce" and src_kind == "src":
+                _ix.scatter_reduce_warning()
+        _scatter_into(a, d, index, src, how, include_self)
+
+    def functional(self, dim, index, src, reduce=None, *, include_self=True):
+        out = _new(self._data.shape, self._data.dtype)
+        np.copyto(out, self._data)
+        run(self, out, dim, index, src, reduce, include_self)
+        return wrap_cpu(out)
+
+    def inplace(self, dim, index, src, reduce=None, *, include_self=True):
+        run(self, self._data, dim, index, src, reduce, include_self)
+        return self
+
+    def out_kernel(self, dim, index, src, reduce=None, *, include_self=True, out):
+        _check_out_dtype(out, self._data.dtype)
+        data = _resize_out(out, self._data.shape, (self._data,))
+        np.copyto(data, self._data)
+        run(self, data, dim, index, src, reduce, include_self)
+        return out
+
+    base, _, overload = name.partition(".")
+    suffix = f".{overload}" if overload else ""
+    out_name = {"": f"{base}.out", "two": f"{base}.two_out"}.get(overload, f"{base}.{overload}_out")
+    return {name: functional, f"{base}_{suffix}": inplace, out_name: out_kernel}
+
+
+def index_select_cpu(self, dim, index):
+    a, idx = self._data, index._data
+    d = _ix.index_select_check(self, dim, index)
+    flat = idx.reshape(-1).astype(_I64, copy=False)
+    size = a.shape[d] if a.ndim else 1
+    bad = (flat < 0) | (flat >= size)
+    if bad.any():
+        raise _ix.index_select_out_of_range(int(flat[int(np.argmax(bad))]), d, a.ndim, size)
+    if a.ndim == 0:
+        return wrap_cpu(_fresh(a))
+    return wrap_cpu(_fresh(np.take(a, flat, axis=d)))
+
+
+def take_cpu(self, index):
+    _ix.take_check(self, index)
+    a, idx = self._data, index._data
+    flat = a.reshape(-1)
+    n = flat.size
+    bad = (idx < -n) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(idx[_first_bad(bad)])} on a tensor of {n} "
+                         "elements.")
+    return wrap_cpu(_fresh(np.asarray(flat[idx])))
+
+
+# --- masks ------------------------------------------------------------------------------------------
+def masked_fill__scalar_cpu(self, mask, value):
+    _ix.masked_fill_check(mask)
+    a = self._data
+    _ix.inplace_broadcast_check(a.shape, mask._data.shape)
+    a[np.broadcast_to(mask._data, a.shape)] = _checked_scalar(value, a.dtype)
+    return self
+
+
+def masked_fill__tensor_cpu(self, mask, value):
+    _ix.masked_fill_check(mask, value)
+    return masked_fill__scalar_cpu(self, mask, value._data.item())
+
+
+def masked_scatter__cpu(self, mask, source):
+    _ix.masked_scatter_check(self, mask, source)
+    a = self._data
+    _ix.inplace_broadcast_check(a.shape, mask._data.shape)
+    m = np.broadcast_to(mask._data, a.shape)
+    count = int(m.sum())
+    src = source._data.reshape(-1)
+    if src.size < count:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    a[m] = src[:count]
+    return self
+
+
+def masked_select_cpu(self, mask):
+    m = mask._data
+    if m.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = np.broadcast_shapes(self._data.shape, m.shape)
+    return wrap_cpu(_fresh(np.broadcast_to(self._data, shape)[np.broadcast_to(m, shape)]))
+
+
+# --- nonzero, single elements, where ----------------------------------------------------------------
+def _nonzero(a: np.ndarray) -> np.ndarray:
+    return np.argwhere(a.reshape(1) if a.ndim == 0 else a)[:, :a.ndim].astype(_I64)
+
+
+def nonzero_cpu(self):
+    r = _nonzero(self._data)
+    n = r.shape[0]
+    return wrap_cpu(_fresh(r, (1, n)))  # torch's nonzero is laid out column by column
+
+
+def nonzero_out_cpu(self, *, out):
+    r = _nonzero(self._data)
+    if out._data.dtype != _I64:
+        raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar type "
+                           f"{_TORCH_NAME[out._data.dtype]}")
+    np.copyto(_resize_out(out, r.shape), r)
+    return out
+
+
+def nonzero_static_cpu(self, *, size, fill_value=-1):
+    _ix.nonzero_static_check(size)
+    r = _nonzero(self._data)[:size]
+    out = np.full((size, self._data.ndim), fill_value, _I64)
+    out[:r.shape[0]] = r
+    return wrap_cpu(_fresh(out))
+
+
+def _local_scalar_dense_cpu(self):
+    a = self._data
+    if a.size != 1:
+        raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
+    return a.reshape(()).item()
+
+
+def where_self_out_cpu(condition, self, other, *, out):
+    r = where_self_cpu(condition, self, other)._data
+    if out._data.dtype != r.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAME[r.dtype]}, but got "
+                           f"{_CPP_NAME[out._data.dtype]} instead")
+    np.copyto(_resize_out(out, r.shape, (r,)), r)
+    return out
+
+
+KERNELS: dict[str, Callable[..., Any]] = {
+    "gather": gather_cpu, "gather.out": _out_kernel(gather_cpu),
+    **_scatter_family("scatter.src", "src", ""), **_scatter_family("scatter.value", "value", ""),
+    **_scatter_family("scatter.reduce", "src", "reduce"), **_scatter_family("scatter.value_reduce", "value", "reduce"),
+    **_scatter_family("scatter_add", "src", "plain_add"), **_scatter_family("scatter_reduce.two", "src", "two"),
+    "index_select": index_select_cpu, "index_select.out": _out_kernel(index_select_cpu),
+    "index.Tensor": index_tensor_cpu, "index.Tensor_out": _out_kernel(index_tensor_cpu),
+    "_index_put_impl_": _index_put_impl__cpu,
+    "masked_fill_.Scalar": masked_fill__scalar_cpu, "masked_fill_.Tensor": masked_fill__tensor_cpu,
+    "masked_scatter_": masked_scatter__cpu,
+    "masked_select": masked_select_cpu, "masked_select.out": _out_kernel(masked_select_cpu),
+    "nonzero": nonzero_cpu, "nonzero.out": nonzero_out_cpu,
+    "nonzero_static": nonzero_static_cpu, "nonzero_static.out": _out_kernel(nonzero_static_cpu),
+    "take": take_cpu, "take.out": _out_kernel(take_cpu),
+    "_local_scalar_dense": _local_scalar_dense_cpu,
+    "where.self_out": where_self_out_cpu,
+}
