@@ -1,0 +1,479 @@
+"""CPU kernels of the nn family (``dispatchcore.native.nn``): numpy in, tensor out.
+
+Mirrors the CPU kernels of ``LinearAlgebra.cpp`` (``addmm``), ``DilatedMaxPool{2,3}d.cpp``,
+``AveragePool{2,3}d.cpp``, ``AdaptiveAveragePooling{,3d}.cpp``, ``UpSampleNearest2d.cpp``,
+``UpSampleBilinear2d.cpp`` (with ``UpSample.h``'s index rules), ``Im2Col.cpp`` and ``Col2Im.cpp``.
+Shapes and checks come from the family's shared rules (so Meta agrees), numpy does the arithmetic;
+every result is a new contiguous tensor. Convolution has no CPU kernel: torch registers it at
+CompositeExplicitAutograd (see ``dispatchcore.native.nn``). Invariant: a max pool picks the first
+maximum of each window, or its last NaN, and reports its index in the flattened input plane.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dispatchcore import parse_schema
+from dispatchcore.native import nn as F
+from dispatchcore.native.structured import out_arguments, out_call
+from dispatchcore.tensor import wrap_cpu
+
+from .kernels import _BOOL, _F16, _F32, _F64, _I64, _U8, _item, _matmul, _not_implemented, _resize_out, _result
+
+__all__ = ["KERNELS"]
+
+_FLOATS = (_F16, _F32, _F64)
+
+
+def _require(dt: np.dtype, name: str, allowed: tuple[np.dtype, ...]) -> None:
+    if dt not in allowed:
+        raise _not_implemented(name, dt)
+
+
+def _opmath(dt: np.dtype) -> np.dtype:
+    """The dtype torch computes in: half in float."""
+    return _F32 if dt == _F16 else dt
+
+
+# --- addmm -----------------------------------------------------------------------------------------------
+def _addmm(self: Any, mat1: Any, mat2: Any, beta: Any, alpha: Any) -> np.ndarray:
+    shape = F.addmm_check(tuple(self.shape), mat1, mat2, self.dtype)
+    a1, a2, s = mat1._data, mat2._data, self._data
+    dt = a1.dtype
+    if dt == _BOOL:
+        raise _not_implemented("addmm_impl_cpu_", dt)
+    beta, alpha = _item(beta), _item(alpha)
+    product = _matmul(a1, a2) if a1.size and a2.size else np.zeros(shape, dt)
+    if alpha != 1:
+        product = product * np.asarray(alpha, dt)
+    if beta == 0:  # self is ignored, nan and inf included (BLAS's beta == 0)
+        return _result(np.broadcast_to(product, shape).astype(dt))
+    scaled = s if beta == 1 else s * np.asarray(beta, dt)
+    return _result((product + scaled).astype(dt, copy=False))
+
+
+def addmm_cpu(self, mat1, mat2, *, beta=1, alpha=1):
+    return wrap_cpu(_addmm(self, mat1, mat2, beta, alpha))
+
+
+def addmm__cpu(self, mat1, mat2, *, beta=1, alpha=1):
+    r = _addmm(self, mat1, mat2, beta, alpha)
+    if r.shape != self._data.shape:
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
+                           f"{list(r.shape)} should match")
+    np.copyto(self._data, r)
+    return self
+
+
+# --- windows ---------------------------------------------------------------------------------------------
+def _window_positions(size: int, out: int, kernel: int, stride: int, pad: int,
+                      dilation: int) -> tuple[np.ndarray, np.ndarray]:
+    """Input positions ``[out, kernel]`` of each window along one dim, and whether each is inside."""
+    pos = np.arange(out)[:, None] * stride - pad + np.arange(kernel)[None, :] * dilation
+    return pos, (pos >= 0) & (pos < size)
+
+
+def _gather_windows(a: np.ndarray, positions: list[np.ndarray]) -> np.ndarray:
+    """``a[..., windows]``: shape ``(*lead, *out, *kernel)`` from per-dim ``[out, kernel]`` positions."""
+    n = len(positions)
+    index = []
+    for i, pos in enumerate(positions):
+        shape = [1] * (2 * n)
+        shape[i], shape[n + i] = pos.shape
+        index.append(np.clip(pos, 0, a.shape[a.ndim - n + i] - 1).reshape(shape))
+    return a[(Ellipsis, *index)]
+
+
+def _broadcast_mask(masks: list[np.ndarray]) -> np.ndarray:
+    n = len(masks)
+    full = np.ones((1,) * (2 * n), bool)
+    for i, m in enumerate(masks):
+        shape = [1] * (2 * n)
+        shape[i], shape[n + i] = m.shape
+        full = full & m.reshape(shape)
+    return full
+
+
+def _flat_positions(positions: list[np.ndarray], sizes: tuple[int, ...]) -> np.ndarray:
+    """Each window position's index in the flattened input plane: ``(*out, *kernel)``."""
+    n = len(positions)
+    flat = np.zeros((1,) * (2 * n), np.int64)
+    step = 1
+    for i in reversed(range(n)):
+        shape = [1] * (2 * n)
+        shape[i], shape[n + i] = positions[i].shape
+        flat = flat + np.clip(positions[i], 0, sizes[i] - 1).reshape(shape) * step
+        step *= sizes[i]
+    return flat
+
+
+def _scatter_planes(values: np.ndarray, index: np.ndarray, lead: tuple[int, ...], plane: int,
+                    dt: np.dtype) -> np.ndarray:
+    """Sum ``values`` into zeroed planes of ``plane`` elements at ``index`` (both ``(*lead, m)``)."""
+    planes = int(np.prod(lead, dtype=np.int64))
+    per_plane = index.shape[-1]
+    flat = (np.arange(planes, dtype=np.int64)[:, None] * plane + index.reshape(planes, per_plane)).ravel()
+    if dt.kind == "i":
+        out = np.zeros(planes * plane, dt)
+        np.add.at(out, flat, values.reshape(-1))
+    else:
+        out = np.bincount(flat, weights=values.reshape(-1).astype(np.float64), minlength=planes * plane).astype(dt)
+    return out.reshape(*lead, plane)
+
+
+# --- max pooling -----------------------------------------------------------------------------------------
+def _max_pool(self: Any, n: int, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+              ceil_mode: bool) -> tuple[Any, Any]:
+    a = self._data
+    out_shape, k, s, p, d = F.max_pool_check(a.shape, n, kernel_size, stride, padding, dilation, ceil_mode)
+    if a.dtype == _BOOL:
+        raise _not_implemented(f"max_pool{n}d", a.dtype)
+    sizes, out = a.shape[-n:], out_shape[-n:]
+    windows = [_window_positions(sizes[i], out[i], k[i], s[i], p[i], d[i]) for i in range(n)]
+    positions = [w[0] for w in windows]
+    valid = _broadcast_mask([w[1] for w in windows])
+    vals = _gather_windows(a, positions)
+    flat = _flat_positions(positions, sizes)
+    lead = vals.shape[: vals.ndim - 2 * n]
+    kk = int(np.prod(k))
+    vals = vals.reshape(*lead, *out, kk)
+    valid = np.broadcast_to(valid, (*out, *k)).reshape(*out, kk)
+    flat = np.broadcast_to(flat, (*out, *k)).reshape(*out, kk)
+    low = -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min
+    masked = np.where(valid, vals, np.asarray(low, a.dtype))
+    best = masked.max(axis=-1, keepdims=True) if kk else masked[..., :1]
+    pick = np.argmax((masked == best) & valid, axis=-1)  # the first maximum among the inside positions
+    if a.dtype.kind == "f":
+        nans = np.isnan(vals) & valid
+        last_nan = kk - 1 - np.argmax(nans[..., ::-1], axis=-1)
+        pick = np.where(nans.any(axis=-1), last_nan, pick)
+    values = np.take_along_axis(vals, pick[..., None], -1)[..., 0]
+    indices = np.take_along_axis(np.broadcast_to(flat, vals.shape), pick[..., None], -1)[..., 0]
+    return wrap_cpu(_result(values.astype(a.dtype))), wrap_cpu(_result(indices.astype(_I64)))
+
+
+def _max_pool_backward(grad_output: Any, self: Any, n: int, kernel_size: Any, stride: Any, padding: Any,
+                       dilation: Any, ceil_mode: bool, indices: Any) -> Any:
+    a = self._data
+    out_shape = F.max_pool_check(a.shape, n, kernel_size, stride, padding, dilation, ceil_mode)[0]
+    g = grad_output._data
+    _check_grad_shape(g.shape, out_shape)
+    _require(g.dtype, f"max_pool{n}d_backward", _FLOATS)
+    lead, plane = a.shape[:-n], int(np.prod(a.shape[-n:]))
+    per_plane = int(np.prod(out_shape[-n:]))
+    grad = _scatter_planes(g, indices._data.reshape(*lead, per_plane), lead, plane, g.dtype)
+    return wrap_cpu(_result(grad.reshape(a.shape)))
+
+
+def _check_grad_shape(shape: tuple[int, ...], expected: tuple[int, ...]) -> None:
+    """``check_dim_size`` of the backward kernels: the gradient has the forward output's shape."""
+    if len(shape) != len(expected):
+        raise RuntimeError(f"Expected grad_output to have {len(expected)} dimensions, but got {len(shape)}")
+    for dim, (got, want) in enumerate(zip(shape, expected)):
+        if got != want:
+            raise RuntimeError(f"Expected tensor to have size {want} at dimension {dim}, but got size {got} for "
+                               "argument #1 'grad_output'")
+
+
+# --- average pooling -------------------------------------------------------------------------------------
+def _avg_windows(sizes: tuple[int, ...], out: tuple[int, ...], k: tuple, s: tuple, p: tuple, count_include_pad: bool,
+                 divisor_override: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Per-dim positions, the inside mask ``(*out, *k)`` and each window's divisor ``(*out)``."""
+    n = len(sizes)
+    positions, masks, counts, spans = [], [], [], []
+    for i in range(n):
+        start = np.arange(out[i]) * s[i] - p[i]
+        end = np.minimum(start + k[i], sizes[i] + p[i])
+        inner = np.minimum(end, sizes[i])
+        pos = start[:, None] + np.arange(k[i])[None, :]
+        positions.append(pos)
+        masks.append((pos >= 0) & (pos < inner[:, None]))
+        counts.append(inner - np.maximum(start, 0))
+        spans.append(end - start)
+    divisor = np.ones(out, np.int64)
+    for i in range(n):
+        shape = [1] * n
+        shape[i] = out[i]
+        divisor = divisor * (spans[i] if count_include_pad else counts[i]).reshape(shape)
+    if divisor_override is not None:
+        divisor = np.full(out, int(divisor_override), np.int64)
+    return positions, _broadcast_mask(masks), divisor
+
+
+def _divide(total: np.ndarray, divisor: np.ndarray, dt: np.dtype) -> np.ndarray:
+    if dt.kind == "i":  # C++ integer division truncates toward zero
+        return (np.sign(total) * (np.abs(total) // divisor)).astype(dt)
+    return (total / divisor).astype(dt)
+
+
+def _avg_pool_dtypes(n: int) -> tuple[np.dtype, ...]:
+    return (_F16, _F32, _F64, _I64) if n == 2 else (_F32, _F64, _I64)
+
+
+def _avg_pool(self: Any, n: int, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+              count_include_pad: bool, divisor_override: Any) -> Any:
+    a = self._data
+    out_shape, k, s, p = F.avg_pool_check(a.shape, n, kernel_size, stride, padding, ceil_mode, divisor_override)
+    _require(a.dtype, "avg_pool2d" if n == 2 else "avg_pool3d_out_frame", _avg_pool_dtypes(n))
+    sizes, out = a.shape[-n:], out_shape[-n:]
+    positions, valid, divisor = _avg_windows(sizes, out, k, s, p, count_include_pad, divisor_override)
+    acc = _opmath(a.dtype)
+    vals = _gather_windows(a, positions).astype(acc, copy=False)
+    total = np.where(valid, vals, np.zeros((), acc)).sum(axis=tuple(range(-n, 0)))
+    return wrap_cpu(_result(_divide(total, divisor, a.dtype).reshape(out_shape)))
+
+
+def _avg_pool_backward(grad_output: Any, self: Any, n: int, kernel_size: Any, stride: Any, padding: Any,
+                       ceil_mode: bool, count_include_pad: bool, divisor_override: Any) -> Any:
+    a, g = self._data, grad_output._data
+    out_shape, k, s, p = F.avg_pool_check(a.shape, n, kernel_size, stride, padding, ceil_mode, divisor_override)
+    _check_grad_shape(g.shape, out_shape)
+    _require(g.dtype, "avg_pool2d_backward" if n == 2 else "avg_pool3d_backward_out_frame", _avg_pool_dtypes(n))
+    sizes, out = a.shape[-n:], out_shape[-n:]
+    positions, valid, divisor = _avg_windows(sizes, out, k, s, p, count_include_pad, divisor_override)
+    acc = _opmath(g.dtype)
+    share = _divide(g.astype(acc, copy=False), divisor, acc if g.dtype.kind == "f" else g.dtype)
+    lead = a.shape[:-n]
+    expand = (Ellipsis, *([None] * n))
+    contributions = np.where(valid, share[expand], np.zeros((), share.dtype))  # (*lead, *out, *k)
+    flat = np.broadcast_to(_flat_positions(positions, sizes), contributions.shape[-2 * n:])
+    index = np.broadcast_to(flat, contributions.shape).reshape(*lead, int(np.prod(flat.shape)))
+    grad = _scatter_planes(contributions, index, lead, int(np.prod(sizes)), g.dtype)
+    return wrap_cpu(_result(grad.reshape(a.shape)))
+
+
+# --- separable operators: adaptive average pooling, upsampling ------------------------------------------------
+def _apply(a: np.ndarray, matrices: list[np.ndarray]) -> np.ndarray:
+    """Apply one ``[out, in]`` matrix along each of the last ``len(matrices)`` dims."""
+    n = len(matrices)
+    for i, m in enumerate(matrices):
+        axis = a.ndim - n + i
+        a = np.moveaxis(np.tensordot(a, m, axes=([axis], [1])), -1, axis)
+    return a
+
+
+def _adaptive_matrix(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 0/1 window matrix ``[out, size]`` (start floor(o*size/out), end ceil((o+1)*size/out)) and counts."""
+    o = np.arange(out)
+    start = (o * size) // out
+    end = -((-(o + 1) * size) // out)
+    i = np.arange(size)
+    m = ((i[None, :] >= start[:, None]) & (i[None, :] < end[:, None])).astype(np.float64)
+    return m, end - start
+
+
+def _adaptive_counts(counts: list[np.ndarray]) -> np.ndarray:
+    n = len(counts)
+    total = np.ones((1,) * n, np.int64)
+    for i, c in enumerate(counts):
+        shape = [1] * n
+        shape[i] = c.shape[0]
+        total = total * c.reshape(shape)
+    return total
+
+
+def _adaptive(self: Any, n: int, output_size: Any) -> Any:
+    a = self._data
+    out_shape = F.adaptive_pool_check(a.shape, n, output_size)
+    _require(a.dtype, "adaptive_avg_pool2d" if n == 2 else "adaptive_avg_pool3d_cpu", _FLOATS)
+    acc = _opmath(a.dtype)
+    pairs = [_adaptive_matrix(a.shape[-n + i], out_shape[-n + i]) for i in range(n)]
+    total = _apply(a.astype(acc, copy=False), [m.astype(acc) for m, _ in pairs])
+    return wrap_cpu(_result((total / _adaptive_counts([c for _, c in pairs])).astype(a.dtype).reshape(out_shape)))
+
+
+def _adaptive_backward(grad_output: Any, self: Any, n: int) -> Any:
+    a, g = self._data, grad_output._data
+    name = "adaptive_avg_pool2d_backward" if n == 2 else "adaptive_avg_pool3d_backward_cpu"
+    _require(g.dtype, name, _FLOATS)
+    if g.ndim != a.ndim or g.shape[:-n] != a.shape[:-n]:
+        raise RuntimeError(f"{'adaptive_avg_pool2d_backward' if n == 2 else 'adaptive_avg_pool3d_backward'}(): "
+                           f"Expected grad_output and input to have the same leading dims, but got "
+                           f"{list(g.shape)} and {list(a.shape)}")
+    acc = _opmath(g.dtype)
+    pairs = [_adaptive_matrix(a.shape[-n + i], g.shape[-n + i]) for i in range(n)]
+    share = g.astype(acc, copy=False) / _adaptive_counts([c for _, c in pairs])
+    grad = _apply(share, [m.T.astype(acc) for m, _ in pairs])
+    return wrap_cpu(_result(grad.astype(g.dtype).reshape(a.shape)))
+
+
+def _scale(scale: Any, size: int, out: int, dt: np.dtype) -> Any:
+    """``compute_scales_value``: ``1 / scale`` when one is given, else ``size / out``, in ``dt``."""
+    if scale is not None and scale > 0:
+        return dt.type(1.0 / scale)
+    return dt.type(size) / dt.type(out)
+
+
+def _nearest_matrix(size: int, out: int, scale: Any) -> np.ndarray:
+    """``nearest_idx`` as a 0/1 matrix ``[out, size]`` (the index in float32, as torch computes it)."""
+    o = np.arange(out)
+    if out == size:
+        src = o
+    elif out == 2 * size:
+        src = o >> 1
+    else:
+        s = _scale(scale, size, out, np.dtype(np.float32))
+        src = np.minimum(np.floor(o.astype(np.float32) * s).astype(np.int64), size - 1)
+    m = np.zeros((out, size))
+    m[o, src] = 1.0
+    return m
+
+
+def _linear_matrix(size: int, out: int, align_corners: bool, scale: Any, acc: np.dtype) -> np.ndarray:
+    """Bilinear weights along one dim (``compute_source_index_and_lambda``) as a matrix ``[out, size]``."""
+    o = np.arange(out)
+    m = np.zeros((out, size), acc)
+    if out == size:
+        m[o, o] = 1
+        return m
+    if align_corners:
+        ratio = acc.type(size - 1) / acc.type(out - 1) if out > 1 else acc.type(0)
+        real = ratio * o.astype(acc)
+    else:
+        ratio = _scale(scale, size, out, acc)
+        real = np.maximum(ratio * (o.astype(acc) + acc.type(0.5)) - acc.type(0.5), acc.type(0))
+    i0 = np.minimum(np.floor(real).astype(np.int64), size - 1)
+    lambda1 = np.minimum(np.maximum(real - i0.astype(acc), acc.type(0)), acc.type(1)).astype(acc)
+    i1 = i0 + (i0 < size - 1)
+    np.add.at(m, (o, i0), acc.type(1) - lambda1)
+    np.add.at(m, (o, i1), lambda1)
+    return m
+
+
+def _upsample(a: np.ndarray, out_shape: tuple[int, ...], matrices: list[np.ndarray]) -> Any:
+    acc = _opmath(a.dtype)
+    r = _apply(a.astype(acc, copy=False), [m.astype(acc) for m in matrices])
+    if a.dtype.kind != "f":
+        r = np.clip(np.rint(r), 0, 255)
+    return wrap_cpu(_result(r.astype(a.dtype).reshape(out_shape)))
+
+
+def upsample_nearest2d_cpu(self, output_size, scales_h=None, scales_w=None):
+    a = self._data
+    out_shape = F.upsample_check(a.shape, output_size)
+    _require(a.dtype, "upsample_nearest2d_channels_last", (*_FLOATS, _U8))
+    (h, w), (oh, ow) = a.shape[2:], out_shape[2:]
+    return _upsample(a, out_shape, [_nearest_matrix(h, oh, scales_h), _nearest_matrix(w, ow, scales_w)])
+
+
+def upsample_nearest2d_backward_cpu(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+    g = grad_output._data
+    shape = F.upsample_backward_check(g.shape, output_size, input_size)
+    _require(g.dtype, "upsample_nearest2d_backward", _FLOATS)
+    (h, w), (oh, ow) = shape[2:], g.shape[2:]
+    return _upsample(g, shape, [_nearest_matrix(h, oh, scales_h).T, _nearest_matrix(w, ow, scales_w).T])
+
+
+def upsample_bilinear2d_cpu(self, output_size, align_corners, scales_h=None, scales_w=None):
+    a = self._data
+    out_shape = F.upsample_check(a.shape, output_size)
+    _require(a.dtype, "upsample_bilinear2d_channels_last", _FLOATS)
+    acc = _opmath(a.dtype)
+    (h, w), (oh, ow) = a.shape[2:], out_shape[2:]
+    return _upsample(a, out_shape, [_linear_matrix(h, oh, align_corners, scales_h, acc),
+                                    _linear_matrix(w, ow, align_corners, scales_w, acc)])
+
+
+def upsample_bilinear2d_backward_cpu(grad_output, output_size, input_size, align_corners, scales_h=None,
+                                     scales_w=None):
+    g = grad_output._data
+    shape = F.upsample_backward_check(g.shape, output_size, input_size)
+    _require(g.dtype, "upsample_bilinear2d_backward", _FLOATS)
+    acc = _opmath(g.dtype)
+    (h, w), (oh, ow) = shape[2:], g.shape[2:]
+    return _upsample(g, shape, [_linear_matrix(h, oh, align_corners, scales_h, acc).T,
+                                _linear_matrix(w, ow, align_corners, scales_w, acc).T])
+
+
+# --- im2col, col2im ----------------------------------------------------------------------------------------
+def im2col_cpu(self, kernel_size, dilation, padding, stride):
+    a = self._data
+    out_shape = F.im2col_check(a.shape, kernel_size, dilation, padding, stride)
+    _require(a.dtype, "im2col_out_cpu", _FLOATS)
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    padded = np.pad(a, [(0, 0)] * (a.ndim - 2) + [(ph, ph), (pw, pw)])
+    h, w = a.shape[-2:]
+    bh, bw = F._blocks(h, kh, dh, ph, sh), F._blocks(w, kw, dw, pw, sw)
+    cols = np.empty((*a.shape[:-2], kh, kw, bh, bw), a.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[..., i, j, :, :] = padded[..., i * dh: i * dh + sh * (bh - 1) + 1: sh,
+                                           j * dw: j * dw + sw * (bw - 1) + 1: sw]
+    return wrap_cpu(_result(cols.reshape(out_shape)))
+
+
+def col2im_cpu(self, output_size, kernel_size, dilation, padding, stride):
+    a = self._data
+    out_shape = F.col2im_check(a.shape, output_size, kernel_size, dilation, padding, stride)
+    _require(a.dtype, "col2im_out_cpu", _FLOATS)
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    h, w = out_shape[-2:]
+    bh, bw = F._blocks(h, kh, dh, ph, sh), F._blocks(w, kw, dw, pw, sw)
+    cols = a.reshape(*a.shape[:-2], out_shape[-3], kh, kw, bh, bw)
+    padded = np.zeros((*out_shape[:-2], h + 2 * ph, w + 2 * pw), _opmath(a.dtype))
+    for i in range(kh):
+        for j in range(kw):
+            padded[..., i * dh: i * dh + sh * (bh - 1) + 1: sh, j * dw: j * dw + sw * (bw - 1) + 1: sw] += \
+                cols[..., i, j, :, :]
+    return wrap_cpu(_result(padded[..., ph: ph + h, pw: pw + w].astype(a.dtype)))
+
+
+# --- the table -----------------------------------------------------------------------------------------
+def _pool_kernels(n: int) -> dict[str, Callable[..., Any]]:
+    def max_pool(self, kernel_size, stride=(), padding=(0,) * n, dilation=(1,) * n, ceil_mode=False):
+        return _max_pool(self, n, kernel_size, stride, padding, dilation, ceil_mode)
+
+    def max_pool_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+        return _max_pool_backward(grad_output, self, n, kernel_size, stride, padding, dilation, ceil_mode, indices)
+
+    def avg_pool(self, kernel_size, stride=(), padding=(0,) * n, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        return _avg_pool(self, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+    def avg_pool_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                          divisor_override):
+        return _avg_pool_backward(grad_output, self, n, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                  divisor_override)
+
+    def adaptive(self, output_size):
+        return _adaptive(self, n, output_size)
+
+    def adaptive_backward(grad_output, self):
+        return _adaptive_backward(grad_output, self, n)
+
+    return {f"max_pool{n}d_with_indices": max_pool, f"max_pool{n}d_with_indices_backward": max_pool_backward,
+            f"avg_pool{n}d": avg_pool, f"avg_pool{n}d_backward": avg_pool_backward,
+            f"_adaptive_avg_pool{n}d": adaptive, f"_adaptive_avg_pool{n}d_backward": adaptive_backward}
+
+
+FUNCTIONAL: dict[str, Callable[..., Any]] = {
+    "addmm": addmm_cpu, "addmm_": addmm__cpu, **_pool_kernels(2), **_pool_kernels(3),
+    "upsample_nearest2d": upsample_nearest2d_cpu, "upsample_nearest2d_backward": upsample_nearest2d_backward_cpu,
+    "upsample_bilinear2d": upsample_bilinear2d_cpu, "upsample_bilinear2d_backward": upsample_bilinear2d_backward_cpu,
+    "im2col": im2col_cpu, "col2im": col2im_cpu,
+}
+
+
+def _out_kernel(functional: Callable[..., Any], outs: tuple[str, ...]) -> Callable[..., Any]:
+    """An ``out=`` kernel: the functional kernel, each out of the result's dtype, resized and written."""
+    def out_cpu(*args: Any, **kwargs: Any) -> Any:
+        targets = tuple(kwargs.pop(name) for name in outs)
+        results = out_call("exact", functional, args, kwargs, targets)
+        for r, out in zip(results, targets):
+            np.copyto(_resize_out(out, r._data.shape, [r._data]), r._data)
+        return targets[0] if len(targets) == 1 else targets
+
+    return out_cpu
+
+
+def _kernels() -> dict[str, Callable[..., Any]]:
+    schemas = {s.partition("(")[0]: s for s in F.SCHEMAS}
+    outs = {name: _out_kernel(FUNCTIONAL[of], out_arguments(parse_schema(f"aten::{schemas[name]}")))
+            for name, of in F.OUTS.items()}
+    return {**FUNCTIONAL, **outs}
+
+
+KERNELS = _kernels()
