@@ -187,6 +187,19 @@ def to_device(self: Tensor, device: Any, dtype: Any, non_blocking: bool = False,
     return aten._to_copy.default(self, dtype=dtype, device=as_device(device), non_blocking=non_blocking)
 
 
+def square(self: Tensor) -> Tensor:
+    """``pow(self, 2)`` (``UnaryOps.cpp``): the node is ``PowBackward0``."""
+    return aten.pow.Tensor_Scalar(self, 2)
+
+
+def square_(self: Tensor) -> Tensor:
+    return aten.pow_.Scalar(self, 2)
+
+
+def square_out(self: Tensor, *, out: Tensor) -> Tensor:
+    return aten.pow.Tensor_Scalar_out(self, 2, out=out)
+
+
 def nll_loss(self: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1,
              ignore_index: int = -100) -> Tensor:
     return aten.nll_loss_forward.default(self, target, weight, reduction, ignore_index)[0]
@@ -204,42 +217,6 @@ def rsub_scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
     wrapped = wrapped_number(other)
     assert wrapped is not None  # binding let only a Scalar through
     return rsub_tensor(self, wrapped, alpha=alpha)
-
-
-def reciprocal(self: Tensor) -> Tensor:
-    """``1 / self``: integers and bools give the default float dtype, as torch's unary float ops."""
-    return aten.div.Tensor(wrapped_number(1), self)
-
-
-def _wrap_dim(dim: int, ndim: int) -> int:
-    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
-    if not lo <= dim <= hi:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
-    return dim % ndim if ndim else 0
-
-
-def squeeze_dims(self: Tensor, dim: list[int]) -> Tensor:
-    """``squeeze.dims``: drop the listed dimensions of size 1 (CompositeExplicitAutograd, a view)."""
-    ndim = self._data.ndim
-    dims: set[int] = set()
-    for d in dim:
-        w = _wrap_dim(d, ndim)
-        if w in dims:
-            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
-        dims.add(w)
-    shape, strides = self.shape, self.stride()
-    keep = [i for i in range(ndim) if not (i in dims and shape[i] == 1)]
-    return aten.as_strided.default(self, [shape[i] for i in keep], [strides[i] for i in keep],
-                                   self.storage_offset())
-
-
-def fill__tensor(self: Tensor, value: Tensor) -> Tensor:
-    """``fill_.Tensor``: fill with a 0-d tensor's value (``x.fill_(torch.tensor(2.0))``)."""
-    if value._data.ndim != 0:
-        raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
-                           f"{value._data.ndim} dimensions.")
-    number = 0 if value.device.type == "meta" else value.item()  # a meta value has no number
-    return aten.fill_.Scalar(self, number)
 
 
 def detach(self: Tensor) -> Tensor:
@@ -316,10 +293,9 @@ def register(lib: Library) -> None:
     lib.impl("to.dtype", to_dtype, cia)
     lib.impl("to.device", to_device, cia)
     lib.impl("nll_loss", nll_loss, cia)
+    lib.impl("square", square, cia)
+    lib.impl("square_", square_, cia)
+    lib.impl("square.out", square_out, cia)
     cea = "CompositeExplicitAutograd"
     lib.impl("detach", detach, cea)
-    lib.impl("rsub.Tensor", rsub_tensor, cea)  # torch: CPU/CUDA kernels; the same arithmetic
     lib.impl("rsub.Scalar", rsub_scalar, cea)
-    lib.impl("reciprocal", reciprocal, cea)  # torch: a unary float kernel per backend
-    lib.impl("squeeze.dims", squeeze_dims, cea)
-    lib.impl("fill_.Tensor", fill__tensor, cea)  # torch: a kernel per backend

@@ -97,11 +97,26 @@ def _register_ad_inplace_or_view(lib: Library) -> None:
         op = _find(name)
         kernel = BUILTIN_AD_INPLACE_OR_VIEW[op] = _make_view_kernel(op)  # Note [Fused ADInplaceOrView]
         lib.impl(name, kernel, "ADInplaceOrView", with_keyset=True, _raw_keyset=True)
+    detach = _find("detach")
+
+    def ad_inplace_or_view_detach(bits: int, self: Tensor) -> Tensor:
+        # torch's kernel makes a non-differentiable view: the same data and version counter, which
+        # the CompositeExplicitAutograd kernel below already gives (``detached_alias``)
+        return detach.redispatch(bits & AFTER_ADINPLACEORVIEW, self)
+
+    lib.impl("detach", ad_inplace_or_view_detach, "ADInplaceOrView", with_keyset=True, _raw_keyset=True)
+
+
+def _register_inplace_ad(lib: Library) -> None:
+    """The in-place and ``out=`` kernels, for the ops whose family did not register its own (last)."""
+    from .native.torch_keys import TORCH_KEYS
+
     for op in _all_aten_ops():
         schema = op.schema
         written = [a.name for a in schema.arguments if a.is_write]
-        if written:
-            name = op.qualname.partition("::")[2]
+        name = op.qualname.partition("::")[2]
+        # torch has none for the CompositeImplicitAutograd ones, nor for ops that only write buffers
+        if written and "V" in TORCH_KEYS.get(name, "V") and not op.has_kernel_for_dispatch_key("ADInplaceOrView"):
             kernel = BUILTIN_AD_INPLACE_OR_VIEW[op] = _make_inplace_kernel(op, written[0])
             lib.impl(name, kernel, "ADInplaceOrView", with_keyset=True, _raw_keyset=True)
 
@@ -167,10 +182,12 @@ def register_core_kernels() -> Library:
         _register_ad_inplace_or_view(lib)
         _register_backend_select(lib)
         _composites.register(lib)
-        from .native import families
+        from .native import explicit, families
 
+        explicit.register(lib)
         for family in families():
             family.register(lib)
+        _register_inplace_ad(lib)
         _library = lib
     return _library
 

@@ -14,8 +14,10 @@ and restores the previous state on exit. Then:
 
 PyTorch 2.13's CPU lists, restricted to dispatchcore's operators (``autocast_mode.cpp``):
 
-* lower precision (cast float32 inputs to the autocast dtype): ``mm``, ``bmm``, ``matmul``;
-* float32 (cast lower-precision inputs up): ``mse_loss``, ``nll_loss``;
+* lower precision (cast float32 inputs to the autocast dtype): ``mm``, ``bmm``, ``matmul``,
+  ``addmm``, ``linear``, the convolutions (``LOWER_PRECISION_FP_OPS``);
+* float32 (cast lower-precision inputs up): the losses, ``prod``, ``cdist``, the 3-d pools, the
+  reflection and replication pads (``FP32_OPS``);
 * promote (cast to the widest floating input type): ``cat``, ``stack``.
 
 ``softmax``/``log_softmax``/``sum`` are on CUDA's float32 list but not on CPU's: on CPU they fall
@@ -80,8 +82,12 @@ _SUPPORTED_DTYPES = (float16,)  # PyTorch: (torch.bfloat16, torch.float16)
 
 # PyTorch 2.13's CPU lists (autocast_mode.cpp, TORCH_LIBRARY_IMPL(aten, AutocastCPU, m)),
 # for the operators dispatchcore defines
-LOWER_PRECISION_FP_OPS = ("mm", "bmm", "matmul")
-FP32_OPS = ("mse_loss", "nll_loss")
+LOWER_PRECISION_FP_OPS = ("mm", "bmm", "matmul", "addmm", "linear", "conv1d", "conv1d.padding", "conv2d",
+                          "conv2d.padding", "conv3d", "conv3d.padding", "conv_transpose1d",
+                          "conv_transpose2d.input", "conv_transpose3d.input")
+FP32_OPS = ("mse_loss", "nll_loss", "prod", "prod.dim_int", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d",
+            "binary_cross_entropy", "binary_cross_entropy_with_logits", "cdist", "cross_entropy_loss",
+            "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d", "replication_pad3d")
 PROMOTE_OPS = ("cat", "stack")
 
 
@@ -342,7 +348,8 @@ def register_autocast_kernels() -> Library:
         for policy, names in (("lower_precision_fp", LOWER_PRECISION_FP_OPS), ("fp32", FP32_OPS),
                               ("promote", PROMOTE_OPS)):
             for name in names:
-                op = getattr(aten, name).default
+                base, _, overload = name.partition(".")
+                op = getattr(getattr(aten, base), overload or "default")
                 lib.impl(name, _make_kernel(op, policy, "cpu"), "AutocastCPU")
         _library = lib
     return _library

@@ -16,32 +16,38 @@ from dispatchcore import Library, RegistrationHandle, leaf_kernel, native, regis
 from . import kernels
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
 
-__all__ = ["KERNELS", "Generator", "default_generator", "initial_seed", "manual_seed", "register", "registered",
-           "seed"]
+__all__ = ["KERNELS", "SPEED_KERNELS", "Generator", "default_generator", "initial_seed", "manual_seed", "register",
+           "registered", "seed"]
 
-# aten operators served elsewhere: CompositeImplicitAutograd decompositions and core kernels
-COMPOSITE = ("matmul", "reshape", "softmax.int", "log_softmax.int", "contiguous", "to.dtype", "to.device",
-             "nll_loss", "detach", "rsub.Tensor", "rsub.Scalar", "reciprocal", "squeeze.dims", "fill_.Tensor")
+# Operators torch registers at CompositeExplicitAutograd (so the CPU entry of their table is the
+# composite, ``dispatchcore/native/explicit.py``) for which this backend keeps a kernel of its own:
+# views, sum, clone and the factories sit on the hot path, where the composite would cost another
+# dispatch (``as_strided``, ``sum.dim_IntList``, ``empty`` + ``fill_``). Each computes what the
+# composite computes (tests/behavior/test_registrations.py). copy_, _to_copy, arange, linspace,
+# rand and randn have no composite here yet (docs/notes.md).
+SPEED_KERNELS = ("sum", "clone", "t", "transpose.int", "permute", "expand", "squeeze", "squeeze.dim", "unsqueeze",
+                 "select.int", "slice.Tensor", "alias", "zeros", "ones", "full", "scalar_tensor", "copy_",
+                 "_to_copy", "arange.start_step", "linspace", "rand", "randn")
 
 _k = kernels
 KERNELS: tuple[tuple[str, object], ...] = (
     # elementwise binary
-    ("add.Tensor", _k.add_tensor_cpu), ("add.Scalar", _k.add_scalar_cpu),
-    ("add_.Tensor", _k.add__tensor_cpu), ("add_.Scalar", _k.add__scalar_cpu), ("add.out", _k.add_out_cpu),
-    ("sub.Tensor", _k.sub_tensor_cpu), ("sub.Scalar", _k.sub_scalar_cpu),
-    ("sub_.Tensor", _k.sub__tensor_cpu), ("sub_.Scalar", _k.sub__scalar_cpu), ("sub.out", _k.sub_out_cpu),
-    ("mul.Tensor", _k.mul_tensor_cpu), ("mul.Scalar", _k.mul_scalar_cpu),
-    ("mul_.Tensor", _k.mul__tensor_cpu), ("mul_.Scalar", _k.mul__scalar_cpu), ("mul.out", _k.mul_out_cpu),
-    ("div.Tensor", _k.div_tensor_cpu), ("div.Scalar", _k.div_scalar_cpu),
-    ("div_.Tensor", _k.div__tensor_cpu), ("div_.Scalar", _k.div__scalar_cpu), ("div.out", _k.div_out_cpu),
-    ("div.Tensor_mode", _k.div_tensor_mode_cpu), ("div.Scalar_mode", _k.div_scalar_mode_cpu),
-    ("div_.Tensor_mode", _k.div__tensor_mode_cpu), ("div_.Scalar_mode", _k.div__scalar_mode_cpu),
+    ("add.Tensor", _k.add_tensor_cpu),
+    ("add_.Tensor", _k.add__tensor_cpu), ("add.out", _k.add_out_cpu),
+    ("sub.Tensor", _k.sub_tensor_cpu),
+    ("sub_.Tensor", _k.sub__tensor_cpu), ("sub.out", _k.sub_out_cpu),
+    ("mul.Tensor", _k.mul_tensor_cpu),
+    ("mul_.Tensor", _k.mul__tensor_cpu), ("mul.out", _k.mul_out_cpu),
+    ("div.Tensor", _k.div_tensor_cpu),
+    ("div_.Tensor", _k.div__tensor_cpu), ("div.out", _k.div_out_cpu),
+    ("div.Tensor_mode", _k.div_tensor_mode_cpu),
+    ("div_.Tensor_mode", _k.div__tensor_mode_cpu),
     ("maximum", _k.maximum_cpu), ("minimum", _k.minimum_cpu),
     ("pow.Tensor_Tensor", _k.pow_tensor_tensor_cpu), ("pow.Tensor_Scalar", _k.pow_tensor_scalar_cpu),
     ("pow.Scalar", _k.pow_scalar_cpu), ("pow_.Scalar", _k.pow__scalar_cpu), ("pow_.Tensor", _k.pow__tensor_cpu),
     # elementwise unary: functional, in-place, out=
     ("neg", _k.neg_cpu), ("neg_", _k.neg__cpu), ("neg.out", _k.neg_out_cpu),
-    ("abs", _k.abs_cpu), ("abs_", _k.abs__cpu), ("abs.out", _k.abs_out_cpu),
+    ("abs.out", _k.abs_out_cpu),
     ("exp", _k.exp_cpu), ("exp_", _k.exp__cpu), ("exp.out", _k.exp_out_cpu),
     ("log", _k.log_cpu), ("log_", _k.log__cpu), ("log.out", _k.log_out_cpu),
     ("sqrt", _k.sqrt_cpu), ("sqrt_", _k.sqrt__cpu), ("sqrt.out", _k.sqrt_out_cpu),
@@ -64,18 +70,19 @@ KERNELS: tuple[tuple[str, object], ...] = (
     ("ge.Tensor", _k.ge_tensor_cpu), ("ge.Scalar", _k.ge_scalar_cpu),
     # reductions
     ("sum", _k.sum_cpu), ("sum.dim_IntList", _k.sum_dim_intlist_cpu),
-    ("mean", _k.mean_cpu), ("mean.dim", _k.mean_dim_cpu),
+    ("mean.dim", _k.mean_dim_cpu),
     ("amax", _k.amax_cpu), ("max", _k.max_cpu), ("max.dim", _k.max_dim_cpu), ("argmax", _k.argmax_cpu),
     # matrix products, softmax, losses
     ("mm", _k.mm_cpu), ("bmm", _k.bmm_cpu),
     ("_softmax", _k._softmax_cpu), ("_log_softmax", _k._log_softmax_cpu),
     ("mse_loss", _k.mse_loss_cpu), ("nll_loss_forward", _k.nll_loss_forward_cpu),
     # joining, copies, fills
-    ("cat", _k.cat_cpu), ("stack", _k.stack_cpu), ("clone", _k.clone_cpu), ("copy_", _k.copy__cpu),
-    ("fill_.Scalar", _k.fill__scalar_cpu), ("zero_", _k.zero__cpu),
+    ("cat", _k.cat_cpu), ("clone", _k.clone_cpu), ("copy_", _k.copy__cpu),
+    ("fill_.Scalar", _k.fill__scalar_cpu), ("fill_.Tensor", _k.fill__tensor_cpu), ("zero_", _k.zero__cpu),
+    ("reciprocal", _k.reciprocal_cpu), ("rsub.Tensor", _k.rsub_tensor_cpu),
     ("_to_copy", _k._to_copy_cpu),
     # views
-    ("view", _k.view_cpu), ("_unsafe_view", _k._unsafe_view_cpu), ("_reshape_alias", _k._reshape_alias_cpu),
+    ("view", _k.view_cpu), ("_reshape_alias", _k._reshape_alias_cpu),
     ("t", _k.t_cpu),
     ("transpose.int", _k.transpose_int_cpu), ("permute", _k.permute_cpu), ("expand", _k.expand_cpu),
     ("squeeze", _k.squeeze_cpu), ("squeeze.dim", _k.squeeze_dim_cpu), ("unsqueeze", _k.unsqueeze_cpu),

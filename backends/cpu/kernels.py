@@ -1446,6 +1446,23 @@ def fill__scalar_cpu(self, value):
     return self
 
 
+def fill__tensor_cpu(self, value):
+    if value._data.ndim != 0:
+        raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value._data.ndim} dimensions.")
+    return fill__scalar_cpu(self, value._data.item())
+
+
+def reciprocal_cpu(self):
+    """``1 / self``: integers and bools give the default float dtype, as torch's unary float ops."""
+    return _binary("div", _div, 1, self)
+
+
+def rsub_tensor_cpu(self, other, *, alpha=1):
+    """``other - alpha * self``."""
+    return _binary("sub", _sub, other, self, alpha)
+
+
 def zero__cpu(self):
     self._data.fill(0)
     return self

@@ -231,18 +231,17 @@ def _binary_scalar(name: str, self: Tensor, other: Any, alpha: Any, inplace: boo
 
 
 def _binary_family(name: str) -> tuple[Callable[..., Any], ...]:
+    """``.Tensor``, ``_.Tensor`` and ``.out`` of one binary op.
+
+    The ``.Scalar`` overloads are CompositeExplicitAutograd (``dispatchcore/native/explicit.py``):
+    they pass a wrapped number, which ``_binary_tensor`` sends to the scalar kernel.
+    """
     if name in ("add", "sub"):
         def tensor(self, other, *, alpha=1):
             return _binary_tensor(name, self, other, alpha, None, False)
 
-        def scalar(self, other, alpha=1):
-            return _binary_scalar(name, self, other, alpha, False)
-
         def inplace_tensor(self, other, *, alpha=1):
             return _binary_tensor(name, self, other, alpha, None, True)
-
-        def inplace_scalar(self, other, alpha=1):
-            return _binary_scalar(name, self, other, alpha, True)
 
         def out_(self, other, *, alpha=1, out):
             return _binary_tensor(name, self, other, alpha, out, False)
@@ -250,27 +249,30 @@ def _binary_family(name: str) -> tuple[Callable[..., Any], ...]:
         def tensor(self, other):
             return _binary_tensor(name, self, other, 1, None, False)
 
-        def scalar(self, other):
-            return _binary_scalar(name, self, other, 1, False)
-
         def inplace_tensor(self, other):
             return _binary_tensor(name, self, other, 1, None, True)
 
-        def inplace_scalar(self, other):
-            return _binary_scalar(name, self, other, 1, True)
-
         def out_(self, other, *, out):
             return _binary_tensor(name, self, other, 1, out, False)
-    fns = (tensor, scalar, inplace_tensor, inplace_scalar, out_)
-    for fn, suffix in zip(fns, ("_tensor", "_scalar", "__tensor", "__scalar", "_out")):
+    fns = (tensor, inplace_tensor, out_)
+    for fn, suffix in zip(fns, ("_tensor", "__tensor", "_out")):
         fn.__name__ = fn.__qualname__ = f"{name}{suffix}_cuda"
     return fns
 
 
-(add_tensor_cuda, add_scalar_cuda, add__tensor_cuda, add__scalar_cuda, add_out_cuda) = _binary_family("add")
-(sub_tensor_cuda, sub_scalar_cuda, sub__tensor_cuda, sub__scalar_cuda, sub_out_cuda) = _binary_family("sub")
-(mul_tensor_cuda, mul_scalar_cuda, mul__tensor_cuda, mul__scalar_cuda, mul_out_cuda) = _binary_family("mul")
-(div_tensor_cuda, div_scalar_cuda, div__tensor_cuda, div__scalar_cuda, div_out_cuda) = _binary_family("div")
+def reciprocal_cuda(self):
+    """``1 / self`` as ``div.Tensor`` of a ones tensor (torch: a unary float kernel per backend)."""
+    m = _meta(self)
+    _code(m.dtype.np, "fill_cuda")
+    ones = _new_like_meta(m)
+    launch.fill(ones._data, 1)
+    return div_tensor_cuda(ones, self)
+
+
+add_tensor_cuda, add__tensor_cuda, add_out_cuda = _binary_family("add")
+sub_tensor_cuda, sub__tensor_cuda, sub_out_cuda = _binary_family("sub")
+mul_tensor_cuda, mul__tensor_cuda, mul_out_cuda = _binary_family("mul")
+div_tensor_cuda, div__tensor_cuda, div_out_cuda = _binary_family("div")
 
 
 # --- pow ---------------------------------------------------------------------------------------------
@@ -419,7 +421,7 @@ def _unary_family(name: str) -> tuple[Callable[..., Any], ...]:
 
 
 neg_cuda, neg__cuda, neg_out_cuda = _unary_family("neg")
-abs_cuda, abs__cuda, abs_out_cuda = _unary_family("abs")
+abs_out_cuda = _unary_family("abs")[2]
 exp_cuda, exp__cuda, exp_out_cuda = _unary_family("exp")
 log_cuda, log__cuda, log_out_cuda = _unary_family("log")
 sqrt_cuda, sqrt__cuda, sqrt_out_cuda = _unary_family("sqrt")
@@ -510,16 +512,12 @@ def _sum(self: Tensor, dim: Any, keepdim: bool, dtype: Any, mean: bool) -> Tenso
     return out
 
 
-def sum_cuda(self, *, dtype=None):
-    return _sum(self, None, False, dtype, False)
 
 
 def sum_dim_intlist_cuda(self, dim, keepdim=False, *, dtype=None):
     return _sum(self, dim, keepdim, dtype, False)
 
 
-def mean_cuda(self, *, dtype=None):
-    return _sum(self, None, False, dtype, True)
 
 
 def mean_dim_cuda(self, dim, keepdim=False, *, dtype=None):
@@ -696,25 +694,8 @@ def cat_cuda(tensors, dim=0):
     return out
 
 
-def stack_cuda(tensors, dim=0):
-    _check_args("stack", ("tensors", list(tensors)))
-    m = _MK.stack_meta([_meta(t) for t in tensors], dim)
-    out = _new_like_meta(m)
-    o = out._data
-    d = shapes.wrap_dim(dim, tensors[0].dim() + 1)
-    ost = o.element_strides()
-    shape = o.shape[:d] + o.shape[d + 1:]
-    strides = ost[:d] + ost[d + 1:]
-    for i, t in enumerate(tensors):
-        launch.copy_into(CudaData(o.storage, shape, strides, o.dtype, o.storage_offset + i * ost[d]), t._data)
-    return out
 
 
-def clone_cuda(self, *, memory_format=None):
-    m = _MK.clone_meta(_meta(self), memory_format=memory_format)
-    out = _new_like_meta(m)
-    launch.copy_into(out._data, self._data)
-    return out
 
 
 def copy__cuda(self, src, non_blocking=False):
@@ -781,13 +762,9 @@ def _views() -> dict[str, Callable[..., Any]]:
     import inspect
 
     table = {}
-    for op, meta_fn in (("view", _MK.view_meta), ("_unsafe_view", _MK.view_meta),
-                        ("_reshape_alias", _MK._reshape_alias_meta), ("t", _MK.t_meta),
-                        ("transpose.int", _MK.transpose_int_meta), ("permute", _MK.permute_meta),
-                        ("expand", _MK.expand_meta), ("squeeze", _MK.squeeze_meta),
-                        ("squeeze.dim", _MK.squeeze_dim_meta), ("unsqueeze", _MK.unsqueeze_meta),
-                        ("select.int", _MK.select_int_meta), ("slice.Tensor", _MK.slice_tensor_meta),
-                        ("as_strided", _MK.as_strided_meta), ("alias", _MK.alias_meta)):
+    # the other views are CompositeExplicitAutograd (dispatchcore/native/explicit.py): as_strided
+    for op, meta_fn in (("view", _MK.view_meta), ("_reshape_alias", _MK._reshape_alias_meta),
+                        ("as_strided", _MK.as_strided_meta)):
         kernel = _view_kernel(meta_fn, op.replace(".", "_") + "_cuda")
         kernel.__signature__ = inspect.signature(meta_fn)  # Library.impl checks the arity against the schema
         table[op] = kernel
@@ -807,29 +784,14 @@ def empty_strided_cuda(size, stride, *, dtype=None, layout=None, device=None, pi
     return _new_like_meta(m)
 
 
-def _filled(m: Tensor, value: Any, name: str) -> Tensor:
-    _code(m.dtype.np, name)
-    out = _new_like_meta(m)
-    launch.fill(out._data, value)
-    return out
 
 
-def zeros_cuda(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _filled(_MK.zeros_meta(size, dtype=dtype), 0, "zeros_cuda")
 
 
-def ones_cuda(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _filled(_MK.ones_meta(size, dtype=dtype), 1, "ones_cuda")
 
 
-def full_cuda(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    value = _scalar(fill_value)
-    return _filled(_MK.full_meta(size, value, dtype=dtype), value, "fill_cuda")
 
 
-def scalar_tensor_cuda(s, *, dtype=None, layout=None, device=None, pin_memory=None):
-    value = _scalar(s)
-    return _filled(_MK.scalar_tensor_meta(value, dtype=dtype), value, "fill_cuda")
 
 
 def _upload(t: Tensor) -> Tensor:
@@ -864,30 +826,29 @@ def _table() -> tuple[tuple[str, Any], ...]:
     g = globals()
     entries: list[tuple[str, Any]] = []
     for name in ("add", "sub", "mul", "div"):
-        for overload, suffix in ((".Tensor", "_tensor"), (".Scalar", "_scalar"), ("_.Tensor", "__tensor"),
-                                 ("_.Scalar", "__scalar"), (".out", "_out")):
+        for overload, suffix in ((".Tensor", "_tensor"), ("_.Tensor", "__tensor"), (".out", "_out")):
             entries.append((name + overload, g[f"{name}{suffix}_cuda"]))
     entries += [("pow.Tensor_Tensor", pow_tensor_tensor_cuda), ("pow.Tensor_Scalar", pow_tensor_scalar_cuda),
                 ("pow.Scalar", pow_scalar_cuda), ("pow_.Scalar", pow__scalar_cuda), ("pow_.Tensor", pow__tensor_cuda)]
-    for name in ("neg", "abs", *_FLOAT_UNARY):
+    for name in ("neg", *_FLOAT_UNARY):
         entries += [(name, g[f"{name}_cuda"]), (f"{name}_", g[f"{name}__cuda"]), (f"{name}.out", g[f"{name}_out_cuda"])]
+    entries += [("abs.out", abs_out_cuda), ("reciprocal", reciprocal_cuda)]  # abs, abs_: CEA through abs.out
     entries += [("relu", relu_cuda), ("relu_", relu__cuda),
                 ("clamp", clamp_cuda), ("clamp_", clamp__cuda), ("clamp_min", clamp_min_cuda),
                 ("clamp_min_", clamp_min__cuda), ("where.self", where_self_cuda)]
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
         entries += [(f"{name}.Tensor", g[f"{name}_tensor_cuda"]), (f"{name}.Scalar", g[f"{name}_scalar_cuda"])]
     entries += [
-        ("sum", sum_cuda), ("sum.dim_IntList", sum_dim_intlist_cuda), ("mean", mean_cuda), ("mean.dim", mean_dim_cuda),
+        ("sum.dim_IntList", sum_dim_intlist_cuda), ("mean.dim", mean_dim_cuda),
         ("amax", amax_cuda), ("max", max_cuda), ("max.dim", max_dim_cuda), ("argmax", argmax_cuda),
         ("mm", mm_cuda), ("bmm", bmm_cuda), ("_softmax", _softmax_cuda), ("_log_softmax", _log_softmax_cuda),
         ("mse_loss", mse_loss_cuda), ("nll_loss_forward", nll_loss_forward_cuda),
-        ("cat", cat_cuda), ("stack", stack_cuda), ("clone", clone_cuda), ("copy_", copy__cuda),
+        ("cat", cat_cuda), ("copy_", copy__cuda),
         ("fill_.Scalar", fill__scalar_cuda), ("zero_", zero__cuda), ("_to_copy", _to_copy_cuda),
         *_views().items(),
         ("empty.memory_format", empty_memory_format_cuda), ("empty_strided", empty_strided_cuda),
-        ("zeros", zeros_cuda), ("ones", ones_cuda), ("full", full_cuda),
         ("arange.start_step", arange_start_step_cuda), ("linspace", linspace_cuda),
-        ("rand", rand_cuda), ("randn", randn_cuda), ("scalar_tensor", scalar_tensor_cuda),
+        ("rand", rand_cuda), ("randn", randn_cuda),
     ]
     return tuple(entries)
 

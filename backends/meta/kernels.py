@@ -939,16 +939,10 @@ def stack_meta(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         sizes = list(first.shape)
         sizes.insert(wrapped, len(tensors))
         return view_meta(out, sizes)
-    return cat_meta([unsqueeze_meta(t, dim) for t in tensors], dim)
+    return cat_meta([view_meta(t, [*t.shape, 1]) for t in tensors], wrapped)
 
 
 # --- copies ----------------------------------------------------------------------------------------
-def clone_meta(self: Tensor, *, memory_format: Any = None) -> Tensor:
-    fmt = _memory_format(memory_format)
-    shape, strides, _ = _geometry(self)
-    if fmt in (None, "preserve"):
-        return meta_tensor(shape, self.dtype, shapes.dense_strides_like(shape, strides))
-    return meta_tensor(shape, self.dtype, _strides_for(shape, fmt))
 
 
 def copy__meta(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
@@ -1002,120 +996,25 @@ def _reshape_alias_meta(self: Tensor, size: Any, stride: Any) -> Tensor:
     return _view(self, _size_list(size), _size_list(stride), self.storage_offset())
 
 
-def t_meta(self: Tensor) -> Tensor:
-    if self.dim() > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
-    return transpose_int_meta(self, 0, 1) if self.dim() == 2 else alias_meta(self)
 
 
-def transpose_int_meta(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    ndim = self.dim()
-    dim0, dim1 = shapes.wrap_dim(dim0, ndim), shapes.wrap_dim(dim1, ndim)
-    shape, strides = list(self.shape), list(self.stride())
-    if ndim:
-        shape[dim0], shape[dim1] = shape[dim1], shape[dim0]
-        strides[dim0], strides[dim1] = strides[dim1], strides[dim0]
-    return _view(self, shape, strides, self.storage_offset())
 
 
-def permute_meta(self: Tensor, dims: Sequence[int]) -> Tensor:
-    ndim = self.dim()
-    dims = list(dims)
-    if len(dims) != ndim:
-        raise RuntimeError(
-            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
-            "length of the desired ordering of dimensions i.e. input.dim() = "
-            f"{ndim} is not equal to len(dims) = {len(dims)}")
-    wrapped = [shapes.wrap_dim(d, ndim) for d in dims]
-    if len(set(wrapped)) != len(wrapped):
-        raise RuntimeError("permute(): duplicate dims are not allowed.")
-    shape, strides = self.shape, self.stride()
-    return _view(self, [shape[d] for d in wrapped], [strides[d] for d in wrapped],
-                 self.storage_offset())
 
 
-def expand_meta(self: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
-    sizes = _size_list(size)
-    if len(sizes) < self.dim():
-        raise RuntimeError(
-            f"expand({_type_string(self)}{{{list(self.shape)}}}, size={list(sizes)}): the number of "
-            f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions "
-            f"in the tensor ({self.dim()})")
-    shape, strides = shapes.expand_geometry(tuple(self.shape), self.stride(), sizes)
-    return _view(self, shape, strides, self.storage_offset())
 
 
-def squeeze_meta(self: Tensor) -> Tensor:
-    keep = [d for d, s in enumerate(self.shape) if s != 1]
-    strides = self.stride()
-    return _view(self, [self.shape[d] for d in keep], [strides[d] for d in keep],
-                 self.storage_offset())
 
 
-def squeeze_dim_meta(self: Tensor, dim: int) -> Tensor:
-    dim = shapes.wrap_dim(dim, self.dim())
-    if self.dim() == 0 or self.shape[dim] != 1:
-        return _view(self, self.shape, self.stride(), self.storage_offset())
-    keep = [d for d in range(self.dim()) if d != dim]
-    strides = self.stride()
-    return _view(self, [self.shape[d] for d in keep], [strides[d] for d in keep],
-                 self.storage_offset())
 
 
-def unsqueeze_meta(self: Tensor, dim: int) -> Tensor:
-    ndim = self.dim()
-    dim = shapes.wrap_dim(dim, ndim + 1)
-    shape, strides = list(self.shape), list(self.stride())
-    new_stride = 1 if dim >= ndim else shape[dim] * strides[dim]
-    shape.insert(dim, 1)
-    strides.insert(dim, new_stride)
-    return _view(self, shape, strides, self.storage_offset())
 
 
-def select_int_meta(self: Tensor, dim: int, index: int) -> Tensor:
-    ndim = self.dim()
-    if ndim == 0:
-        raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    dim = shapes.wrap_dim(dim, ndim)
-    size = self.shape[dim]
-    if size <= -1 - index or size <= index:
-        raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(self.shape)} at dimension {dim}")
-    if index < 0:
-        index += size
-    strides = self.stride()
-    keep = [d for d in range(ndim) if d != dim]
-    return _view(self, [self.shape[d] for d in keep], [strides[d] for d in keep],
-                 self.storage_offset() + index * strides[dim])
 
 
 _INT64_MAX = 2**63 - 1
 
 
-def slice_tensor_meta(self: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
-                      step: int = 1) -> Tensor:
-    ndim = self.dim()
-    if ndim == 0:
-        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    dim = shapes.wrap_dim(dim, ndim)
-    shape, strides = list(self.shape), list(self.stride())
-    start_val = 0 if start is None else start
-    end_val = _INT64_MAX if end is None else end
-    if step <= 0:
-        raise RuntimeError("slice step must be positive")
-    if start_val == _INT64_MAX:
-        start_val = 0
-    size = shape[dim]
-    if start_val < 0:
-        start_val += size
-    if end_val < 0:
-        end_val += size
-    start_val = 0 if start_val < 0 else min(start_val, size)
-    end_val = start_val if end_val < start_val else min(end_val, size)
-    offset = self.storage_offset() + start_val * strides[dim]
-    shape[dim] = (end_val - start_val + step - 1) // step  # round up
-    strides[dim] *= step
-    return _view(self, shape, strides, offset)
 
 
 def as_strided_meta(self: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
@@ -1137,8 +1036,6 @@ def as_strided_meta(self: Tensor, size: Any, stride: Any, storage_offset: int | 
     return _view(self, size, stride, offset)
 
 
-def alias_meta(self: Tensor) -> Tensor:
-    return _view(self, self.shape, self.stride(), self.storage_offset())
 
 
 # --- factories -------------------------------------------------------------------------------------
@@ -1280,6 +1177,25 @@ def scalar_tensor_meta(s: Any, *, dtype: Any = None, layout: Any = None, device:
 
 
 # --- the op -> kernel table --------------------------------------------------------------------
+def reciprocal_meta(self: Tensor) -> Tensor:
+    return _unary_float(self)
+
+
+def rsub_tensor_meta(self: Tensor, other: Tensor, *, alpha: Any = 1) -> Tensor:
+    return _arith("sub", other, self, alpha)
+
+
+def rsub_scalar_meta(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    return _arith("sub", self, other, alpha)
+
+
+def fill__tensor_meta(self: Tensor, value: Tensor) -> Tensor:
+    if value.dim() != 0:
+        raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value.dim()} dimensions.")
+    return self
+
+
 def kernel_table() -> dict[str, Any]:
     """Every Meta kernel, keyed by ``name.overload`` as ``Library.impl`` takes it."""
     table: dict[str, Any] = {}
@@ -1306,6 +1222,8 @@ def kernel_table() -> dict[str, Any]:
         "div.Tensor_mode": div_tensor_mode_meta, "div.Scalar_mode": div_scalar_mode_meta,
         "div_.Tensor_mode": div__tensor_mode_meta, "div_.Scalar_mode": div__scalar_mode_meta,
         "where.self": where_self_meta,
+        "reciprocal": reciprocal_meta, "rsub.Tensor": rsub_tensor_meta, "rsub.Scalar": rsub_scalar_meta,
+        "fill_.Tensor": fill__tensor_meta,
     })
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
         table.update(_make_comparison(name))
@@ -1317,13 +1235,10 @@ def kernel_table() -> dict[str, Any]:
         "_softmax": _softmax_meta, "_log_softmax": _log_softmax_meta,
         "mse_loss": mse_loss_meta, "nll_loss_forward": nll_loss_forward_meta,
         "cat": cat_meta, "stack": stack_meta,
-        "clone": clone_meta, "copy_": copy__meta, "_to_copy": _to_copy_meta,
+        "copy_": copy__meta, "_to_copy": _to_copy_meta,
         "fill_.Scalar": fill__scalar_meta, "zero_": zero__meta,
-        "view": view_meta, "_unsafe_view": view_meta, "_reshape_alias": _reshape_alias_meta, "t": t_meta,
-        "transpose.int": transpose_int_meta, "permute": permute_meta, "expand": expand_meta,
-        "squeeze": squeeze_meta, "squeeze.dim": squeeze_dim_meta, "unsqueeze": unsqueeze_meta,
-        "select.int": select_int_meta, "slice.Tensor": slice_tensor_meta,
-        "as_strided": as_strided_meta, "alias": alias_meta,
+        "view": view_meta, "_unsafe_view": view_meta, "_reshape_alias": _reshape_alias_meta,
+        "as_strided": as_strided_meta,
         "empty.memory_format": empty_memory_format_meta, "empty_strided": empty_strided_meta,
         "zeros": zeros_meta, "ones": ones_meta, "full": full_meta,
         "arange.start_step": arange_start_step_meta, "linspace": linspace_meta,

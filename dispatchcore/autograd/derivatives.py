@@ -362,7 +362,10 @@ VIEWS = {
     "alias": ("AliasBackward0", lambda g: g),
 }
 
-NONDIFFERENTIABLE = ("argmax", "detach", *(f"{c}.{o}" for c in COMPARISONS for o in ("Tensor", "Scalar")))
+# factories have an Autograd kernel in torch too: it only redispatches (no tensor input to differentiate)
+FACTORIES = ("empty.memory_format", "empty_strided", "zeros", "ones", "full", "arange.start_step", "linspace",
+             "rand", "randn", "scalar_tensor")
+NONDIFFERENTIABLE = ("argmax", "detach", *(f"{c}.{o}" for c in COMPARISONS for o in ("Tensor", "Scalar")), *FACTORIES)
 
 
 def _reg(lib: Library, name: str, node: str, inputs: tuple[str, ...], formula: Any, **kw: Any) -> None:
@@ -470,9 +473,11 @@ def register(lib: Library) -> None:
     for name in NONDIFFERENTIABLE:
         register_nondifferentiable(lib, f"aten::{name}")
     from ..dispatcher import get_dispatcher
+    from ..native.torch_keys import TORCH_KEYS
 
     for op in get_dispatcher().operators():
-        if op.qualname.startswith("aten::") and op.overload_name == "out" and op.schema is not None:
+        if (op.qualname.startswith("aten::") and op.overload_name == "out" and op.schema is not None
+                and "A" in TORCH_KEYS.get(op.qualname[6:], "A")):  # not the CompositeImplicitAutograd ones
             register_out_kernel(lib, op.qualname)
 
 

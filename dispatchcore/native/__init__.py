@@ -1,7 +1,8 @@
 """The aten operator families, one module per family, as ``aten/src/ATen/native`` groups them.
 
-Each family module (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``nn``, ``norms``)
-is one declaration of its operators, data first (style guide 3.8):
+Each family module (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``nn``, ``norms``;
+last ``structured``: the ``out=`` overloads of the core structured ops, and the kernels torch
+builds from every family's ``out=``) is one declaration of its operators, data first (style guide 3.8):
 
 * ``SCHEMAS``: the schemas, verbatim from torch's ``native_functions.yaml``; ``dispatchcore.aten``
   defines them with the core set.
@@ -26,7 +27,7 @@ from types import ModuleType
 
 __all__ = ["FAMILIES", "families"]
 
-FAMILIES = ("pointwise", "reductions", "shape", "indexing", "nn", "norms")
+FAMILIES = ("pointwise", "reductions", "shape", "indexing", "nn", "norms", "structured")
 
 
 def families(package: str = __name__) -> list[ModuleType]:
@@ -35,8 +36,8 @@ def families(package: str = __name__) -> list[ModuleType]:
     A backend need not have every family: a module it lacks is skipped.
 
     Example:
-        >>> [m.__name__ for m in families()][:1]
-        ['dispatchcore.native.pointwise']
+        >>> [m.__name__ for m in families()][-1]
+        'dispatchcore.native.structured'
     """
     found = []
     for name in FAMILIES:
