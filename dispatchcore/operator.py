@@ -916,6 +916,21 @@ class OperatorHandle:
         for forget in self._on_rebuild:
             forget()
 
+    def _rewrap(self) -> None:
+        """Re-make every slot from the current entries (the tracer switched ``slot_wrapper``)."""
+        table: list[_Slot] = [None] * TABLE_SIZE
+        for k, entry in self._entries.items():
+            table[k] = self._slot(k, entry)
+        self._dispatch = (self._dispatch[0], table, {}, {}, {})
+        for forget in self._on_rebuild:
+            forget()
+
+    def _forget_memos(self) -> None:
+        """Empty the memos, keeping the table (See Note [Dispatch memo])."""
+        self._dispatch = (self._dispatch[0], self._dispatch[1], {}, {}, {})
+        for forget in self._on_rebuild:
+            forget()
+
     def _slot(self, key: DispatchKey, entry: tuple[Any, str]) -> _Slot:
         """The table slot for one entry; wrapped by the tracer while a trace is possible."""
         slot = _bound_kernel(self, entry[0])

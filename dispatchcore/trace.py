@@ -85,7 +85,20 @@ class Hop:
 
     @property
     def reason(self) -> str:
+        if self.label == "default backend kernel" and self._from_non_functional():
+            return "default backend kernel via CompositeExplicitAutogradNonFunctional"
         return REASONS.get(self.label, self.label)
+
+    def _from_non_functional(self) -> bool:
+        """Whether the chosen kernel is the op's CompositeExplicitAutogradNonFunctional one (same label)."""
+        from .dispatcher import get_dispatcher
+
+        try:
+            op = get_dispatcher().find_op(self.op)
+        except LookupError:
+            return False
+        regs = op.registrations.get(DispatchKey.CompositeExplicitAutogradNonFunctional, ())
+        return bool(regs) and regs[0].debug == self.kernel
 
     def walk(self) -> Iterator[Hop]:
         """This hop and every hop nested under it, depth first."""
@@ -189,7 +202,8 @@ def _wrap_slot(op: OperatorHandle, key: DispatchKey, entry: tuple[Any, str], slo
     """A raw-keyset slot that records a hop around the original kernel."""
     fn, convention = slot
     reg, label = entry
-    debug = getattr(reg, "debug", repr(reg))
+    debug = reg.debug if hasattr(reg, "debug") else repr(reg)  # not getattr's default: repr is costly
+    _wrapped_ops.add(op)
     if getattr(reg, "fallthrough", False):
         debug = "fallthrough " + debug
 
@@ -282,6 +296,8 @@ def _note_effects(rec: Trace, hop: Hop, op: OperatorHandle, versions: list[Any],
 
 
 def _traced_call(self: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
+    if self not in _wrapped_ops:
+        _wrap_op(self)
     rec = _current()
     if rec is not None:
         rec._pending_call = True
@@ -291,13 +307,42 @@ def _traced_call(self: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
 
 
 _ORIGINAL_CALL = OperatorHandle.__call__
+_ORIGINAL_REDISPATCH = OperatorHandle.redispatch
+
+# Note [Lazy trace tables]: enabling a trace does not re-make the tables of the hundreds of
+# operators at once (seconds): it empties their memos, so that every call reaches the patched
+# ``__call__``/``redispatch``, which re-makes an operator's slots with the tracer's wrappers the
+# first time the operator runs (``_wrap_op``). ``_wrapped_ops`` holds the operators whose slots are
+# wrapped (also those rebuilt by a registration meanwhile); disabling re-makes only those.
+_wrapped_ops: set[OperatorHandle] = set()
 
 
-def _rebuild_all() -> None:
+def _wrap_op(op: OperatorHandle) -> None:
+    with get_dispatcher()._lock:  # a registration in another thread must not swap in a table built before
+        if _enabled and op not in _wrapped_ops:
+            op._rewrap()
+            _wrapped_ops.add(op)
+
+
+def _traced_redispatch(self: OperatorHandle, keyset: Any, *args: Any, **kwargs: Any) -> Any:
+    if self not in _wrapped_ops:
+        _wrap_op(self)
+    return _ORIGINAL_REDISPATCH(self, keyset, *args, **kwargs)
+
+
+def _forget_memos() -> None:
+    """Empty every operator's memos, so calls take the (patched) general path."""
     dispatcher = get_dispatcher()
-    with dispatcher._lock:  # a registration in another thread must not swap in a table built before
+    with dispatcher._lock:
         for op in list(dispatcher._ops.values()):
-            op._rebuild()
+            op._forget_memos()
+
+
+def _unwrap_all() -> None:
+    with get_dispatcher()._lock:
+        for op in list(_wrapped_ops):
+            op._rewrap()
+        _wrapped_ops.clear()
 
 
 def enable() -> None:
@@ -308,8 +353,9 @@ def enable() -> None:
         if _enabled == 1:
             _operator.slot_wrapper = _wrap_slot
             OperatorHandle.__call__ = _traced_call  # type: ignore[method-assign]
+            OperatorHandle.redispatch = _traced_redispatch  # type: ignore[method-assign]
             _patch_guards(True)
-            _rebuild_all()
+            _forget_memos()  # See Note [Lazy trace tables]
 
 
 def disable() -> None:
@@ -322,8 +368,9 @@ def disable() -> None:
         if _enabled == 0:
             _operator.slot_wrapper = None
             OperatorHandle.__call__ = _ORIGINAL_CALL  # type: ignore[method-assign]
+            OperatorHandle.redispatch = _ORIGINAL_REDISPATCH  # type: ignore[method-assign]
             _patch_guards(False)
-            _rebuild_all()
+            _unwrap_all()
 
 
 def is_enabled() -> bool:
