@@ -6,6 +6,8 @@ the built-in backend fallbacks, the ``aten`` schemas and the backend-independent
 (``dispatchcore.load_backends``, or the first call that needs one).
 """
 
+from types import FunctionType as _FunctionType
+
 from . import (
     _tensor_methods,  # noqa: F401 - attaches Tensor methods and operators
     autograd,
@@ -141,6 +143,8 @@ from .functions import (  # torch.add, torch.cat, ...: the operators as function
     softmax,
     sqrt,
     sqrt_,
+    square,
+    square_,
     squeeze,
     stack,
     sub,
@@ -201,13 +205,27 @@ _autograd_library = _Library("aten", "IMPL")
 _derivatives.register(_autograd_library)
 
 
+def _renamed(fn: _FunctionType, name: str) -> _FunctionType:
+    """A copy of ``fn`` that calls itself ``name`` (the same code: no extra call)."""
+    copy = _FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__, copy.__doc__, copy.__qualname__ = fn.__kwdefaults__, fn.__doc__, name
+    copy.__dict__.update(fn.__dict__)
+    return copy
+
+
 def _install_families() -> None:
     """The families' derivatives, ``torch.*`` functions and Tensor methods (``dispatchcore.native``)."""
     from .native import families
 
     for family in families():
         family.register_autograd(_autograd_library)
-        for name, fn in family.FUNCTIONS.items():
+        short = family.__name__.rpartition(".")[2]
+        for name, fn in list(family.FUNCTIONS.items()):
+            if isinstance(fn, _FunctionType) and fn.__name__ != name:  # an alias or a private helper's name
+                fn = family.FUNCTIONS[name] = _renamed(fn, name)
+            if not getattr(fn, "__doc__", None):  # a generated binding: say where it comes from
+                fn.__doc__ = (f"``torch.{name}``: torch's binding of ``aten::{name}`` (its overloads and argument "
+                              f"names), from ``dispatchcore.native.{short}``.")
             globals()[name] = fn
             if name not in __all__:
                 __all__.append(name)
@@ -424,6 +442,8 @@ __all__ = [
     "sin_",
     "softmax",
     "sqrt",
+    "square",
+    "square_",
     "sqrt_",
     "squeeze",
     "stack",

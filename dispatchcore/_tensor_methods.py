@@ -9,6 +9,7 @@ looked up once, here, at import.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from . import _composites
@@ -302,9 +303,9 @@ def _unary(op: Any):
 
 
 for _name in ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu",
-              "clone", "detach", "t", "zero_"):
+              "clone", "detach", "t", "zero_", "square"):
     setattr(Tensor, _name, _unary(getattr(A, _name).default))
-for _name in ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu"):
+for _name in ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "square"):
     setattr(Tensor, _name + "_", _unary(getattr(A, _name + "_").default))
 
 
@@ -568,14 +569,25 @@ Tensor.int = lambda self: _to(self, _dtypes.int32)
 Tensor.bool = lambda self: _to(self, _dtypes.bool_)
 
 
-# --- indexing: basic indexing is a chain of view ops (select, slice, unsqueeze) --------------
-# torch's python_variable_indexing.cpp checks an index before it applies it: too many indices,
-# a 0-d tensor, an int out of range, an index of another type, a zero step; those errors are
-# its own texts (not select's), raised here on the slow path only: x[i] tries select first.
-_ADVANCED = ("dispatchcore supports basic indexing (ints, slices, None, ...) only; advanced (tensor, "
-             "list or boolean) indexing is not modelled (issue #15)")
+# --- indexing: python_variable_indexing.cpp -------------------------------------------------
+# Basic indexing (ints, slices, None, ...) is a chain of view ops (select, slice, unsqueeze), on
+# the fast path below. torch checks an index before it applies it: too many indices, a 0-d
+# tensor, an int out of range, an index of another type, a zero step; those errors are its own
+# texts (not select's), raised here on the slow path only: x[i] tries select first.
+# Note [Advanced indexing]: a tensor, a sequence (list, tuple, range, ndarray) or a bool is an
+# advanced index. As torch's applySlicing does, the basic items are applied first as views, each
+# advanced one is recorded at the dim of the view it indexes (a mask spans its dims; a bool is a
+# new dim indexed by [0] or []; a 0-d integer tensor is a select), and one ``index.Tensor``
+# (getitem) or ``index_put_`` (setitem) takes them all, None at the dims between them; the
+# index kernels move non-adjacent indexed dims to the front, as numpy does.
 _ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
                    "in C++ to convert a 0-dim tensor to a number")
+_INVALID_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+                  "indices (got {})")
+_SEQUENCE_AS_TUPLE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; "
+    "use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+    "x[torch.tensor(seq)], which will result either in an error or a different result")
 
 
 def _out_of_bounds(index: int, dim: int, size: int) -> IndexError:
@@ -592,8 +604,11 @@ def _index_int(self: Tensor, index: int) -> Tensor:
     return _select(self, 0, index)  # select's own error, whatever it was
 
 
-def _index_items(index: tuple) -> tuple[tuple, int]:
-    """The items of a basic index as ints/slices/None/Ellipsis, and how many dims they consume."""
+def _index_items(index: tuple) -> tuple[tuple | None, int]:
+    """The items of a basic index as ints/slices/None/Ellipsis, and how many dims they consume.
+
+    ``(None, 0)`` when an item is an advanced index (See Note [Advanced indexing]).
+    """
     items = []
     specified = 0
     for item in index:
@@ -602,26 +617,22 @@ def _index_items(index: tuple) -> tuple[tuple, int]:
             pass
         elif cls is int or cls is slice:
             specified += 1
-        elif cls is bool or isinstance(item, (Tensor, list)):
-            raise IndexError(_ADVANCED)
+        elif cls is bool or isinstance(item, (Tensor, list, tuple, range, str)) or hasattr(item, "__len__"):
+            return None, 0
         elif isinstance(item, int):
             item = int(item)
             specified += 1
-        elif isinstance(item, str):  # a sequence: torch makes a tensor of it (advanced indexing)
-            raise TypeError(f"new(): invalid data type '{cls.__name__}'")
         elif hasattr(cls, "__index__") and not isinstance(item, float):  # numpy integers
             item = item.__index__()
             specified += 1
-        elif isinstance(item, (tuple, range)):
-            raise IndexError(_ADVANCED)
         else:
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
-                             f"Variables are valid indices (got {cls.__name__})")
+            raise IndexError(_INVALID_INDEX.format(cls.__name__))
         items.append(item)
     return tuple(items), specified
 
 
-def _index_views(self: Tensor, index: Any) -> Tensor:
+def _index_views(self: Tensor, index: Any, basic_only: bool = False) -> Any:
+    """``self[index]``; with ``basic_only``, None instead of an advanced index's result."""
     if type(index) is int:  # x[i], the common case: one select (torch's error when it fails)
         try:
             return _select(self, 0, index)
@@ -629,18 +640,22 @@ def _index_views(self: Tensor, index: Any) -> Tensor:
             pass  # See Note [No chained errors]
         return _index_int(self, index)
     ndim = self._data.ndim
+    items: Any = index
     if not isinstance(index, tuple):
-        if ndim == 0 and index.__class__ is slice:
+        cls = index.__class__
+        if ndim == 0 and cls is slice:
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-        if ndim == 0 and index.__class__ is not bool and isinstance(index, int):
+        if ndim == 0 and cls is not bool and isinstance(index, int):
             raise IndexError(_ZERO_DIM_INDEX)
-        index = (index,)
-    index, specified = _index_items(index)
+        items = (index,)
+    items, specified = _index_items(items)
+    if items is None:
+        return None if basic_only else _index_advanced(self, index)
     if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     result = self
     dim = selected = 0  # torch's error names dim + selected (its real_dim)
-    for item in index:
+    for item in items:
         if item is None:
             result = A.unsqueeze.default(result, dim)
             dim += 1
@@ -666,6 +681,144 @@ def _index_views(self: Tensor, index: Any) -> Tensor:
     return result
 
 
+def _index_advanced(self: Tensor, index: Any) -> Tensor:
+    """``self[index]`` with an advanced item: views, then one ``index.Tensor``."""
+    result, indices = _apply_slicing(self, _wrap_tuple(index))
+    if not indices:
+        return A.alias.default(self) if result is self else result
+    return A.index.Tensor(result, indices)
+
+
+def _slice(result: Tensor, dim: int, item: slice) -> Tensor:
+    step = 1 if item.step is None else item.step
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    if step < 0:
+        raise ValueError("step must be greater than zero")
+    if item.start is None and item.stop is None and step == 1:
+        return result
+    return A.slice.Tensor(result, dim, item.start, item.stop, step)
+
+
+# --- advanced indexing (See Note [Advanced indexing]) ------------------------------------------
+def _is_sequence(value: Any) -> bool:
+    return not isinstance(value, (Tensor, dict)) and hasattr(value, "__len__") and hasattr(value, "__getitem__")
+
+
+def _wrap_tuple(index: Any) -> tuple:
+    """``wrapTuple``: a non-tuple sequence counts as a tuple when numpy's heuristic says so (deprecated)."""
+    if isinstance(index, tuple):
+        return index
+    if not _is_sequence(index) or isinstance(index, str):
+        return (index,)
+    try:
+        n = len(index)
+        if n >= 32:
+            return (index,)
+        items = [index[i] for i in range(n)]
+    except Exception:  # noqa: BLE001 - torch's heuristic gives up on any error (PyErr_Clear)
+        return (index,)
+    if any(isinstance(v, (Tensor, slice)) or v is None or v is Ellipsis or _is_sequence(v) for v in items):
+        warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=4)
+        return tuple(items)
+    return (index,)
+
+
+def _is_mask(t: Tensor) -> bool:
+    return t.dtype.name in ("bool", "uint8")
+
+
+def _specified_dims(items: tuple) -> int:
+    """``count_specified_dimensions``: the dims of self the items consume (a mask: its own dims)."""
+    count = 0
+    for item in items:
+        if isinstance(item, Tensor):
+            count += item.dim() if _is_mask(item) else 1
+        elif not (item is None or item is Ellipsis or item.__class__ is bool):
+            count += 1
+    return count
+
+
+def _sequence_tensor(seq: Any) -> Tensor:
+    """``sequenceToVariable``: a nested sequence as an int64 (or bool) index tensor."""
+    from .factories import tensor
+
+    t = tensor(list(seq) if isinstance(seq, (range, tuple)) else seq)
+    if t.dtype is not _dtypes.bool_ and t.dtype is not _dtypes.int64:
+        t = A._to_copy.default(t, dtype=_dtypes.int64)
+    return t
+
+
+def _bool_index(value: bool, device: Any) -> Tensor:
+    """``boolToIndexingTensor``: True indexes a new dim of size 1 at 0, False selects nothing."""
+    if value:
+        return A.zeros.default([1], dtype=_dtypes.int64, device=device)
+    return A.empty.memory_format([0], dtype=_dtypes.int64, device=device)
+
+
+def _apply_slicing(self: Tensor, items: tuple) -> tuple[Tensor, list]:
+    """``applySlicing``: the view of the basic items, and the advanced indices by the dim they index."""
+    ndim = self._data.ndim
+    specified = _specified_dims(items)
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    result = self
+    indices: list = []
+    dim = real = 0  # dim of the view; dim of self (errors name it)
+
+    def record(t: Tensor, consumed: int) -> None:
+        nonlocal dim
+        indices.extend([None] * (dim - len(indices)))
+        indices.append(t)
+        dim += consumed
+
+    for item in items:
+        cls = item.__class__
+        if item is None:
+            result = A.unsqueeze.default(result, dim)
+            dim += 1
+        elif item is Ellipsis:
+            dim += ndim - specified
+            real += ndim - specified
+        elif cls is bool:
+            result = A.unsqueeze.default(result, dim)
+            record(_bool_index(item, self.device), 1)
+        elif isinstance(item, Tensor):
+            if item.dim() == 0 and not item.dtype.is_floating_point and not item.dtype.is_complex:
+                if _is_mask(item):
+                    result = A.unsqueeze.default(result, dim)
+                    record(_bool_index(bool(item.item()), self.device), 1)
+                else:
+                    result = _select_checked(result, dim, int(item.item()), real)
+                real += 1
+                continue
+            consumed = item.dim() if _is_mask(item) else 1
+            record(item, consumed)
+            real += consumed
+        elif cls is slice:
+            result = _slice(result, dim, item)
+            dim += 1
+            real += 1
+        elif cls is int or (isinstance(item, int) or (hasattr(cls, "__index__") and not _is_sequence(item)
+                                                      and not isinstance(item, float))):
+            result = _select_checked(result, dim, item.__index__(), real)
+            real += 1
+        elif _is_sequence(item):
+            t = _sequence_tensor(item)
+            record(t, t.dim() if _is_mask(t) else 1)
+            real += 1
+        else:
+            raise IndexError(_INVALID_INDEX.format(cls.__name__))
+    return result, indices
+
+
+def _select_checked(result: Tensor, dim: int, index: int, real: int) -> Tensor:
+    size = result._data.shape[dim]
+    if not -size <= index < size:
+        raise _out_of_bounds(index, real, size)
+    return A.select.int(result, dim, index)
+
+
 _LEGACY_NAMES = _dtypes.SCALAR_TYPE_NAMES  # torch.FloatTensor's "Float"
 
 
@@ -683,29 +836,46 @@ def _expands_to(shape: tuple, target: tuple) -> bool:
 
 
 def _setitem(self: Tensor, index: Any, value: Any) -> None:
-    """``self[index] = value``, as torch's ``set_item``/``copy_to``.
+    """``self[index] = value``, as torch's ``THPVariable_setitem``.
 
     A number becomes a 0-d tensor of self's dtype (c10's ``checked_convert``: torch's overflow
-    error when it does not fit); a same-shaped value is copied, a 0-d CPU one fills
-    (``fill_.Tensor``), any other loses its leading size-1 dims (``slicePrefix1s``, a view) and is
-    expanded to the target's shape (torch's expand error when it does not fit) and copied.
+    error when it does not fit). A basic index writes into its view (``copy_to``): a same-shaped
+    value is copied, a 0-d CPU one fills (``fill_.Tensor``), any other loses its leading size-1
+    dims (``slicePrefix1s``, a view) and is expanded to the target's shape (torch's expand error
+    when it does not fit) and copied. An advanced index (Note [Advanced indexing]) writes with
+    ``index_put_`` into the view of the basic items, the value without its leading size-1 dims.
     """
     if not isinstance(value, Tensor):
         if not _is_number(value):
             raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_type(self)}")
         value = _number_value(value, self)
-    target = self if index is Ellipsis else _index_views(self, index)  # x[...] = v writes x itself
+    target = self if index is Ellipsis else _index_views(self, index, True)  # x[...] = v writes x itself
+    if target is None:
+        target, indices = _apply_slicing(self, _wrap_tuple(index))
+        if indices:
+            A.index_put_.default(target, indices, _strip_leading_ones(value))
+            return
+    _copy_to(target, value)
+
+
+def _strip_leading_ones(value: Tensor) -> Tensor:
+    """``slicePrefix1sSize``: the value without its leading size-1 dims (a view)."""
+    shape = value._data.shape
+    first = 0
+    while first < len(shape) and shape[first] == 1:
+        first += 1
+    return A.view.default(value, list(shape[first:])) if first else value
+
+
+def _copy_to(target: Tensor, value: Tensor) -> None:
+    """``copy_to`` of torch: fill from a 0-d CPU value, else copy the (expanded) value."""
     shape, target_shape = value._data.shape, target._data.shape
     if shape != target_shape:
         if value._data.ndim == 0 and value._device.type == "cpu":
             A.fill_.Tensor(target, value)
             return
-        first = 0
-        while first < len(shape) and shape[first] == 1:
-            first += 1
-        if first:  # torch's slicePrefix1s: x[0] = ones(1, 3) copies a (3,) view
-            shape = shape[first:]
-            value = A.view.default(value, list(shape))
+        value = _strip_leading_ones(value)  # torch's slicePrefix1s: x[0] = ones(1, 3) copies a (3,) view
+        shape = value._data.shape
         if shape != target_shape and not _expands_to(shape, target_shape):
             A.expand.default(A.detach.default(value), list(target_shape))  # raises torch's expand error
     A.copy_.default(target, value)

@@ -37,8 +37,8 @@ __all__ = [
     "exp_", "fill_", "ge", "gt", "le", "log", "log_", "log_softmax", "lt", "matmul", "max",
     "maximum", "mean", "min", "minimum", "mm", "mul", "ne", "neg", "neg_", "permute", "pow",
     "reciprocal", "relu", "relu_", "reshape", "rsub", "select", "sigmoid", "sigmoid_", "sin", "sin_",
-    "softmax", "sqrt", "sqrt_", "squeeze", "stack", "sub", "sum", "t", "tanh", "tanh_", "transpose",
-    "true_divide", "unsqueeze", "where", "zero_",
+    "softmax", "sqrt", "sqrt_", "square", "square_", "squeeze", "stack", "sub", "sum", "t", "tanh", "tanh_",
+    "transpose", "true_divide", "unsqueeze", "where", "zero_",
 ]
 
 _T = Tensor
@@ -192,9 +192,9 @@ def _method(name: str, *, out: bool = False) -> Callable[..., Any]:
 
 
 abs, cos, exp, log, neg = (_method(n, out=True) for n in ("abs", "cos", "exp", "log", "neg"))  # noqa: A001
-sigmoid, sin, sqrt, tanh = (_method(n, out=True) for n in ("sigmoid", "sin", "sqrt", "tanh"))
-(abs_, cos_, exp_, log_, neg_, relu_, sigmoid_, sin_, sqrt_, tanh_) = (
-    _method(f"{n}_") for n in ("abs", "cos", "exp", "log", "neg", "relu", "sigmoid", "sin", "sqrt", "tanh"))
+sigmoid, sin, sqrt, square, tanh = (_method(n, out=True) for n in ("sigmoid", "sin", "sqrt", "square", "tanh"))
+(abs_, cos_, exp_, log_, neg_, relu_, sigmoid_, sin_, sqrt_, square_, tanh_) = (
+    _method(f"{n}_") for n in ("abs", "cos", "exp", "log", "neg", "relu", "sigmoid", "sin", "sqrt", "square", "tanh"))
 relu, clone, detach, detach_, t = (_method(n) for n in ("relu", "clone", "detach", "detach_", "t"))
 eq, ne, lt, le, gt, ge = (_method(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 amax, argmax = (_method(n) for n in ("amax", "argmax"))

@@ -523,13 +523,7 @@ def family(exc: BaseException | None) -> type[BaseException] | None:
 # Cases where dispatchcore still differs from torch, each with the exact difference and the file
 # where the fix belongs. Both tests mark them strict xfails: when a fix lands, the xpass fails
 # the run, and the entry is to be deleted here.
-_ADVANCED = ("advanced indexing (x[tensor]) is not modelled yet: issue #15 (_tensor_methods.py "
-             "Tensor.__getitem__ raises IndexError 'dispatchcore supports basic indexing ... only'); ")
-KNOWN_OPEN: dict[str, str] = {
-    "index_tensor_out_of_range": _ADVANCED + "torch: 'index 5 is out of bounds for dimension 0 with size 3'",
-    "index_bool_mask_shape": _ADVANCED + "torch: 'The shape of the mask [2] at index 0 does not match ...'",
-    "index_float_tensor": _ADVANCED + "torch: 'tensors used as indices must be long, int, byte or bool tensors'",
-}
+KNOWN_OPEN: dict[str, str] = {}
 
 
 def params(pytest: Any) -> list[Any]:

@@ -332,12 +332,18 @@ _FREED_SAVED = SavedTensor.__new__(SavedTensor)  # a saved value after release: 
 _FREED_SAVED._tensor = _graph._FREED_MARK
 
 
+class _SavedList(list):
+    """A saved list of tensors (``None`` entries kept), each version-checked when unpacked."""
+
+    __slots__ = ()
+
+
 def _unpack(v: Any, node: Node) -> Any:
     """A saved value as the formula sees it (tensors version-checked)."""
     if type(v) is SavedTensor:
         return v.unpack(node)
-    if type(v) is list and v and type(v[0]) is SavedTensor:
-        return [x.unpack(node) for x in v]
+    if type(v) is _SavedList:
+        return [None if x is None else x.unpack(node) for x in v]
     return v
 
 
@@ -583,7 +589,10 @@ def _save(plan: tuple[tuple[Any, ...], ...], args: tuple[Any, ...], kwargs: dict
             if v is None or tv in _PLAIN_TYPES:
                 values[name] = v
             elif tv is list or tv is tuple:
-                values[name] = [SavedTensor(x) for x in v] if v and hasattr(v[0], "_key_bits") else tuple(v)
+                if any(hasattr(x, "_key_bits") for x in v):  # Tensor[] or Tensor?[] (index's [None, idx])
+                    values[name] = _SavedList(None if x is None else SavedTensor(x) for x in v)
+                else:
+                    values[name] = tuple(v)
             elif hasattr(v, "_key_bits"):
                 if mutated:
                     v = aten.clone.default(v)  # an in-place op saves the original value
@@ -613,6 +622,9 @@ def _save_results(results: tuple[tuple[Any, ...], ...], node: Node, outputs: tup
     """Save the outputs that ``results`` (a plan's ``_results``) names."""
     for entry in results:
         out = outputs[entry[2]]
+        if out is None:  # an undefined output saves as None
+            values[entry[0]] = None
+            continue
         differentiable = out._grad_fn is node
         values[entry[0]] = SavedTensor(out, is_output=differentiable, node=node if differentiable else None)
 
@@ -739,7 +751,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
             outputs = result
             for i in diff_outputs:
                 out = outputs[i]
-                if out._data.dtype.kind in _FLOAT_KINDS:
+                if out is not None and out._data.dtype.kind in _FLOAT_KINDS:  # None: an undefined output
                     out._grad_fn = node
                     out._requires_grad = True
                     out._output_nr = i
