@@ -1,25 +1,49 @@
-"""A third-party device in ~150 lines: ``mydev`` on the PrivateUse1 dispatch key.
+"""A third-party device that trains a model with sixteen kernels: ``mydev`` on PrivateUse1.
 
 PyTorch reserves the PrivateUse1 backend for out-of-tree devices: name it with
-``torch.utils.rename_privateuse1_backend("mydev")``, register kernels with
-``torch.library.Library("aten", "IMPL")`` for the ``PrivateUse1`` key (and, if the device
-wants its own autograd behaviour, ``AutogradPrivateUse1``), and tensors on ``device("mydev")``
-dispatch to them. This script does the same with dispatchcore, through its public API only:
+``torch.utils.rename_privateuse1_backend("mydev")``, register kernels for the ``PrivateUse1`` key
+with ``torch.library.Library("aten", "IMPL")``, and tensors on ``device("mydev")`` dispatch to
+them. A device writes few kernels, because of where torch registers the rest:
 
-1. name the device and give its tensors a data class of their own ("device memory");
-2. register kernels for ``empty.memory_format``, ``copy_``, ``_to_copy``, ``add.Tensor``,
-   ``mul.Tensor`` and ``sum`` at PrivateUse1, and an AutogradPrivateUse1 kernel for ``add``
-   that redispatches below autograd, as generated VariableType kernels do;
-3. run a small program on the device and print the computed dispatch tables;
-4. destroy the Library, which restores every table it changed.
+* **structured operators** (``add``, ``sub``, ``mul``, ``mm``, ``gt``, ``mse_loss``, ``sum.dim_IntList``,
+  ...) have a ``CompositeExplicitAutogradNonFunctional`` kernel for the functional and in-place
+  forms: it computes the result's geometry with the Meta kernel, allocates it with
+  ``empty_strided`` on the device and calls the ``out=`` overload. The device writes ``add.out``;
+  ``add.Tensor`` and ``add_.Tensor`` come free.
+* **CompositeExplicitAutograd** kernels call other operators: every view is ``as_strided`` with new
+  sizes, strides and offset (``t``, ``transpose``, ``expand``, ``select``, ``slice``, ...), the
+  ``.Scalar`` arithmetic is the ``.Tensor`` overload with a wrapped number, ``sum`` is
+  ``sum.dim_IntList``, ``clone`` is ``empty_strided`` + ``copy_``, ``ones``/``zeros`` are
+  ``empty`` + ``fill_``/``zero_``.
+* **CompositeImplicitAutograd** kernels decompose above autograd (``matmul`` is ``mm`` here).
+
+This script uses dispatchcore's public API (and ``dispatchcore.shapes``, the view-stride rule every
+backend shares):
+
+1. names the device and gives its tensors memory of their own: a flat Python list (the storage)
+   read through sizes, strides and an offset, so that a view is new geometry over the same list;
+2. trains a two-layer MLP for three SGD steps, starting from *no* kernel: each "Could not run
+   'aten::X' with arguments from the 'PrivateUse1' backend" names the next kernel, which is
+   registered from the device's ``KERNELS`` before the loop starts again. It ends when the loop
+   runs, and every kernel in ``KERNELS`` was asked for;
+3. prints how each operator the loop ran reached the device, by the ``dump_table`` label of its
+   PrivateUse1 entry: ``[kernel]`` (written by the device), ``[default backend kernel]``
+   (CompositeExplicitAutograd or ...NonFunctional) or ``[math kernel]`` (CompositeImplicitAutograd),
+   with the operators each composite called;
+4. shows that views share the device's memory, compares the losses with the same loop on CPU,
+   and destroys the Library, which restores every table it changed.
 
 Run it with ``python docs/examples/privateuse1_device.py``.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,171 +53,313 @@ except ModuleNotFoundError:  # run from a source checkout without `pip install -
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     import dispatchcore as dc
 
-DispatchKey, DispatchKeySet, Library, ops = dc.DispatchKey, dc.DispatchKeySet, dc.Library, dc.ops
+from dispatchcore.shapes import compute_stride, infer_size_dv
 
-# Names used beyond the core API: ``wrap`` (make a tensor over backend data) and
-# ``register_device``. They live in ``dispatchcore.tensor``; use the top-level exports when the
-# package has them. (For the maintainers: keep both in ``dispatchcore.__all__``, so that
-# third-party backends never need to import ``dispatchcore.tensor``.)
-if hasattr(dc, "wrap"):
-    wrap = dc.wrap
-else:  # pragma: no cover - older dispatchcore
-    from dispatchcore.tensor import wrap
-
-aten = ops.aten
 DEVICE = "mydev"
 
-# --- 1. the device --------------------------------------------------------------------------
+# --- 1. the device and its memory ---------------------------------------------------------------
 # torch.utils.rename_privateuse1_backend("mydev"): tensors on device("mydev") get the key set
 # {PrivateUse1, ADInplaceOrView, AutogradPrivateUse1, AutocastPrivateUse1}.
-if hasattr(dc, "rename_privateuse1_backend"):
-    mydev = dc.rename_privateuse1_backend(DEVICE)
-else:  # pragma: no cover - shim until dispatchcore has it; same effect on dispatch
-    from dispatchcore.tensor import register_device
-
-    mydev = register_device(DEVICE, "PrivateUse1")
+mydev = dc.rename_privateuse1_backend(DEVICE)
 
 
 class MyDevData:
-    """The device's own "memory": a flat Python list plus geometry, never a numpy array.
+    """A tensor's data on mydev: a flat list shared with its views, read through geometry.
 
-    dispatchcore reads only numpy's array attributes from a tensor's data (Note [Backend data
+    dispatchcore reads numpy's array attributes from a tensor's data (Note [Backend data
     protocol] in ``dispatchcore/tensor.py``): ``shape``, ``strides`` (bytes), ``dtype``, ``ndim``
-    and ``storage_offset``. ``to_numpy`` lets ``Tensor.tolist()`` read it back.
+    and ``storage_offset`` (elements). A view is another ``MyDevData`` over the same ``storage``
+    list, with its own sizes, strides and offset (c10's StorageImpl and TensorImpl).
+    ``to_numpy`` lets ``Tensor.tolist()`` and ``item()`` read it.
     """
 
-    __slots__ = ("values", "shape", "dtype", "ndim", "strides", "storage_offset")
+    __slots__ = ("storage", "shape", "strides", "dtype", "ndim", "storage_offset")
 
-    def __init__(self, values: list, shape: tuple[int, ...], dtype: np.dtype) -> None:
-        self.values = list(values)
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
+    def __init__(self, storage: list, shape: Any, stride: Any, offset: int, dtype: Any) -> None:
+        self.storage = storage
+        self.shape = tuple(int(s) for s in shape)
         self.ndim = len(self.shape)
-        self.storage_offset = 0
-        strides, acc = [], self.dtype.itemsize
-        for size in reversed(self.shape):  # always contiguous: this device has no views
-            strides.append(acc)
-            acc *= max(size, 1)
-        self.strides = tuple(reversed(strides))
+        self.dtype = np.dtype(dtype)
+        self.strides = tuple(int(s) * self.dtype.itemsize for s in stride)
+        self.storage_offset = int(offset)
 
-    @classmethod
-    def from_numpy(cls, array: np.ndarray) -> MyDevData:
-        return cls(array.ravel().tolist(), array.shape, array.dtype)
+    def positions(self) -> list[int]:
+        """The storage index of each element, in row-major order."""
+        stride = [s // self.dtype.itemsize for s in self.strides]
+        return [self.storage_offset + sum(i * s for i, s in zip(index, stride))
+                for index in itertools.product(*(range(n) for n in self.shape))]
 
     def to_numpy(self) -> np.ndarray:
-        return np.array(self.values, dtype=self.dtype).reshape(self.shape)
+        """A host copy with the same strides (so numpy sees the layout the CPU backend would)."""
+        flat = np.array(self.storage, dtype=self.dtype)
+        return np.lib.stride_tricks.as_strided(flat[self.storage_offset:], self.shape, self.strides)
 
 
-def _host(t):
-    """A tensor's values as an ndarray, whether it lives on cpu or on mydev."""
-    return t._data if isinstance(t._data, np.ndarray) else t._data.to_numpy()
+def contiguous_strides(shape: Any) -> list[int]:
+    strides, n = [], 1
+    for size in reversed(shape):
+        strides.append(n)
+        n *= max(size, 1)
+    return strides[::-1]
 
 
-def _on_mydev(array):
-    return wrap(MyDevData.from_numpy(np.asarray(array)), DEVICE)
+def allocate(shape: Any, stride: Any, dtype: dc.dtype) -> dc.Tensor:
+    """A new tensor on mydev over fresh storage just large enough for ``shape`` and ``stride``."""
+    extent = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
+    return dc.wrap(MyDevData([0] * extent, shape, stride, 0, dtype.np), DEVICE)
 
 
-# --- 2. kernels ---------------------------------------------------------------------------------
+def host(value: Any) -> np.ndarray:
+    """A tensor's values as an ndarray (cpu or mydev), or a number as a 0-d array."""
+    if not isinstance(value, dc.Tensor):
+        return np.asarray(value)
+    data = value._data
+    return data if isinstance(data, np.ndarray) else data.to_numpy()
+
+
+def store(dst: dc.Tensor, values: Any) -> dc.Tensor:
+    """Write ``values`` (broadcast to ``dst``'s shape, cast to its dtype) into ``dst``'s elements."""
+    if dst.device.type == "cpu":  # copy_ from mydev into a CPU tensor
+        np.copyto(dst._data, values, casting="unsafe")
+        return dst
+    data = dst._data
+    flat = np.broadcast_to(values, data.shape).astype(data.dtype).ravel().tolist()
+    for position, value in zip(data.positions(), flat):
+        data.storage[position] = value
+    return dst
+
+
+def store_out(out: dc.Tensor, values: np.ndarray) -> dc.Tensor:
+    """An ``out=`` kernel's result: ``out`` is resized first when its shape differs (``resize_output``).
+
+    The structured composites always pass an ``out`` of the right shape; a user's ``out=`` may not.
+    """
+    values = np.asarray(values)
+    if tuple(out.shape) != values.shape:
+        out._data = allocate(values.shape, contiguous_strides(values.shape), out.dtype)._data
+    return store(out, values)
+
+
+# --- 2. the kernels mydev writes -------------------------------------------------------------------
 # Parameter names and defaults follow the aten schemas, as Library.impl checks at registration.
+# Allocation, views and data movement: the primitives every composite ends in.
 def empty_mydev(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    dtype = dtype if dtype is not None else dc.get_default_dtype()
-    return _on_mydev(np.zeros(size, dtype=dtype.np))
+    return allocate(size, contiguous_strides(size), dtype or dc.get_default_dtype())
+
+
+def empty_strided_mydev(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return allocate(size, stride, dtype or dc.get_default_dtype())
+
+
+def as_strided_mydev(self, size, stride, storage_offset=None):
+    """How mydev returns a view: new geometry over the same storage list, no copy."""
+    data = self._data
+    offset = data.storage_offset if storage_offset is None else storage_offset
+    return dc.wrap(MyDevData(data.storage, size, stride, offset, data.dtype), DEVICE)
+
+
+def view_mydev(self, size):
+    """``view`` is a per-backend kernel in torch too; its strides follow ``computeStride``."""
+    shape = infer_size_dv(size, self.numel())
+    stride = compute_stride(tuple(self.shape), self.stride(), shape)
+    if stride is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return as_strided_mydev(self, shape, stride)
 
 
 def copy_mydev(self, src, non_blocking=False):
-    """Copy into device memory from cpu or mydev: how data reaches the device."""
-    values = np.broadcast_to(_host(src), self.shape).astype(self._data.dtype)
-    self._data.values[:] = values.ravel().tolist()
-    return self
+    """Copy between cpu and mydev, or within mydev: how data reaches the device and leaves it."""
+    return store(self, host(src))
 
 
 def to_copy_mydev(self, *, dtype=None, layout=None, device=None, pin_memory=None,
                   non_blocking=False, memory_format=None):
-    """Copy out of the device (``device="cpu"``) or within it, with an optional dtype change."""
-    array = _host(self).astype((dtype or self.dtype).np)
+    """``Tensor.to``: a copy to cpu (``device="cpu"``) or within mydev, with an optional dtype change."""
+    values = host(self).astype((dtype or self.dtype).np)
     if device is not None and dc.device(device).type == "cpu":
-        return wrap(array)  # a CPU tensor over an ndarray
-    return _on_mydev(array)
+        return dc.wrap(np.array(values))
+    return store(empty_mydev(values.shape, dtype=dtype or self.dtype), values)
 
 
-def _binary(fn, self, other):
-    dtype = dc.result_type(self, other)
-    return _on_mydev(fn(_host(self), _host(other)).astype(dtype.np))
+def fill_mydev(self, value):
+    return store(self, value)
 
 
-def add_mydev(self, other, *, alpha=1):
-    return _binary(lambda a, b: a + alpha * b, self, other)
+def zero_mydev(self):
+    return store(self, 0)
 
 
-def mul_mydev(self, other):
-    return _binary(np.multiply, self, other)
+# Compute: the out= kernels of structured operators, plus relu (per-backend in torch as well).
+# Operands are cast to the common dtype first: a Python number (a wrapped number) does not
+# widen a float32 computation, as in torch.
+def _binary_out(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., Any]:
+    def kernel(self, other, *, out):
+        common = dc.result_type(self, other).np
+        return store_out(out, fn(host(self).astype(common), host(other).astype(common)))
+
+    return kernel
 
 
-def sum_mydev(self, *, dtype=None):
-    if dtype is None:  # integers and bools sum to int64, as in torch
-        dtype = self.dtype if self.dtype.is_floating_point or self.dtype.is_complex else dc.int64
-    return _on_mydev(np.asarray(_host(self).sum(dtype=dtype.np)))
+def add_out_mydev(self, other, *, alpha=1, out):
+    return _binary_out(lambda a, b: a + alpha * b)(self, other, out=out)
 
 
-def add_autograd_mydev(keyset, self, other, *, alpha=1):
-    """AutogradPrivateUse1: a real device would record its graph here; this one traces and passes on.
-
-    Like a generated VariableType kernel, it masks itself (and every key above it) off the key
-    set and redispatches, so the call continues at the next key down: PrivateUse1.
-    """
-    below = keyset & DispatchKeySet.full_after(DispatchKey.AutogradPrivateUse1)
-    print(f"  AutogradPrivateUse1 kernel: add.Tensor got {keyset}, redispatching with {below}")
-    return aten.add.Tensor.redispatch(below, self, other, alpha=alpha)
+def sub_out_mydev(self, other, *, alpha=1, out):
+    return _binary_out(lambda a, b: a - alpha * b)(self, other, out=out)
 
 
-KERNELS = [("empty.memory_format", empty_mydev), ("copy_", copy_mydev), ("_to_copy", to_copy_mydev),
-           ("add.Tensor", add_mydev), ("mul.Tensor", mul_mydev), ("sum", sum_mydev)]
+mul_out_mydev = _binary_out(np.multiply)
+gt_scalar_out_mydev = _binary_out(np.greater)
 
 
-def table_lines(qualname: str) -> list[str]:
-    """The PrivateUse1 and AutogradPrivateUse1 lines of ``dump_table(qualname)``."""
-    keep = ("PrivateUse1", "AutogradPrivateUse1")
-    return [line for line in dc.dump_table(qualname).splitlines() if line.split(":")[0] in keep]
+def mm_out_mydev(self, mat2, *, out):
+    return store_out(out, host(self) @ host(mat2))
 
 
-def show(title: str, lines: list[str]) -> None:
-    print(title)
-    for line in lines or ["(no entries)"]:
-        print("  " + line)
+def sum_out_mydev(self, dim, keepdim=False, *, dtype=None, out):
+    axis = tuple(dim) if dim else None  # None or [] reduce every dimension
+    return store_out(out, host(self).sum(axis=axis, keepdims=keepdim, dtype=(dtype or out.dtype).np))
+
+
+def mse_loss_out_mydev(self, target, reduction=1, *, out):
+    common = dc.result_type(self, target).np
+    squared = (host(self).astype(common) - host(target).astype(common)) ** 2
+    return store_out(out, {0: squared, 1: squared.mean(), 2: squared.sum()}[reduction])
+
+
+def relu_mydev(self):
+    values = host(self)
+    return store(empty_mydev(values.shape, dtype=self.dtype), np.maximum(values, 0))
+
+
+KERNELS: dict[str, Callable[..., Any]] = {
+    "empty.memory_format": empty_mydev, "empty_strided": empty_strided_mydev, "as_strided": as_strided_mydev,
+    "view": view_mydev, "copy_": copy_mydev, "_to_copy": to_copy_mydev, "fill_.Scalar": fill_mydev,
+    "zero_": zero_mydev, "add.out": add_out_mydev, "sub.out": sub_out_mydev, "mul.out": mul_out_mydev,
+    "mm.out": mm_out_mydev, "gt.Scalar_out": gt_scalar_out_mydev, "sum.IntList_out": sum_out_mydev,
+    "mse_loss.out": mse_loss_out_mydev, "relu": relu_mydev,
+}
+
+
+# --- the program: a two-layer MLP, three SGD steps ---------------------------------------------------
+_rng = np.random.default_rng(0)
+DATA = {name: _rng.standard_normal(shape).astype(np.float32)
+        for name, shape in (("x", (8, 3)), ("y", (8, 1)), ("w1", (3, 4)), ("b1", (4,)), ("w2", (4, 1)), ("b2", (1,)))}
+
+
+def train(device: str, steps: int = 3, lr: float = 0.1) -> list[float]:
+    """``relu(x @ w1 + b1) @ w2 + b2``, mse_loss, backward, ``w.sub_(lr * w.grad)``; the losses."""
+    x, y = dc.tensor(DATA["x"], device=device), dc.tensor(DATA["y"], device=device)
+    params = [dc.tensor(DATA[name], device=device, requires_grad=True) for name in ("w1", "b1", "w2", "b2")]
+    w1, b1, w2, b2 = params
+    losses = []
+    for _ in range(steps):
+        loss = dc.nn.functional.mse_loss((x @ w1 + b1).relu() @ w2 + b2, y)
+        loss.backward()
+        with dc.no_grad():
+            for p in params:
+                assert p.grad is not None  # backward() gave every parameter a gradient
+                p.sub_(lr * p.grad)
+                p.grad.zero_()
+        losses.append(loss.to("cpu").item())
+    return losses
+
+
+_MISSING = re.compile(r"Could not run 'aten::(\S+)' with arguments from the 'PrivateUse1' backend")
+
+
+def register_as_needed(lib: dc.Library, program: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """Run ``program`` until it succeeds, registering each missing PrivateUse1 kernel it names."""
+    needed: list[str] = []
+    while True:
+        try:
+            return program(), needed
+        except dc.DispatchError as e:
+            missing = _MISSING.match(str(e))
+            if missing is None or missing.group(1) not in KERNELS:
+                raise
+            needed.append(missing.group(1))
+            lib.impl(missing.group(1), KERNELS[missing.group(1)], "PrivateUse1")
+
+
+# --- 3. how each operator reached the device -----------------------------------------------------------
+def _lands(hop: Any) -> Any:
+    """The key at which a call ends, after its redispatches."""
+    while (below := [c for c in hop.children if c.kind == "redispatch"]):
+        hop = below[0]
+    return hop.key
+
+
+def _origin(qualname: str, label: str) -> str:
+    if label == "kernel":
+        return "written by mydev"
+    if label == "math kernel":
+        return "CompositeImplicitAutograd"
+    if dc.find_op(qualname).has_kernel_for_dispatch_key("CompositeExplicitAutogradNonFunctional"):
+        return "CompositeExplicitAutogradNonFunctional"
+    return "CompositeExplicitAutograd"
+
+
+def how_reached(trace: Any) -> dict[str, tuple[str, str, list[str]]]:
+    """``{op: (label, origin, ops its composite called on mydev)}`` for every op the trace ran on mydev."""
+    found: dict[str, tuple[str, str, list[str]]] = {}
+    for hop in trace.hops():
+        on_device = hop.key.name == "PrivateUse1" or (hop.key.name == "AutogradPrivateUse1"
+                                                      and hop.label == "math kernel")
+        if not on_device or hop.op in found:
+            continue
+        calls = [c.op for c in hop.children if c.kind == "call" and _lands(c).name != "Meta"]
+        found[hop.op] = (hop.label, _origin(hop.op, hop.label), list(dict.fromkeys(calls)))
+    return found
+
+
+def show_views() -> None:
+    """Views are as_strided over the same storage: writing through one changes the base."""
+    x = dc.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=mydev)
+    col = x.t()[1]  # t -> transpose -> as_strided, then select -> as_strided
+    print(f"  x.t()[1]: sizes {list(col.shape)}, strides {list(col.stride())}, offset {col.storage_offset()}, "
+          f"same storage as x: {col._data.storage is x._data.storage}, base is x: {col._base is x}")
+    col.fill_(0.0)
+    print(f"  after x.t()[1].fill_(0): x = {x.tolist()}")
 
 
 def main() -> None:
     print(f"device {mydev}: its tensors carry {dc.tensor_keyset('PrivateUse1')}")
-    before = table_lines("aten::add.Tensor")
-    show("aten::add.Tensor before registration:", before)
+    touched = [f"aten::{name}" for name in KERNELS]
+    before = {q: dc.dump_table(q) for q in touched}
 
-    # One IMPL library with no default key, so each impl names its key; destroying it undoes all.
-    lib = Library("aten", "IMPL")
+    # One IMPL library with no default key: each impl names its key; destroying it undoes all.
+    lib = dc.Library("aten", "IMPL")
     try:
-        for name, kernel in KERNELS:
-            lib.impl(name, kernel, DispatchKey.PrivateUse1)
-        lib.impl("add.Tensor", add_autograd_mydev, DispatchKey.AutogradPrivateUse1, with_keyset=True)
-        show("aten::add.Tensor with the mydev kernels:", table_lines("aten::add.Tensor"))
+        print("training on mydev, starting from no kernel; the loop asked for:")
+        _, needed = register_as_needed(lib, lambda: train(DEVICE))
+        print("  " + ", ".join(needed))
+        print(f"{len(needed)} kernels, every one in KERNELS: {sorted(needed) == sorted(KERNELS)}")
 
-        # --- 3. a program on the device ---------------------------------------------------
-        print("running on mydev:")
-        host = wrap(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32))
-        x = aten.empty.memory_format([2, 3], device=mydev)  # BackendSelect routes on device=
-        aten.copy_.default(x, host)                          # cpu -> mydev: PrivateUse1 outranks CPU
-        y = aten.add.Tensor(x, x, alpha=2)                   # AutogradPrivateUse1, then PrivateUse1
-        z = aten.mul.Tensor(y, x)
-        total = aten.sum.default(z)
-        back = aten._to_copy.default(z, device="cpu")      # mydev -> cpu
-        print(f"  x is on {x.device}, held in {type(x._data).__name__}")
-        print(f"  (x + 2*x) * x copied to {back.device}: {back._data.tolist()}")
-        print(f"  sum on {total.device}: {total._data.values[0]} ({total.dtype})")
+        print("how each operator of the loop reached mydev (its PrivateUse1 entry in dump_table):")
+        with dc.trace() as trace:
+            losses = train(DEVICE)
+        reached = how_reached(trace)
+        for label, origin in (("kernel", "written by mydev"),
+                              ("default backend kernel", "CompositeExplicitAutogradNonFunctional"),
+                              ("default backend kernel", "CompositeExplicitAutograd"),
+                              ("math kernel", "CompositeImplicitAutograd")):
+            print(f"  [{label}] {origin}:")
+            for op, (_, o, calls) in sorted(reached.items()):
+                if o == origin:
+                    print(f"    {op}" + (f" -> {', '.join(calls)}" if calls and label != "kernel" else ""))
+
+        print("views on mydev:")
+        show_views()
+        cpu = train("cpu")
+        print(f"losses on mydev: {[round(v, 6) for v in losses]}")
+        print(f"losses on cpu:   {[round(v, 6) for v in cpu]}")
+        print(f"equal: {losses == cpu}")
     finally:
-        # --- 4. clean up: every table the library touched is recomputed without it ---------
+        # --- 4. clean up: every table the library touched is recomputed without it -------------
         lib._destroy()
-
-    after = table_lines("aten::add.Tensor")
-    show("aten::add.Tensor after lib._destroy():", after)
-    print(f"tables restored: {after == before}")
+    print(f"tables restored: {all(dc.dump_table(q) == before[q] for q in touched)}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ show them, and destroying its Library restores every table it changed.
 
 from __future__ import annotations
 
+import itertools
 import re
 import runpy
 import warnings
@@ -27,25 +28,45 @@ def _lines(qualname: str, *keys: str) -> list[str]:
 
 
 # --- the documented example ----------------------------------------------------------------------
-def test_example_runs_and_explains_itself(capsys):
-    add_before = dc.dump_table("aten::add.Tensor")
-    runpy.run_path(str(EXAMPLE), run_name="__main__")
+def _section(out: str, title: str) -> list[str]:
+    """The indented lines under ``title`` in the example's output."""
+    body = out.split(f"  {title}:\n")[1]
+    return [ln.strip() for ln in itertools.takewhile(lambda ln: ln.startswith("    "), body.splitlines())]
+
+
+def test_example_trains_with_a_minimal_kernel_set_and_explains_itself(capsys):
+    tables_before = {q: dc.dump_table(q) for q in ("aten::add.Tensor", "aten::add.out", "aten::as_strided")}
+    namespace = runpy.run_path(str(EXAMPLE), run_name="__main__")
     out = capsys.readouterr().out
+    kernels = namespace["KERNELS"]
     assert ("device mydev: its tensors carry DispatchKeySet(PrivateUse1, ADInplaceOrView, "
-            "AutogradPrivateUse1, AutocastPrivateUse1)") in out
-    during = out.split("aten::add.Tensor with the mydev kernels:\n")[1].split("running on mydev:")[0]
-    assert re.search(r"^  PrivateUse1: registered at .*privateuse1_device\.py:\d+ \[kernel\]$", during, re.M)
-    assert re.search(r"^  AutogradPrivateUse1: registered at .*privateuse1_device\.py:\d+ \[kernel\]$",
-                     during, re.M)
-    assert ("  AutogradPrivateUse1 kernel: add.Tensor got DispatchKeySet(PrivateUse1, AutogradPrivateUse1), "
-            "redispatching with DispatchKeySet(PrivateUse1)\n") in out
-    assert "  x is on mydev, held in MyDevData\n" in out
-    assert "  (x + 2*x) * x copied to cpu: [[3.0, 12.0, 27.0], [48.0, 75.0, 108.0]]\n" in out
-    assert "  sum on mydev: 273.0 (dispatchcore.float32)\n" in out
+            "AutogradPrivateUse1, AutocastPrivateUse1)\n") in out
+    # every kernel the device wrote was asked for by a "Could not run" error, and no other
+    needed = out.split("the loop asked for:\n  ")[1].split("\n")[0].split(", ")
+    assert sorted(needed) == sorted(kernels) and len(needed) == 16
+    assert "16 kernels, every one in KERNELS: True\n" in out
+
+    assert _section(out, "[kernel] written by mydev") == sorted(f"aten::{name}" for name in kernels)
+    ceanf = _section(out, "[default backend kernel] CompositeExplicitAutogradNonFunctional")
+    assert "aten::add.Tensor -> aten::empty_strided, aten::add.out" in ceanf
+    assert "aten::sub_.Tensor -> aten::sub.out" in ceanf
+    assert "aten::mm -> aten::empty_strided, aten::mm.out" in ceanf
+    cea = _section(out, "[default backend kernel] CompositeExplicitAutograd")
+    assert "aten::mul.Scalar -> aten::mul.Tensor" in cea and "aten::t -> aten::as_strided" in cea
+    assert "aten::clone -> aten::empty_strided, aten::copy_" in cea
+    assert "aten::ones -> aten::empty.memory_format, aten::fill_.Scalar" in cea
+    assert "aten::matmul -> aten::mm" in _section(out, "[math kernel] CompositeImplicitAutograd")
+
+    assert ("  x.t()[1]: sizes [2], strides [3], offset 1, same storage as x: True, base is x: True\n"
+            "  after x.t()[1].fill_(0): x = [[1.0, 0.0, 3.0], [4.0, 0.0, 6.0]]\n") in out
+    on_mydev = re.search(r"^losses on mydev: (\[.*\])$", out, re.M)
+    on_cpu = re.search(r"^losses on cpu: +(\[.*\])$", out, re.M)
+    assert on_mydev and on_cpu and on_mydev.group(1) == on_cpu.group(1) and on_cpu.group(1).count(",") == 2
+    assert "equal: True\n" in out
     assert out.endswith("tables restored: True\n")
     # the example cleaned up after itself
-    assert dc.dump_table("aten::add.Tensor") == add_before
-    for name in ("empty.memory_format", "copy_", "_to_copy", "add.Tensor", "mul.Tensor", "sum"):
+    assert {q: dc.dump_table(q) for q in tables_before} == tables_before
+    for name in kernels:
         assert not dc.find_op(f"aten::{name}").has_kernel_for_dispatch_key("PrivateUse1"), name
 
 
