@@ -101,11 +101,21 @@ def wrapped_number(value: Any) -> Tensor | None:
 
 
 def reshape(self: Tensor, shape: list[int]) -> Tensor:
-    """View when the strides allow it, else copy then view (``at::native::reshape``)."""
+    """View when the strides allow it, else copy then view (``at::native::reshape``).
+
+    A contiguous tensor is viewed; another viewable one is ``_reshape_alias``ed (``view`` while a
+    dispatch mode runs: torch's ``isTensorSubclassLike``).
+    """
+    if self.is_contiguous():
+        return aten.view.default(self, list(shape))
     size = infer_size_dv(shape, self.numel())
     stride = compute_stride(tuple(self.shape), self.stride(), size)
     if stride is not None:
-        return aten.view.default(self, list(size))
+        from .modes import dispatch_mode_stack
+
+        if dispatch_mode_stack():
+            return aten.view.default(self, list(size))
+        return aten._reshape_alias.default(self, list(size), list(stride))
     # torch: _unsafe_view(self.clone(at::MemoryFormat::Contiguous), shape); 0 is contiguous_format
     return aten._unsafe_view.default(aten.clone.default(self, memory_format=0), list(size))
 

@@ -21,6 +21,7 @@ import numpy as np
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from . import dtypes as _dt
 from . import layouts as _layouts
+from . import plugins as _plugins
 from .autograd.grad_mode import is_grad_enabled, no_grad
 from .errors import SchemaError
 from .ops import aten
@@ -287,6 +288,8 @@ def tensor(data: Any, *args: Any, **kwargs: Any) -> Tensor:
         >>> tensor([[1, 2], [3, 4]]).dtype
         dispatchcore.int64
     """
+    if _plugins._done is False:  # the first tensor of a program: its operators find the backends' kernels,
+        _plugins.load_backends()  # not the composites that serve every backend (a miss would load them)
     a = None if args else _quick(_TENSOR_DEFAULTS, kwargs)
     if a is None:
         _, a = _TENSOR.parse((data, *args), kwargs)

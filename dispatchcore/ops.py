@@ -27,8 +27,10 @@ class OpNamespace:
         self.name = name
 
     def __getattr__(self, op_name: str) -> OpOverloadPacket:
-        if op_name.startswith("__"):
-            raise AttributeError(op_name)
+        if op_name.startswith("__"):  # Python's protocols (copy, pickle) ask; aten's __and__ etc. are ops
+            ns = self.__dict__.get("name")
+            if ns is None or not get_dispatcher().overloads(ns, op_name):
+                raise AttributeError(op_name)
         if not get_dispatcher().overloads(self.name, op_name):
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'")
         packet = OpOverloadPacket(self.name, op_name)

@@ -52,7 +52,8 @@ def _item_getter(i: int) -> Callable[[tuple[Any, ...]], Any]:
 
 def _return_type(name: str, fields: tuple[str, ...]) -> type[_StructSeq]:
     namespace: dict[str, Any] = {
-        "__slots__": (), "_fields": fields, "n_fields": len(fields), "n_sequence_fields": len(fields),
+        "__slots__": (), "_fields": fields, "__match_args__": fields,  # ``case max(values, indices):``
+        "n_fields": len(fields), "n_sequence_fields": len(fields),
         "__module__": __name__, "__qualname__": name,
         "__doc__": f"The result of ``{name}``: a tuple ({', '.join(fields)}).",
     }

@@ -326,6 +326,8 @@ def _iter_perm(shape: tuple, arrays: Any) -> list[int]:
 
 def _iter_empty(shape: tuple, dt: np.dtype, arrays: Any) -> np.ndarray:
     """The output TensorIterator allocates for inputs ``arrays`` (See Note [Output layout])."""
+    if 0 in shape:  # an empty operand is contiguous to torch: TensorIterator's fast setup
+        return _new(shape, dt)
     perm = _iter_perm(shape, arrays)
     if perm == list(range(len(shape) - 1, -1, -1)):
         return _new(shape, dt)

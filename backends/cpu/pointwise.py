@@ -418,7 +418,7 @@ def hardtanh_cpu(self, min_val=-1, max_val=1):
     r = _hardtanh_kernel(self, min_val, max_val, self)
     a = self._data
     if a.size == 0:  # not structured: torch allocates empty_like(self), which keeps an empty input's strides
-        return wrap_cpu(np.ndarray(a.shape, a.dtype, strides=a.strides))
+        return wrap_cpu(_k._empty_strided(a.shape, tuple(s // a.itemsize for s in a.strides), a.dtype))
     return r
 
 

@@ -711,9 +711,7 @@ OPS = [
     OpInfo("amax", call="amax", samples=_amax, dtypes=ALL, aten=("amax",), grad=True, method_variant="Tensor.amax"),
     OpInfo("max", call="max", samples=_max, dtypes=ALL, aten=("max",), grad=True, method_variant="Tensor.max"),
     OpInfo("max-dim", call="max", samples=_max_dim, dtypes=ALL, aten=("max.dim",), grad=True,
-           method_variant="Tensor.max",
-           xfails={"*": "torch.max(x, dim) returns torch.return_types.max (fields values, indices); dispatchcore "
-                        "returns a plain tuple"}),
+           method_variant="Tensor.max"),
     OpInfo("argmax", call="argmax", samples=_argmax, dtypes=NUMERIC, aten=("argmax",),
            method_variant="Tensor.argmax"),
     # --- linear algebra -------------------------------------------------------------------------
@@ -767,10 +765,7 @@ OPS = [
     # --- views ------------------------------------------------------------------------------------
     OpInfo("view", call="Tensor.view", samples=_view, dtypes=ALL, aten=("view",), grad=True),
     OpInfo("reshape", call="reshape", samples=_reshape, dtypes=ALL, aten=("reshape",), grad=True,
-           method_variant="Tensor.reshape",
-           xfails={"float64/noncontig-split@grad": "reshape of a viewable non-contiguous tensor: torch's node is "
-                                                   "ReshapeAliasBackward0 (_reshape_alias), dispatchcore's "
-                                                   "ViewBackward0"}),
+           method_variant="Tensor.reshape"),
     OpInfo("t", call="t", samples=_t, dtypes=ALL, aten=("t",), grad=True, method_variant="Tensor.t"),
     OpInfo("transpose", call="transpose", samples=_transpose, dtypes=ALL, aten=("transpose.int",), grad=True,
            method_variant="Tensor.transpose"),

@@ -122,7 +122,10 @@ OPS = [
     OpInfo("any.full", call="any", samples=_any_full, dtypes=ALL + ("uint8",), aten=("any",),
            method_variant="Tensor.any", supports_out=True),
     OpInfo("all", call="all", samples=_reduce_full, dtypes=ALL + ("uint8",), aten=("all",)),
-    OpInfo("prod", call="prod", samples=_prod, dtypes=ALL, aten=("prod", "prod.dim_int"), grad=True, gradgrad=True),
+    OpInfo("prod", call="prod", samples=_prod, dtypes=ALL, aten=("prod", "prod.dim_int"), grad=True, gradgrad=True,
+           xfails={f"float64/{name}@gradgradcheck": "a product of 12 values up to 9 (~1e11) is beyond finite "
+                   "differences: torch.autograd.gradgradcheck fails on this sample too"
+                   for name in ("all", "noncontig")}),
     OpInfo("var", call="var", samples=_var, dtypes=FLOATS, aten=("var.correction", "var.dim"), grad=True,
            gradgrad=True),
     OpInfo("std", call="Tensor.std", samples=_var, dtypes=FLOATS, aten=("std.correction",), grad=True),

@@ -162,7 +162,10 @@ def _samples_randperm(rng, dtype):
 
 
 def _samples_resize(rng, dtype):
-    """Sizes within the storage only: torch cannot grow the storage of a tensor made by ``from_numpy``."""
+    """Sizes within the storage only: torch cannot grow the storage of a tensor made by ``from_numpy``.
+
+    ``TorchDtype`` resolves any attribute of the library by name: here, memory formats.
+    """
     yield Sample(make((3, 4), dtype, rng), args=(2, 5), name="shrink")
     yield Sample(make((3, 4), dtype, rng), args=([4, 3],), name="same-numel-list")
     yield Sample(make((3, 4), dtype, rng, noncontig=True), args=(5,), name="noncontig-reads-storage")
