@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dispatchcore_backends import cpu
 
 import dispatchcore as dc
 from dispatchcore.native import explicit
 from dispatchcore.ops import aten
-from dispatchcore_backends import cpu
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -7,7 +7,6 @@ import pytest
 import dispatchcore as dc
 from dispatchcore import functions, native
 
-
 # a family of dispatchcore.native that defines a function replaces functions.py's (max, min, where, ...)
 _FAMILY_FUNCTIONS = {name: fn for family in native.families() for name, fn in family.FUNCTIONS.items()}
 
