@@ -9,7 +9,7 @@ Usage: python scripts/table_labels.py [substring ...]   (only operators whose na
 
 from __future__ import annotations
 
-import re
+import pathlib
 import sys
 
 import torch
@@ -17,19 +17,8 @@ import torch
 import dispatchcore as dc
 from dispatchcore.dispatcher import get_dispatcher
 
-KEYS = ("Undefined", "CPU", "Meta", "PrivateUse1", "BackendSelect", "Python", "ADInplaceOrView",
-        "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradPrivateUse1", "AutocastCPU")
-_LINE = re.compile(r"^(\w+): (fallthrough )?(.*?) \[([a-z ]+)\]$")
-
-
-def labels(text: str) -> dict[str, str]:
-    """``{key: label}`` of a ``dump_table`` text, ``-`` for a key with no line."""
-    found = {}
-    for line in text.strip().splitlines():
-        m = _LINE.match(line)
-        if m:
-            found[m.group(1)] = "fallthrough" if m.group(2) else m.group(4)
-    return {k: found.get(k, "-") for k in KEYS}
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from tests.differential.test_vs_torch_table_labels import KEYS, labels  # noqa: E402 - one parser for both
 
 
 def main(filters: list[str]) -> int:
