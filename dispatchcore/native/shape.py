@@ -748,6 +748,7 @@ def register(lib: Library) -> None:
         kernel = _make_backend_select_kernel(_handle(name))
         kernel.__dispatchcore_kernel_check__ = lambda *a: None  # forwards **kwargs untouched
         lib.impl(name, kernel, "BackendSelect")
+    lib.impl("resize_", _resize_ad_inplace_or_view, "ADInplaceOrView", with_keyset=True, _raw_keyset=True)
 
 
 def _resize_autograd(bits: int, self: Tensor, size: Any, *, memory_format: Any = None) -> Tensor:
@@ -759,6 +760,22 @@ def _resize_autograd(bits: int, self: Tensor, size: Any, *, memory_format: Any =
         raise RuntimeError("cannot resize variables that require grad")
     with AutoDispatchBelowAutograd():
         return A.resize_.default.redispatch(bits & AFTER_AUTOGRAD, self, size, memory_format=memory_format)
+
+
+def _resize_ad_inplace_or_view(bits: int, self: Tensor, size: Any, *, memory_format: Any = None) -> Tensor:
+    """``resize_``'s ADInplaceOrView kernel: a version only when the sizes change (``VariableTypeManual``)."""
+    from ..autograd.kernels import INFERENCE_INPLACE_ERROR
+    from ..keyset import AFTER_ADINPLACEORVIEW
+    from ..tls import AutoDispatchBelowADInplaceOrView, per_thread
+
+    if self._vc is None and not per_thread.state.autograd[1]:
+        raise RuntimeError(INFERENCE_INPLACE_ERROR)  # an inference tensor written outside inference mode
+    before = tuple(self.shape)
+    with AutoDispatchBelowADInplaceOrView():
+        out = A.resize_.default.redispatch(bits & AFTER_ADINPLACEORVIEW, self, size, memory_format=memory_format)
+    if tuple(self.shape) != before and self._vc is not None:
+        self._vc[0] += 1  # increment_version
+    return out
 
 
 # --- derivatives ------------------------------------------------------------------------------------
