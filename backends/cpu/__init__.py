@@ -21,18 +21,26 @@ __all__ = ["KERNELS", "SPEED_KERNELS", "Generator", "default_generator", "initia
 
 # Operators torch registers at CompositeExplicitAutograd (so the CPU entry of their table is the
 # composite, ``dispatchcore/native/explicit.py``) for which this backend keeps a kernel of its own:
-# views, sum, clone and the factories sit on the hot path, where the composite would cost another
-# dispatch (``as_strided``, ``sum.dim_IntList``, ``empty`` + ``fill_``). Each computes what the
+# views, sum, mean, the .Scalar arithmetic (derivative formulas, optimizers), clone and the factories
+# sit on the hot path, where the composite would cost another dispatch (``as_strided``,
+# ``sum.dim_IntList``, ``mul.Tensor`` of a wrapped number, ``empty`` + ``fill_``). Each computes what the
 # composite computes (tests/behavior/test_registrations.py). copy_, _to_copy, arange, linspace,
 # rand and randn have no composite here yet (docs/notes.md).
-SPEED_KERNELS = ("sum", "clone", "t", "transpose.int", "permute", "expand", "squeeze", "squeeze.dim", "unsqueeze",
-                 "select.int", "slice.Tensor", "alias", "zeros", "ones", "full", "scalar_tensor", "copy_",
-                 "_to_copy", "arange.start_step", "linspace", "rand", "randn")
+SPEED_KERNELS = ("sum", "mean", "add.Scalar", "add_.Scalar", "sub.Scalar", "sub_.Scalar", "mul.Scalar",
+                 "mul_.Scalar", "div.Scalar", "div_.Scalar", "div.Scalar_mode", "div_.Scalar_mode", "clone",
+                 "t", "transpose.int", "permute", "expand", "squeeze", "squeeze.dim", "unsqueeze", "select.int",
+                 "slice.Tensor", "alias", "zeros", "ones", "full", "scalar_tensor", "copy_", "_to_copy",
+                 "arange.start_step", "linspace", "rand", "randn")
 
 _k = kernels
 KERNELS: tuple[tuple[str, object], ...] = (
     # elementwise binary
-    ("add.Tensor", _k.add_tensor_cpu),
+    ("add.Tensor", _k.add_tensor_cpu), ("add.Scalar", _k.add_scalar_cpu), ("add_.Scalar", _k.add__scalar_cpu),
+    ("sub.Scalar", _k.sub_scalar_cpu), ("sub_.Scalar", _k.sub__scalar_cpu),
+    ("mul.Scalar", _k.mul_scalar_cpu), ("mul_.Scalar", _k.mul__scalar_cpu),
+    ("div.Scalar", _k.div_scalar_cpu), ("div_.Scalar", _k.div__scalar_cpu),
+    ("div.Scalar_mode", _k.div_scalar_mode_cpu), ("div_.Scalar_mode", _k.div__scalar_mode_cpu),
+    ("mean", _k.mean_cpu),
     ("add_.Tensor", _k.add__tensor_cpu), ("add.out", _k.add_out_cpu),
     ("sub.Tensor", _k.sub_tensor_cpu),
     ("sub_.Tensor", _k.sub__tensor_cpu), ("sub.out", _k.sub_out_cpu),

@@ -847,7 +847,7 @@ def _ufunc_inplace(ufunc: Any) -> Any:
 
 
 neg_cpu, neg__cpu, neg_out_cpu = _unary_family("neg", np.negative, False, _ufunc_inplace(np.negative))
-abs_cpu, abs__cpu, abs_out_cpu = _unary_family("abs", np.absolute, False, _ufunc_inplace(np.absolute))
+abs_out_cpu = _unary_family("abs", np.absolute, False, _ufunc_inplace(np.absolute))[2]  # abs, abs_: CEA
 exp_cpu, exp__cpu, exp_out_cpu = _unary_family("exp", np.exp, True, _ufunc_inplace(np.exp))
 log_cpu, log__cpu, log_out_cpu = _unary_family("log", np.log, True, _ufunc_inplace(np.log))
 sqrt_cpu, sqrt__cpu, sqrt_out_cpu = _unary_family("sqrt", np.sqrt, True, _ufunc_inplace(np.sqrt))
@@ -1312,24 +1312,6 @@ def _cat(arrays: list, kept: list, d: int, dt: np.dtype) -> np.ndarray:
     return _concatenate([a for _, a in kept], axis=d, out=out, casting="unsafe")
 
 
-def stack_cpu(tensors, dim=0):
-    if len(tensors) == 0:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    arrays = [t._data for t in tensors]
-    ndim = arrays[0].ndim
-    d = _wrap_dim(dim, ndim + 1)
-    first = arrays[0].shape
-    for i, a in enumerate(arrays):
-        if a.shape != first:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {_shape_str(first)} at "
-                               f"entry 0 and {_shape_str(a.shape)} at entry {i}")
-    dt = _result_np(*tensors)
-    shape = (*first[:d], len(arrays), *first[d:])
-    if d < ndim:  # torch: cat along d, then view (splitting a dim is always a view)
-        joined = _cat(arrays, list(enumerate(arrays)), d, dt)
-        return wrap_cpu(_view(joined, shape))
-    unsqueezed = [_unsqueeze(a, d) for a in arrays]
-    return wrap_cpu(_cat(unsqueezed, list(enumerate(unsqueezed)), d, dt))
 
 
 def _memory_format(memory_format: Any, default: str) -> str:
@@ -1553,9 +1535,6 @@ def view_cpu(self, size):
     return wrap_cpu(_view(a, size))
 
 
-def _unsafe_view_cpu(self, size):
-    """``_unsafe_view``: a view's data without view tracking (reshape's copy path uses it)."""
-    return view_cpu(self, size)
 
 
 def _reshape_alias_cpu(self, size, stride):

@@ -30,6 +30,17 @@ def _x():
 
 CALLS = {
     "sum": lambda f: f(_x()),
+    "mean": lambda f: f(_x(), dtype=dc.float64),
+    "add.Scalar": lambda f: f(_x(), 2, 3),
+    "add_.Scalar": lambda f: f(_x(), 2.5, 2),
+    "sub.Scalar": lambda f: f(_x().to(dc.int32), 2, 3),
+    "sub_.Scalar": lambda f: f(_x(), 1),
+    "mul.Scalar": lambda f: f(_x().to(dc.int64), 2.5),
+    "mul_.Scalar": lambda f: f(_x(), 3),
+    "div.Scalar": lambda f: f(_x().to(dc.int64), 4),
+    "div_.Scalar": lambda f: f(_x(), 4),
+    "div.Scalar_mode": lambda f: f(_x(), 3, rounding_mode="floor"),
+    "div_.Scalar_mode": lambda f: f(_x(), -3, rounding_mode="trunc"),
     "clone": lambda f: f(_x().transpose(0, 2)),
     "t": lambda f: f(_x()[0]),
     "transpose.int": lambda f: f(_x(), 0, -1),
