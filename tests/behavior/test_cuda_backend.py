@@ -646,8 +646,9 @@ CPU_ONLY = {"div.Tensor_mode", "div_.Tensor_mode", "maximum", "minimum",
 # CPU keeps these for speed where torch has only a CompositeExplicitAutograd kernel; CUDA, like
 # torch's CUDA, is served by the composite (the others in cpu.SPEED_KERNELS have no composite yet)
 COMPOSITE_ON_CUDA = {"sum", "mean", "add.Scalar", "add_.Scalar", "sub.Scalar", "sub_.Scalar", "mul.Scalar",
-                     "mul_.Scalar", "div.Scalar", "div_.Scalar", "div.Scalar_mode", "div_.Scalar_mode", "clone", "t", "transpose.int", "permute", "expand", "squeeze", "squeeze.dim",
-                     "unsqueeze", "select.int", "slice.Tensor", "alias", "zeros", "ones", "full", "scalar_tensor"}
+                     "mul_.Scalar", "div.Scalar", "div_.Scalar", "div.Scalar_mode", "div_.Scalar_mode", "clone",
+                     "t", "transpose.int", "permute", "expand", "squeeze", "squeeze.dim", "unsqueeze", "select.int",
+                     "slice.Tensor", "alias", "zeros", "ones", "full", "scalar_tensor"}
 
 
 def test_cuda_covers_the_cpu_backends_operators():
