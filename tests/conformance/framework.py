@@ -116,10 +116,6 @@ OUT_OF_SCOPE: dict[str, str] = {
     "sym_storage_offset": "a symbolic offset query (SymInt tracing); eager tensors answer Tensor.storage_offset()",
     "sym_is_contiguous": "a symbolic contiguity query (SymInt tracing): dispatchcore has no SymInt; eager tensors "
                          "answer Tensor.is_contiguous()",
-    "grid_sampler_2d": "not built: three interpolation modes (bilinear, nearest, bicubic) x three padding modes "
-                       "(zeros, border, reflection) x align_corners, with a CPU backward (grid_sampler_2d_backward)",
-    "_embedding_bag": "not built: offsets, three modes (sum, mean, max), per-sample weights, include_last_offset "
-                      "and padding_idx, four outputs (with offset2bag, bag_size, max_indices) and its backward",
 }
 
 # torch.testing.assert_close's default tolerances (rtol, atol); integral and bool compare exactly
