@@ -2,8 +2,8 @@
 
 Mirrors the CPU kernels of ``layer_norm.cpp``/``group_norm.cpp`` (``LayerNormKernelImpl``,
 ``GroupNormKernelImpl``), ``Normalization.cpp`` (``batch_norm_cpu``, running statistics updated
-in place), ``Dropout.cpp``/``Distributions.cpp`` (the mask drawn from the CPU generator of
-``random.py``, so bits differ from torch's), ``Embedding.cpp`` (dense backward),
+in place), ``Dropout.cpp``/``Distributions.cpp`` (the mask drawn from torch's mt19937 engine of
+``generator.py``, bit for bit), ``Embedding.cpp`` (dense backward),
 ``ReflectionPad.cpp``/``ReplicationPadding.cpp``, ``Distance.cpp`` and ``Loss.cpp``. torch's
 checks and texts come from the family's shared rules, so Meta fails alike. Invariant: results
 are new arrays; only ``bernoulli_`` and the running statistics write into their arguments.
@@ -22,6 +22,7 @@ from dispatchcore.native.structured import check_out_dtype, out_arguments
 from dispatchcore.shapes import broadcast_shapes
 from dispatchcore.tensor import wrap_cpu
 
+from . import random as _random
 from .kernels import _F16, _F32, _TORCH_NAME, _new, _resize_out, _result, _rng, _suggest_memory_format
 
 __all__ = ["KERNELS"]
@@ -251,6 +252,11 @@ def embedding_dense_backward_cpu(grad_output, indices, num_weights, padding_idx,
 
 
 def native_dropout_cpu(input, p, train):
+    """Torch's CPU ``native_dropout``.
+
+    ``native_dropout_cpu`` (Dropout.cpp): the mask is a bool ``empty_like(input)`` filled by
+    ``bernoulli_(1 - p)`` (one double uniform per element, in memory order), then ``input * mask * scale``.
+    """
     x = input._data
     if x.size == 0:
         return wrap_cpu(_new(x.shape, x.dtype)), wrap_cpu(_new(x.shape, x.dtype))
@@ -260,9 +266,11 @@ def native_dropout_cpu(input, p, train):
         if x.dtype.kind not in "fc":
             raise RuntimeError(f"result type Float can't be cast to the desired output type {_TORCH_NAME[x.dtype]}")
         scale = 0.0 if keep == 0 else 1.0 / keep
-        mask = _preserve(_rng(None).random(x.shape) < keep, x)
+        mask = _preserve(np.empty(x.shape, _BOOL), x)
+        _random._fill(mask, _random.bernoulli_draws(_rng(None), np.full(x.size, keep), True))
         with np.errstate(all="ignore"):
-            out = _preserve((x * mask * scale).astype(x.dtype), x)
+            masked = (x * mask).astype(x.dtype)  # input.mul(mask), then .mul_(scale) in the opmath type
+            out = _preserve((masked.astype(_acc(x.dtype)) * _acc(x.dtype).type(scale)).astype(x.dtype), x)
         return wrap_cpu(out), wrap_cpu(mask)
     return wrap_cpu(_preserve(x, x)), wrap_cpu(_preserve(np.ones(x.shape, _BOOL), x))
 
@@ -274,9 +282,19 @@ def native_dropout_backward_cpu(grad_output, mask, scale):
 
 
 def bernoulli__float_cpu(self, p=0.5, *, generator=None):
+    """Fill ``self`` with 0/1 draws of probability ``p`` (``bernoulli_.float``).
+
+    ``bernoulli_.float`` (``bernoulli_scalar_kernel_default``): per element, in memory order,
+    ``bernoulli_distribution<double>(p)``: a 53-bit double uniform below ``p``. (torch on an Intel CPU with MKL
+    takes ``viRngBernoulli`` seeded from one ``random()`` instead; that stream is not modelled.)
+    """
     N.bernoulli_p_check(p)
     a = self._data
-    a[...] = (_rng(generator).random(a.shape) < p).astype(a.dtype)
+    if not a.size:
+        return self
+    if a.dtype.kind == "c":
+        raise NotImplementedError(f'"bernoulli_scalar_cpu_" not implemented for \'{_TORCH_NAME[a.dtype]}\'')
+    _random._fill(a, _random.bernoulli_draws(_rng(generator), np.full(a.size, float(p)), True).astype(a.dtype))
     return self
 
 

@@ -771,10 +771,15 @@ def test_rand_randn_follow_manual_seed_and_generators():
     np.testing.assert_array_equal(factory(A.randn.default, [3], dtype=dtypes.float64)._data, b._data)
     assert a.dtype is dtypes.float32 and 0 <= a._data.min() and a._data.max() < 1
     assert cpu.default_generator.initial_seed() == 0
+    np.testing.assert_array_equal(a._data[:4], np.array([0.49625658988952637, 0.7682217955589294,
+                                                         0.08847743272781372, 0.13203048706054688], np.float32))
+    np.testing.assert_array_equal(b._data, [-1.4595983802751844, -2.2977513667134377, 0.44948890343006886])
     g = cpu.Generator().manual_seed(7)
-    h = factory(A.rand.default, [4], generator=g)
+    h = factory(A.rand.generator, [4], generator=g)  # torch.rand(4, generator=torch.Generator().manual_seed(7))
+    np.testing.assert_array_equal(h._data, np.array([0.5349225401878357, 0.19880318641662598, 0.6592116951942444,
+                                                     0.6568902730941772], np.float32))
     g.manual_seed(7)
-    np.testing.assert_array_equal(factory(A.rand.default, [4], generator=g)._data, h._data)
+    np.testing.assert_array_equal(factory(A.rand.generator, [4], generator=g)._data, h._data)
     half = factory(A.rand.default, [10000], dtype=dtypes.float16)._data
     assert half.dtype == np.float16 and half.max() < 1
     with pytest.raises(NotImplementedError, match="\"check_uniform_bounds\" not implemented for 'Long'"):
