@@ -398,6 +398,77 @@ def torch_autograd() -> dict:
     }
 
 
+# --- training steps of the docs/examples programs (issue 16) --------------------------------
+def _training(lib) -> dict:
+    """One training step of docs/examples/mlp_classification.py and of small_cnn.py, written against ``lib``.
+
+    ``lib`` is ``dispatchcore`` or ``torch``: the statements are the examples' own (nn modules,
+    ``nn.functional``, ``optim``), so both sides run the same program. A step is what one batch
+    costs in the examples' loops: ``zero_grad``, forward, loss, ``backward``, optimizer ``step``
+    (the DataLoader's batching is not part of it). Models and batches come from
+    ``manual_seed(0)``, so both sides start from the same weights (dispatchcore draws torch's
+    random numbers); ``mlp_loss0``/``cnn_loss0`` are the first step's losses for the check.
+    """
+    nn, F = lib.nn, lib.nn.functional
+    lib.manual_seed(0)
+    xb, yb = lib.randn(32, 8), lib.randint(0, 3, (32,))
+    mlp = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 3))
+    mlp_loss_fn = nn.CrossEntropyLoss()
+    mlp_opt = lib.optim.Adam(mlp.parameters(), lr=1e-2)
+
+    def mlp_step():
+        mlp_opt.zero_grad()
+        loss = mlp_loss_fn(mlp(xb), yb)
+        loss.backward()
+        mlp_opt.step()
+        return loss
+
+    class SmallCNN(nn.Module):  # docs/examples/small_cnn.py's model
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 8, kernel_size=3, padding=1)
+            self.bn1 = nn.BatchNorm2d(8)
+            self.conv2 = nn.Conv2d(8, 16, kernel_size=3, padding=1)
+            self.bn2 = nn.BatchNorm2d(16)
+            self.pool = nn.MaxPool2d(2)
+            self.dropout = nn.Dropout(0.25)
+            self.fc = nn.Linear(16 * 4 * 4, 2)
+
+        def forward(self, x):
+            x = self.pool(F.relu(self.bn1(self.conv1(x))))
+            x = self.pool(F.relu(self.bn2(self.conv2(x))))
+            return self.fc(self.dropout(lib.flatten(x, 1)))
+
+    images, labels = lib.randn(16, 1, 16, 16), lib.randint(0, 2, (16,))
+    cnn = SmallCNN()
+    cnn_opt = lib.optim.SGD(cnn.parameters(), lr=0.02, momentum=0.9)
+
+    def cnn_step():
+        cnn_opt.zero_grad()
+        loss = F.cross_entropy(cnn(images), labels)
+        loss.backward()
+        cnn_opt.step()
+        return loss
+
+    return {"mlp_step": mlp_step, "cnn_step": cnn_step, "mlp_loss0": 1.1308379173278809,
+            "cnn_loss0": 0.8790925145149231}
+
+
+@functools.cache
+def dc_training() -> dict:
+    """The dispatchcore side of the training-step rows."""
+    import dispatchcore as dc
+
+    dc.load_backends()
+    return _training(dc)
+
+
+@functools.cache
+def torch_training() -> dict:
+    """The torch eager side of the training-step rows."""
+    return _training(_torch())
+
+
 # --- the table of cases ---------------------------------------------------------------------
 _DEFAULT_ROUTE = (
     'assert route(op1, c) == "AutogradCPU" and op1.table_entry("AutogradCPU")[1] == "backend fallback"\n'
@@ -494,6 +565,27 @@ _AUTOGRAD_CASES: list[Case] = [
          recorded_note="not recorded (torch: within +-0.1 us)"),
 ]
 
+
+# A first step from the seeded model gives torch's loss (the recorded number), later steps learn.
+_STEP_CHECK = ("first = {step}().item()\nassert abs(first - {loss0}) <= 1e-5 * {loss0}, first\n"
+               "assert min({step}().item() for _ in range(5)) < first")
+I16 = dict(kind="ratio", gc_enabled=True)
+_TRAINING_CASES: list[Case] = [
+    Case("I16", "MLP training step (docs/examples/mlp_classification.py: batch 32, 8-32-3, CE, Adam; gc on)",
+         **I16, must=1.25, target=1.25,
+         dc=Side(dc_training, "mlp_step()", label="zero_grad; loss_fn(model(xb), yb).backward(); Adam step",
+                 check=_STEP_CHECK.format(step="mlp_step", loss0="mlp_loss0")),
+         anchor=Side(torch_training, "mlp_step()", label="torch eager: the same step",
+                     check=_STEP_CHECK.format(step="mlp_step", loss0="mlp_loss0")),
+         recorded_note="not recorded"),
+    Case("I16", "CNN training step (docs/examples/small_cnn.py: batch 16x1x16x16, conv/BN/pool x2, dropout, SGD)",
+         **I16, must=2.0, target=2.0,
+         dc=Side(dc_training, "cnn_step()", label="zero_grad; cross_entropy(model(x), y).backward(); SGD step",
+                 check=_STEP_CHECK.format(step="cnn_step", loss0="cnn_loss0")),
+         anchor=Side(torch_training, "cnn_step()", label="torch eager: the same step",
+                     check=_STEP_CHECK.format(step="cnn_step", loss0="cnn_loss0")),
+         recorded_note="not recorded"),
+]
 
 # --- eager tensor ops (G1-G9) ---------------------------------------------------------------
 def _eager_arrays() -> dict:
@@ -727,6 +819,7 @@ CASES: list[Case] = [
          anchor=None),
 ]
 CASES += _AUTOGRAD_CASES
+CASES += _TRAINING_CASES
 CASES = _EAGER_CASES + CASES
 
 

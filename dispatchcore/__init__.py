@@ -460,3 +460,13 @@ __all__ = [
 ]
 
 _install_families()
+
+# torch.Generator, torch.optim, torch.utils, save/load: after the operators exist
+from . import optim as optim  # noqa: E402
+from . import utils as utils  # noqa: E402
+from .native.random import Generator as Generator  # noqa: E402
+from .native.random import default_generator as default_generator  # noqa: E402
+from .serialization import load as load  # noqa: E402
+from .serialization import save as save  # noqa: E402
+
+__all__ += ["Generator", "default_generator", "optim", "utils", "load", "save"]

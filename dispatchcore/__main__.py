@@ -10,8 +10,10 @@ The other commands inspect the dispatcher: ``keys [KEY]`` (the key layout: bits,
 aliases), ``table OP`` and ``state OP`` (an operator's dumps), ``explain OP --arg ...`` (why a call
 dispatches where it does, or fails, without running it), ``what-if OP --add KEY`` and ``commutes
 OP`` (table diffs and order checks on a copy of the registry), ``trace SCRIPT.py`` (run a script
-and render its dispatch hops) and ``guards`` (the bits each guard and mode flips). Exit status: 0
-on success, 1 on failure, 2 for usage errors (unknown operator, key or argument).
+and render its dispatch hops), ``run SCRIPT.py`` (an unchanged PyTorch script with ``torch``
+resolved to dispatchcore: ``dispatchcore.compat``) and ``guards`` (the bits each guard and mode
+flips). Exit status: 0 on success, 1 on failure, 2 for usage errors (unknown operator, key or
+argument).
 """
 
 from __future__ import annotations
@@ -580,6 +582,41 @@ def _trace_command(args: argparse.Namespace) -> int:
     return status
 
 
+# --- run ----------------------------------------------------------------------------------------
+_TRACE_FORMATS = {".html": "html", ".htm": "html", ".json": "json", ".md": "mermaid", ".mmd": "mermaid"}
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """``dispatchcore run``: the script under ``dispatchcore.compat``, with the optional observers."""
+    from . import compat
+
+    if not os.path.isfile(args.script):
+        raise CliError(f"no such script: {args.script}", "give the path of a Python file, e.g. "
+                       "`dispatchcore run examples/train.py`")
+    if args.trace_calls < 1 or args.trace_skip < 0:
+        raise CliError("--trace-calls must be at least 1 and --trace-skip at least 0")
+    if args.log_ops or args.trace_file:
+        from .plugins import load_backends
+
+        load_backends()  # before the observers: registrations made during a trace escape its wrapping
+    with contextlib.ExitStack() as stack:
+        counter = stack.enter_context(compat.OpCounter()) if args.log_ops else None
+        window = stack.enter_context(compat.CallWindow(args.trace_calls, args.trace_skip)) if args.trace_file else None
+        status = compat.run_path(args.script, args.script_args)
+    if counter is not None:
+        print("\ndispatchcore: " + counter.table(), file=sys.stderr)
+    if window is not None:
+        fmt = _TRACE_FORMATS.get(os.path.splitext(args.trace_file)[1].lower(), "text")
+        text = _render(window.trace, fmt)
+        with open(args.trace_file, "w", encoding="utf-8") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+        first, count = args.trace_skip, len(window.trace.roots)
+        span = f"top-level calls {first}..{first + count - 1}" if count else "no call (the window was never reached)"
+        print(f"dispatchcore: wrote the {fmt} trace of {span} ({len(window.trace.hops())} hops) to {args.trace_file}",
+              file=sys.stderr)
+    return status
+
+
 # --- guards -------------------------------------------------------------------------------------
 def _autocast_factory() -> Callable[[str], Any] | None:
     """``dispatchcore.autocast`` as a callable ``f(device_type)``, or None where it does not exist."""
@@ -725,6 +762,8 @@ examples:
   dispatchcore explain aten::add --arg cpu:3 --arg meta:3 --guard below_autograd
   dispatchcore what-if aten::matmul --add CPU     the table diff, computed on a copy
   dispatchcore trace script.py --format mermaid -o trace.md
+  dispatchcore run train.py --epochs 2           an unchanged PyTorch script, `torch` being dispatchcore
+  dispatchcore run --log-ops train.py            ... and a table of its operator calls by op and key
   dispatchcore guards                            the bits each guard and mode flips
 exit status: 0 success; 1 failure (a call that would fail, a script that raised, ...); 2 usage errors
 (unknown operator, key, guard or argument)."""
@@ -780,6 +819,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", "-f", choices=("text", "json", "mermaid", "html"), default="text",
                    help="output format (default: text)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the rendering to FILE instead of stdout")
+    p = sub.add_parser("run", help="run an unchanged PyTorch script with `torch` resolved to dispatchcore",
+                       description="Run SCRIPT as __main__ (via runpy) with an import hook under which `torch` and\n"
+                                   "every `torch.*` module resolve to dispatchcore (dispatchcore.compat); the first\n"
+                                   "torch API dispatchcore lacks stops the script with an error naming it.\n"
+                                   "Options go before SCRIPT; everything after it goes to the script. The exit status\n"
+                                   "is the script's. docs/run-unchanged.md has the details.",
+                       formatter_class=formatter,
+                       epilog="examples:\n  dispatchcore run train.py --epochs 2\n"
+                              "  dispatchcore run --log-ops train.py\n"
+                              "  dispatchcore run --trace step.html --trace-skip 40 --trace-calls 30 train.py")
+    p.add_argument("script", help="path of the Python script to run")
+    p.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for the script")
+    p.add_argument("--log-ops", action="store_true",
+                   help="after the run, print to stderr a table of operator calls by op and by the key whose "
+                        "kernel ran")
+    p.add_argument("--trace", metavar="FILE", dest="trace_file",
+                   help="write the dispatch trace of a window of top-level calls to FILE (format by extension: "
+                        ".html, .json, .md/.mmd for mermaid, else text)")
+    p.add_argument("--trace-calls", type=int, default=100, metavar="N",
+                   help="how many top-level operator calls the --trace window holds (default: 100)")
+    p.add_argument("--trace-skip", type=int, default=0, metavar="K",
+                   help="top-level operator calls to let pass before the --trace window opens (default: 0)")
     p = sub.add_parser("guards", help="which TLS bits each guard and mode flips",
                        description="For no_grad, enable_grad, inference_mode, the AutoDispatchBelow* guards, "
                                    "Exclude/IncludeDispatchKeyGuard examples and autocast (if present): the raw "
@@ -816,6 +877,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _what_if_command(args)
         if command == "trace":
             return _trace_command(args)
+        if command == "run":
+            return _run_command(args)
         print_guards(as_json=args.json)
         return 0
     except CliError as e:

@@ -4,7 +4,9 @@ Mirrors ``torch/nn/functional.py`` and ``torch/nn/_reduction.py``: the Python la
 ``reduction="mean"`` into aten's enum, warns where torch warns (an implicit softmax dim, a
 target whose size differs from the input's, the legacy ``size_average``/``reduce``), and then
 calls the operator through the dispatcher. Invariant: no arithmetic here that torch does in
-C++; the weighted ``mse_loss`` is composed of operator calls, as torch composes it in Python.
+C++; the weighted losses are composed of operator calls, as torch composes them in Python.
+Where an aten operator is not defined in dispatchcore yet (``_op`` finds none), the function
+composes torch's decomposition of it from defined operators; see Note [Missing aten ops].
 
 Example:
     >>> import dispatchcore as dc
@@ -22,12 +24,20 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import dispatchcore as _dispatchcore
+
 from .. import functions as _functions
 from ..ops import aten
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor
 
-__all__ = ["log_softmax", "mse_loss", "nll_loss", "relu", "softmax"]
+_dc: Any = _dispatchcore  # functions attached at import (torch bindings), untyped
+
+__all__ = ["avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d",
+           "conv2d", "cross_entropy", "dropout", "elu", "embedding", "embedding_bag", "gelu", "grid_sample",
+           "hardtanh", "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
+           "logsigmoid", "max_pool2d", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6",
+           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh"]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -125,3 +135,453 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     classes_last = input.permute([0, *range(2, ndim), 1]).reshape(-1, c)
     loss = aten.nll_loss.default(classes_last, target.reshape(-1), weight, enum, ignore_index)
     return loss.reshape(n, *rest) if enum == 0 else loss
+
+
+# Note [Missing aten ops]: torch's functional calls one aten operator per function (silu, softplus,
+# log_sigmoid, one_hot, l1_loss, smooth_l1_loss, huber_loss, kl_div, relu6: dispatchcore.native's
+# activation and loss families); ``_op`` looks up the few operators dispatchcore does not define yet
+# (``dropout_``, ``embedding_renorm_``), where the function composes the operator's decomposition.
+def _op(name: str, overload: str = "default") -> Any:
+    """``aten.<name>.<overload>``, or ``None`` where dispatchcore does not define it."""
+    try:
+        return getattr(getattr(aten, name), overload)
+    except AttributeError:
+        return None
+
+
+def _warn_size(input: Tensor, target: Tensor) -> None:
+    if target.size() != input.size():
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                      "This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+
+
+def _broadcast(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    shape = list(broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+    return (input if list(input.shape) == shape else input.expand(shape),
+            target if list(target.shape) == shape else target.expand(shape))
+
+
+def _ntuple(value: Any, n: int) -> list[int]:
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value] * n
+
+
+# --- layers ---------------------------------------------------------------------------------------
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``F.linear``: ``aten::linear``, ``input @ weight.T + bias``.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> linear(dc.ones(1, 2), dc.ones(3, 2), dc.zeros(3))
+        tensor([[2., 2., 2.]])
+    """
+    return aten.linear.default(input, weight, bias)
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    """``F.conv1d``: ``aten::conv1d`` (``aten::conv1d.padding`` for ``padding="same"``/``"valid"``)."""
+    return _dc.conv1d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    """``F.conv2d``: ``aten::conv2d`` (``aten::conv2d.padding`` for ``padding="same"``/``"valid"``)."""
+    return _dc.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """``F.max_pool2d``: ``aten::max_pool2d``, or ``aten::max_pool2d_with_indices`` for ``return_indices``."""
+    stride = [] if stride is None else stride
+    if return_indices:
+        return aten.max_pool2d_with_indices.default(input, _ntuple(kernel_size, 2), _ntuple(stride, 2) if stride
+                                                    else [], _ntuple(padding, 2), _ntuple(dilation, 2), ceil_mode)
+    return _dc.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """``F.avg_pool2d``: ``aten::avg_pool2d`` (``stride=None`` means the kernel size)."""
+    return aten.avg_pool2d.default(input, _ntuple(kernel_size, 2), [] if stride is None else _ntuple(stride, 2),
+                                   _ntuple(padding, 2), ceil_mode, count_include_pad, divisor_override)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """``F.dropout``: ``aten::dropout`` (masks from the CPU generator); ``inplace`` writes the result back."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    inplace_op = _op("dropout_") if inplace else None  # a failed lookup scans every operator: only when needed
+    if inplace_op is not None:
+        return inplace_op(input, p, training)
+    result = _dc.dropout(input, p, training)
+    return input.copy_(result) if inplace and training else result
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """``F.embedding``: ``aten::embedding(weight, indices, padding_idx, ...)``, rows of ``weight``.
+
+    ``max_norm`` needs ``aten::embedding_renorm_``; it raises where dispatchcore lacks that operator.
+    """
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        renorm = _op("embedding_renorm_")
+        if renorm is None:
+            raise NotImplementedError("F.embedding(max_norm=...) needs aten::embedding_renorm_, which dispatchcore "
+                                      "does not define")
+        input = input.contiguous()
+        from ..autograd import no_grad
+
+        with no_grad():
+            renorm(weight, input, max_norm, norm_type)
+    return _dc.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """``F.embedding_bag``: sums, means or maxima of bags of rows, via ``aten::embedding_bag``.
+
+    A 2-d ``input`` is a batch of equal-length bags (offsets made with ``arange``, as torch does);
+    a 1-d one needs ``offsets``.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> embedding_bag(dc.tensor([[0, 1]]), dc.tensor([[1.0, 2.0], [3.0, 4.0]]), mode="sum")
+        tensor([[4., 6.]])
+    """
+    if weight.dtype == _dc.int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. "
+                      "Usage `embedding_bag(weight, input, ...)` is deprecated, "
+                      "and should now be `embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
+                         f"then it must have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        offsets = _dc.arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    modes = {"sum": 0, "mean": 1, "max": 2}
+    if mode not in modes:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        renorm = _op("embedding_renorm_")
+        if renorm is None:
+            raise NotImplementedError("F.embedding_bag(max_norm=...) needs aten::embedding_renorm_, which "
+                                      "dispatchcore does not define")
+        from ..autograd import no_grad
+
+        with no_grad():
+            renorm(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    return _dc.embedding_bag(weight, input, offsets, scale_grad_by_freq, modes[mode], sparse, per_sample_weights,
+                             include_last_offset, padding_idx)[0]
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool | None = None) -> Tensor:
+    """``F.grid_sample``: ``aten::grid_sampler``, sampling ``input`` at the normalised ``grid`` locations.
+
+    ``align_corners=None`` warns and means ``False``, as in torch.
+    """
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", stacklevel=2)
+        align_corners = False
+    mode_enum = {"bilinear": 0, "nearest": 1, "bicubic": 2}[mode]
+    padding_enum = {"zeros": 0, "border": 1, "reflection": 2}[padding_mode]
+    return _dc.grid_sampler(input, grid, mode_enum, padding_enum, align_corners)
+
+
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """``F.layer_norm``: ``aten::layer_norm`` over the trailing ``normalized_shape`` dimensions."""
+    return _dc.layer_norm(input, list(normalized_shape), weight, bias, eps, True)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """``F.batch_norm``: ``aten::batch_norm``; in training, batch statistics (and running-stat updates).
+
+    Raises:
+        ValueError: training on one value per channel, or a non-positive ``eps``, in torch's words.
+    """
+    if training:
+        size = input.size()
+        size_prods = size[0]
+        for s in size[2:]:
+            size_prods *= s
+        if size_prods == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return _dc.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, True)
+
+
+def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
+    """``F.pad``: ``aten::pad`` (``constant``, ``reflect``, ``replicate``, ``circular``), last dimension first.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> pad(dc.ones(2), (1, 1))
+        tensor([0., 1., 1., 0.])
+    """
+    return aten.pad.default(input, list(pad), mode, value)
+
+
+# --- activations ----------------------------------------------------------------------------------
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``F.gelu``: ``aten::gelu`` (exact erf form, or ``approximate="tanh"``)."""
+    return aten.gelu.default(input, approximate=approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``F.silu``: ``aten::silu``, ``x * sigmoid(x)`` (``aten::silu_`` in place)."""
+    if inplace:
+        return aten.silu_.default(input)
+    return aten.silu.default(input)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``F.leaky_relu``: ``aten::leaky_relu`` (``aten::leaky_relu_`` in place)."""
+    if inplace:
+        return aten.leaky_relu_.default(input, negative_slope)
+    return aten.leaky_relu.default(input, negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``F.elu``: ``aten::elu`` (``aten::elu_`` in place)."""
+    if inplace:
+        return aten.elu_.default(input, alpha)
+    return aten.elu.default(input, alpha)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """``F.hardtanh``: ``aten::hardtanh``, a clamp to ``[min_val, max_val]``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return aten.hardtanh_.default(input, min_val, max_val)
+    return aten.hardtanh.default(input, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``F.relu6``: ``aten::relu6`` (``aten::relu6_`` in place), composites over ``hardtanh(x, 0, 6)``."""
+    if inplace:
+        return aten.relu6_.default(input)
+    return aten.relu6.default(input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``F.softplus``: ``aten::softplus``, ``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
+    return aten.softplus.default(input, beta, threshold)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``F.logsigmoid``: ``aten::log_sigmoid`` (over ``log_sigmoid_forward``), ``min(x, 0) - log1p(exp(-|x|))``."""
+    return aten.log_sigmoid.default(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """``F.sigmoid``: ``aten::sigmoid``."""
+    return _functions.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """``F.tanh``: ``aten::tanh``."""
+    return _functions.tanh(input)
+
+
+# --- utilities ------------------------------------------------------------------------------------
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """``F.one_hot``: ``aten::one_hot``, int64 rows with a single 1; ``-1`` infers ``max + 1`` classes.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> one_hot(dc.tensor([0, 2]), 3)
+        tensor([[1, 0, 0],
+                [0, 0, 1]])
+    """
+    return aten.one_hot.default(tensor, num_classes)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+    """``F.normalize``: ``input / max(||input||_p, eps)`` along ``dim``, as torch composes it."""
+    if out is not None:
+        raise NotImplementedError("F.normalize(out=...) is not supported by dispatchcore")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+# --- losses ---------------------------------------------------------------------------------------
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+                  ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """``F.cross_entropy``: ``aten::cross_entropy_loss`` (class indices or probabilities as target).
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> round(cross_entropy(dc.zeros(1, 4), dc.tensor([1])).item(), 4)
+        1.3863
+    """
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    return aten.cross_entropy_loss.default(input, target, weight, _reduction_enum(reduction), ignore_index,
+                                           label_smoothing)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """``F.binary_cross_entropy``: ``aten::binary_cross_entropy`` on probabilities (weight broadcast to target)."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    enum = _reduction_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
+                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        weight = weight.expand(list(broadcast_shapes(tuple(target.shape), tuple(weight.shape))))
+    return aten.binary_cross_entropy.default(input, target, weight, enum)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    """``F.binary_cross_entropy_with_logits``: ``aten::binary_cross_entropy_with_logits`` (sigmoid fused)."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    enum = _reduction_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    return aten.binary_cross_entropy_with_logits.default(input, target, weight, pos_weight, enum)
+
+
+def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str) -> Tensor:
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    weighted = loss * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return _functions.sum(weighted)
+    if reduction == "mean":
+        return _functions.sum(weighted) / _functions.sum(weight)
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def _l1(input: Tensor, target: Tensor, enum: int) -> Tensor:
+    return aten.l1_loss.default(input, target, enum)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """``F.l1_loss``: ``aten::l1_loss``, the mean (or sum) absolute error; with ``weight``, composed."""
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    expanded_input, expanded_target = _broadcast(input, target)
+    if weight is not None:
+        return _weighted(_functions.abs(expanded_input - expanded_target), weight, input, reduction)
+    return _l1(expanded_input, expanded_target, _reduction_enum(reduction))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """``F.smooth_l1_loss``: ``aten::smooth_l1_loss`` (``aten::l1_loss`` when ``beta == 0``)."""
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    enum = _reduction_enum(reduction)
+    expanded_input, expanded_target = _broadcast(input, target)
+    if beta == 0.0:
+        return _l1(expanded_input, expanded_target, enum)
+    return aten.smooth_l1_loss.default(expanded_input, expanded_target, enum, beta)
+
+
+def _huber(input: Tensor, target: Tensor, enum: int, delta: float) -> Tensor:
+    return aten.huber_loss.default(input, target, enum, delta)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """``F.huber_loss``: ``aten::huber_loss``; with ``weight``, the unreduced loss weighted in Python."""
+    _warn_size(input, target)
+    expanded_input, expanded_target = _broadcast(input, target)
+    if weight is None:
+        return _huber(expanded_input, expanded_target, _reduction_enum(reduction), delta)
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    weighted = _huber(expanded_input, expanded_target, 0, delta) * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return _functions.sum(weighted)
+    if reduction == "mean":  # torch: the plain mean here (l1_loss divides by the weights' sum)
+        return weighted.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """``F.kl_div``: ``aten::kl_div`` of log-probabilities ``input`` against ``target``; ``"batchmean"`` too."""
+    if size_average is not None or reduce is not None:
+        enum = _reduction_enum(_legacy_reduction(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        enum = _reduction_enum("sum" if reduction == "batchmean" else reduction)
+    reduced = aten.kl_div.default(input, target, enum, log_target=log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced
+

@@ -1,0 +1,110 @@
+"""``Parameter``: a leaf tensor that a ``Module`` registers as one of its parameters.
+
+Mirrors ``torch/nn/parameter.py``. A ``Parameter`` shares its data and version counter with the
+tensor it was made from (``Tensor._make_subclass``) and requires grad unless told otherwise;
+operations on it return plain tensors, and ``state_dict`` holds plain detached aliases.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import factories as _factories
+from ..tensor import Tensor
+
+__all__ = ["Buffer", "Parameter"]
+
+
+def _alias_as(cls: type, data: Tensor) -> Any:
+    """A ``cls`` instance over ``data``'s storage, key set and version counter, with no history."""
+    out: Any = object.__new__(cls)
+    out._data = data._data
+    out._device = data._device
+    out._key_bits = data._key_bits
+    out._vc = data._vc
+    out._base = None
+    out._requires_grad = False
+    out._grad_fn = None
+    out._grad = None
+    out._output_nr = 0
+    out._meta = None
+    return out
+
+
+def plain_detached(t: Tensor) -> Tensor:
+    """``t.detach()`` as a plain ``Tensor`` even when ``t`` is a ``Parameter`` (as torch returns)."""
+    return _alias_as(Tensor, t)
+
+
+class Parameter(Tensor):
+    """A tensor that is a module parameter (``torch.nn.Parameter``).
+
+    Assigning a ``Parameter`` as a ``Module`` attribute registers it, so it appears in
+    ``parameters()`` and ``state_dict()``.
+
+    Args:
+        data: the tensor to wrap (its storage is shared); ``None`` gives an empty tensor.
+        requires_grad: whether the parameter requires grad (default ``True``).
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> p = Parameter(dc.zeros(2))
+        >>> p
+        Parameter containing:
+        tensor([0., 0.], requires_grad=True)
+    """
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
+        if data is None:
+            data = _factories.empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}")
+        out = _alias_as(cls, data)
+        if requires_grad:
+            out.requires_grad_(True)
+        return out
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def detach(self) -> Tensor:
+        """``aten::detach``, returned as a plain ``Tensor`` (torch's ``Parameter`` opts out of subclass results)."""
+        out = super().detach()  # type: ignore[misc]  # attached in _tensor_methods
+        return out if type(out) is Tensor else plain_detached(out)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(plain_detached(self).clone(), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (type(self), (plain_detached(self).clone(), self.requires_grad))
+
+
+class Buffer(Tensor):
+    """A marker for a module buffer (``torch.nn.Buffer``): assigning one registers it.
+
+    ``Buffer(t, persistent=False)`` is left out of ``state_dict``. The module stores the plain
+    tensor, as torch does.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> b = Buffer(dc.ones(1))
+        >>> b.persistent
+        True
+    """
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Buffer:
+        if data is None:
+            data = _factories.empty(0)
+        out = _alias_as(cls, data)
+        out.persistent = persistent
+        return out
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
+        pass
