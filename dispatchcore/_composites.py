@@ -168,14 +168,14 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
 
 
 def softmax_int(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    if dtype is not None:
-        self = aten._to_copy.default(self, dtype=dtype)
+    if dtype is not None:  # input.toType(dtype): the same tensor when the dtype is already right
+        self = to_dtype(self, dtype)
     return aten._softmax.default(self, dim, False)
 
 
 def log_softmax_int(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     if dtype is not None:
-        self = aten._to_copy.default(self, dtype=dtype)
+        self = to_dtype(self, dtype)
     return aten._log_softmax.default(self, dim, False)
 
 

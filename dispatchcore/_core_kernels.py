@@ -144,14 +144,28 @@ def _make_backend_select_kernel(op: Any) -> Any:
     return backend_select
 
 
-FACTORIES = ("empty.memory_format", "empty_strided", "zeros", "ones", "full", "arange.start_step",
-             "linspace", "rand", "randn", "scalar_tensor")
+def _make_to_copy_backend_select_kernel(op: Any) -> Any:
+    def backend_select(self: Tensor, **kwargs: Any) -> Tensor:
+        # the target device's key joins self's keys (multi_dispatch_key_set): the higher backend wins,
+        # so cpu.to("meta") and meta.to("cpu") both run on Meta, as in torch
+        included, _, keep = tls_get()
+        bits = (_backend_bits(kwargs.get("device")) | self._key_bits | included) & keep & _AFTER_BACKEND_SELECT
+        return op.redispatch(bits, self, **kwargs)
+
+    return backend_select
+
+
+FACTORIES = ("empty.memory_format", "empty_strided", "zeros", "ones", "full", "arange", "arange.start",
+             "arange.start_step", "linspace", "scalar_tensor")
 
 
 def _register_backend_select(lib: Library) -> None:
-    for name in FACTORIES:
+    for name in (*FACTORIES, "_to_copy"):
         op = _find(name)
-        kernel = _make_backend_select_kernel(op)
+        if name == "_to_copy":
+            kernel = _make_to_copy_backend_select_kernel(op)
+        else:
+            kernel = _make_backend_select_kernel(op)
         kernel.__dispatchcore_kernel_check__ = lambda *a: None  # forwards **kwargs untouched
         lib.impl(name, kernel, "BackendSelect")
 

@@ -93,6 +93,7 @@ SCHEMAS: list[str] = [
     "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
     "contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)",
     "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+    "_copy_from(Tensor self, Tensor dst, bool non_blocking=False) -> Tensor",  # copy_ to a device it can't reach
     "detach(Tensor(a) self) -> Tensor(a)",
     "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
     "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
@@ -128,10 +129,11 @@ SCHEMAS: list[str] = [
     f"full(SymInt[] size, Scalar fill_value, {_TENSOR_FACTORY}) -> Tensor",
     f"arange.start_step(Scalar start, Scalar end, Scalar step=1, {_TENSOR_FACTORY}) -> Tensor",
     f"linspace(Scalar start, Scalar end, int steps, {_TENSOR_FACTORY}) -> Tensor",
-    "rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, "
-    "Device? device=None, bool? pin_memory=None) -> Tensor",
-    "randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, "
-    "Device? device=None, bool? pin_memory=None) -> Tensor",
+    f"arange(Scalar end, {_TENSOR_FACTORY}) -> Tensor",
+    f"arange.start(Scalar start, Scalar end, {_TENSOR_FACTORY}) -> Tensor",
+    "arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)",
+    "arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
+    "linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
     f"scalar_tensor(Scalar s, {_TENSOR_FACTORY}) -> Tensor",
 ]
 

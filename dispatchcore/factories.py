@@ -28,6 +28,15 @@ from .ops import aten
 from .schema import PythonArgParser, _parse_device
 from .shapes import check_storage_nbytes
 from .tensor import _DEVICES, Tensor, wrap_cpu
+from .tls import AutoDispatchBelowADInplaceOrView as _Below
+
+# Note [Factories start at version 0]: torch's Python factories call aten under
+# AutoDispatchBelowADInplaceOrView (torch::arange and the others in variable_factories.h), so the
+# writes inside their composites (arange.start_out, uniform_, random_) count no version and a new
+# tensor starts at version 0. dispatchcore takes the guard where a composite writes into the new
+# tensor on every backend (arange, linspace, the random factories); the others' CPU and Meta
+# kernels write nothing through the dispatcher, and their traces stay as they were.
+_WRITTEN_BY_COMPOSITE = frozenset({"rand", "randn"})
 
 __all__ = ["arange", "empty", "empty_like", "empty_strided", "full", "full_like", "linspace",
            "manual_seed", "ones", "ones_like", "rand", "rand_like", "randn", "randn_like", "tensor",
@@ -55,8 +64,18 @@ def _is_device(value: Any) -> bool:
 
 
 def _is_generator(value: Any) -> bool:
-    """A random generator: the CPU backend's ``Generator`` (it wraps a numpy generator)."""
-    return hasattr(value, "numpy_generator") and hasattr(value, "manual_seed")
+    """A random generator (``dispatchcore.Generator``)."""
+    from .native.random import Generator
+
+    return isinstance(value, Generator)
+
+
+def _generator_overload(packet: Any) -> Callable[..., Tensor]:
+    """``rand``/``randn``: the ``.generator`` overload when a generator is given, else the default one."""
+    def call(size: list[int], **options: Any) -> Tensor:
+        return (packet.generator if "generator" in options else packet.default)(size, **options)
+
+    return call
 
 
 _CHECKS: dict[str, Callable[[Any], bool]] = {
@@ -100,6 +119,8 @@ def _device(value: Any) -> _dt.device | None:
 
 def _options(name: str, a: dict[str, Any]) -> dict[str, Any]:
     """The operator's keywords from bound ``dtype``/``layout``/``device``/``pin_memory``."""
+    if _plugins._done is False:  # See tensor(): the first factory call of a program loads the backends
+        _plugins.load_backends()
     kwargs: dict[str, Any] = {}
     dtype = _dtype(a["dtype"])
     if dtype is not None:
@@ -146,6 +167,17 @@ def _finish(name: str, t: Tensor, a: dict[str, Any]) -> Tensor:
 
 def _write_out(name: str, t: Tensor, out: Tensor, a: dict[str, Any]) -> Tensor:
     """``out=``: check out as torch's ``.out`` kernels do, then copy ``t`` into it."""
+    _check_out_options(name, out, a)
+    if tuple(out.shape) != tuple(t.shape):
+        raise NotImplementedError(f"{name}(out=...): an out tensor of another shape is not "
+                                  "modelled (torch resizes it); pass one of the result's shape")
+    with no_grad():
+        out.copy_(t)
+    return out
+
+
+def _check_out_options(name: str, out: Tensor, a: dict[str, Any]) -> None:
+    """A factory's ``out=``: no grad, and a ``dtype=``/``device=`` given must be out's (``check_out_type_matches``)."""
     if out.requires_grad and is_grad_enabled():
         raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")
@@ -157,12 +189,6 @@ def _write_out(name: str, t: Tensor, out: Tensor, a: dict[str, Any]) -> Tensor:
     if device is not None and device.type != out.device.type:
         raise RuntimeError(f"device type {device.type} does not match device type of out "
                            f"parameter ({out.device.type})")
-    if tuple(out.shape) != tuple(t.shape):
-        raise NotImplementedError(f"{name}(out=...): an out tensor of another shape is not "
-                                  "modelled (torch resizes it); pass one of the result's shape")
-    with no_grad():
-        out.copy_(t)
-    return out
 
 
 _SCALAR_NAMES = _dt.SCALAR_TYPE_NAMES  # c10's ScalarType names, as dtype mismatch errors print them
@@ -339,7 +365,12 @@ def _build(name: str, op: Any, a: dict[str, Any]) -> Tensor:
         options["memory_format"] = fmt
     size = a["size"]
     _check_nbytes(size, options.get("dtype"))
-    return _finish(name, op(size, **options), a)
+    if name in _WRITTEN_BY_COMPOSITE:
+        with _Below():
+            t = op(size, **options)
+    else:
+        t = op(size, **options)
+    return _finish(name, t, a)
 
 
 def _sized(name: str, op: Any, signatures: tuple[str, ...], doc: str) -> Any:
@@ -376,10 +407,10 @@ zeros = _sized("zeros", aten.zeros.default, (f"zeros({_SIZE}{_OUT_TAIL})",),
     """)
 ones = _sized("ones", aten.ones.default, (f"ones({_SIZE}{_OUT_TAIL})",),
               "A tensor of ones (``torch.ones``).")
-rand = _sized("rand", aten.rand.default,
+rand = _sized("rand", _generator_overload(aten.rand),
               (f"rand({_SIZE}Generator? generator, {_OUT_TAIL})", f"rand({_SIZE}{_OUT_TAIL})"),
               "Uniform samples in [0, 1) (``torch.rand``); reproducible after ``manual_seed``.")
-randn = _sized("randn", aten.randn.default,
+randn = _sized("randn", _generator_overload(aten.randn),
                (f"randn({_SIZE}Generator? generator, {_OUT_TAIL})", f"randn({_SIZE}{_OUT_TAIL})"),
                "Standard normal samples (``torch.randn``); reproducible after ``manual_seed``.")
 
@@ -440,8 +471,20 @@ def arange(*args: Any, **kwargs: Any) -> Tensor:
     if a is None:
         _, a = _ARANGE.parse(args, kwargs)
     _out_dtype(a)
-    start, end, step = a.get("start", 0), a["end"], a.get("step", 1)
-    t = aten.arange.start_step(start, end, step, **_options("arange", a))
+    out = a.get("out")
+    if out is not None:  # the out= overloads size and fill out themselves
+        _check_out_options("arange", out, a)
+        if "start" in a:
+            return aten.arange.start_out(a["start"], a["end"], a.get("step", 1), out=out)
+        return aten.arange.out(a["end"], out=out)
+    options = _options("arange", a)
+    with _Below():
+        if "start" not in a:  # the overload of the signature that matched, as torch's binding calls it
+            t = aten.arange.default(a["end"], **options)
+        elif "step" not in a:
+            t = aten.arange.start(a["start"], a["end"], **options)
+        else:
+            t = aten.arange.start_step(a["start"], a["end"], a["step"], **options)
     return _finish("arange", t, a)
 
 
@@ -454,7 +497,13 @@ def linspace(*args: Any, **kwargs: Any) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` (``torch.linspace``)."""
     _, a = _LINSPACE.parse(args, kwargs)
     _out_dtype(a)
-    t = aten.linspace.default(a["start"], a["end"], a["steps"], **_options("linspace", a))
+    out = a.get("out")
+    if out is not None:
+        _check_out_options("linspace", out, a)
+        return aten.linspace.out(a["start"], a["end"], a["steps"], out=out)
+    options = _options("linspace", a)
+    with _Below():
+        t = aten.linspace.default(a["start"], a["end"], a["steps"], **options)
     return _finish("linspace", t, a)
 
 
@@ -511,13 +560,24 @@ full_like = _like("full_like", full, extra="Scalar fill_value, ")
 _seed_hooks: list[Any] = []
 
 
-def manual_seed(seed: int) -> None:
-    """Seed every backend's random generator (``torch.manual_seed``)."""
+def manual_seed(seed: int) -> Any:
+    """Seed every backend's random generator (``torch.manual_seed``); returns the default CPU generator.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.manual_seed(0) is dc.default_generator
+        True
+    """
+    from .native.random import default_generator
     from .plugins import load_backends
 
+    seed = int(seed)  # torch.manual_seed takes anything int() takes
+    if not -(1 << 63) <= seed < (1 << 64):
+        raise ValueError("Overflow when unpacking long long")
     load_backends()
     for hook in _seed_hooks:
         hook(seed)
+    return default_generator
 
 
 def register_seed_hook(hook: Any) -> None:

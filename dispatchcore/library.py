@@ -193,7 +193,7 @@ class Library:
     # --- impl ---------------------------------------------------------------------------------
     def impl(self, op_name: str | OperatorHandle, fn: Callable[..., Any] | str | None = None,
              dispatch_key: DispatchKey | str = "", *, with_keyset: bool = False,
-             allow_override: bool = True, _raw_keyset: bool = False) -> Any:
+             allow_override: bool = True, _raw_keyset: bool = False, _builtin: bool = False) -> Any:
         """Register ``fn`` as the kernel of ``op_name`` for ``dispatch_key``.
 
         Args:
@@ -243,7 +243,7 @@ class Library:
                     f"overriding {qualname.partition('::')[2]}'s behavior for {key.name} dispatch key "
                     f"and {self.ns} namespace."
                 )
-            if key == DispatchKey.Meta:
+            if key == DispatchKey.Meta and not _builtin:  # _builtin (internal): a backend's own, as C++ registers
                 _check_meta_kernel(dispatcher, name, qualname)
             self._check_alive()
             existing = dispatcher._ops.get(qualname)

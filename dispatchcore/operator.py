@@ -540,6 +540,79 @@ class OperatorHandle:
             return self._named_entry(call_first3, nargs, tensors)
         raise ValueError(f"no fixed-arity entry for {nargs} arguments")
 
+    # Note [Keyword entries]: ``x.addcmul_(a, b, value=v)`` passes a keyword-only Scalar, so it
+    # misses ``__call__``'s positional memo and binds, extracts and resolves the table on every
+    # call (~5 us). A keyword entry keeps its own memo of the unbound table slot, ``(kernel,
+    # key-set argument)``, by the arguments' raw bits, valid for one ``_dispatch`` state (a
+    # rebuild or a forgotten memo makes a new one) and filled only in the default TLS state
+    # outside tracing; the memoised bound kernels are positional-only, these take keywords. It
+    # takes the memo only when the call's values surely bind (Tensors for the dispatched
+    # positions, a plain number for each named keyword): the kernel then gets exactly what
+    # ``_call_general`` would give it. Everything else goes to ``op(...)``.
+    def keyword_entry(self, nargs: int, keywords: tuple[str, ...]) -> Callable[..., Any]:
+        """A function ``f(t1, ..., tn, **kw)``: ``nargs`` positional Tensors, then Scalar keywords.
+
+        For operators whose first ``nargs`` arguments are exactly their dispatch arguments (all
+        ``Tensor``) and whose ``keywords`` are keyword-only Scalars (Note [Keyword entries]).
+
+        Example:
+            >>> import dispatchcore as dc
+            >>> addcmul_ = dc.ops.aten.addcmul_.default.keyword_entry(3, ("value",))
+            >>> addcmul_(dc.ones(2), dc.ones(2), dc.ones(2), value=2)
+            tensor([3., 3.])
+        """
+        schema = self.schema
+        args = schema.arguments if schema is not None else ()
+        fits = (len(args) == nargs + len(keywords)
+                and [(i, kind, kw) for i, _, kind, kw in schema.dispatch_arguments] == [  # type: ignore[union-attr]
+                    (i, "tensor", False) for i in range(nargs)]
+                and all(a.name == n and a.kwarg_only and str(a.type) == "Scalar"
+                        for a, n in zip(args[nargs:], keywords)))
+        if not fits:
+            raise ValueError(f"no keyword entry for {self.qualname} with {nargs} Tensors and keywords {keywords}")
+        op = self
+        names = frozenset(keywords)
+        numbers = frozenset({int, float, bool})
+        memo: list[Any] = [None, {}]  # (the _dispatch state it belongs to, raw bits -> (kernel, first))
+
+        def call(*tensors: Any, **kw: Any) -> Any:
+            general = len(tensors) != nargs or _pt.state.keys is not _DEFAULT_KEYS or slot_wrapper is not None
+            bits = 0
+            if not general:
+                try:
+                    for t in tensors:
+                        bits |= t._key_bits
+                except (AttributeError, TypeError):  # not Tensors (See Note [No chained errors])
+                    general = True
+                for name, value in kw.items():
+                    if name not in names or value.__class__ not in numbers:
+                        general = True
+            if general:
+                return op(*tensors, **kw)  # the general path: its binding, its errors
+            state = op._dispatch
+            if memo[0] is not state:
+                memo[0], memo[1] = state, {}
+            try:
+                fn, first = memo[1][bits]
+            except KeyError:
+                masks, table = state[0], state[1]
+                included, _, keep = _DEFAULT_KEYS
+                full = (bits | included) & keep
+                backend = (full & BACKEND_MASK).bit_length()
+                masked = full & masks[backend]
+                f = (masked >> NUM_BACKENDS).bit_length()
+                entry = table[FUNCTIONALITY_BASE[f] + (backend & BACKEND_SELECT[f])]
+                if entry is None or len(memo[1]) >= _MEMO_SIZE:
+                    return op(*tensors, **kw)
+                fn, first = memo[1][bits] = _memo_entry(entry, masked)
+            return fn(*tensors, **kw) if first is None else fn(first, *tensors, **kw)
+
+        call.__name__ = self.name.partition("::")[2]
+        call.__qualname__ = f"{self.qualname}.keyword_entry"
+        call.__doc__ = (f"Call ``{self.qualname}`` with {nargs} positional Tensor(s) and the keyword(s) "
+                        f"{', '.join(keywords)} (``OperatorHandle.keyword_entry``).")
+        return call
+
     def _named_entry(self, fn: Callable[..., Any], nargs: int, tensors: int) -> Callable[..., Any]:
         """``fn`` named after the operator, so ``help(Tensor.relu)`` says what it calls."""
         fn.__name__ = self.name.partition("::")[2]

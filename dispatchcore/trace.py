@@ -203,7 +203,7 @@ def _wrap_slot(op: OperatorHandle, key: DispatchKey, entry: tuple[Any, str], slo
     fn, convention = slot
     reg, label = entry
     debug = reg.debug if hasattr(reg, "debug") else repr(reg)  # not getattr's default: repr is costly
-    _wrapped_ops.add(op)
+    _touched_ops.add(op)
     if getattr(reg, "fallthrough", False):
         debug = "fallthrough " + debug
 
@@ -313,8 +313,11 @@ _ORIGINAL_REDISPATCH = OperatorHandle.redispatch
 # operators at once (seconds): it empties their memos, so that every call reaches the patched
 # ``__call__``/``redispatch``, which re-makes an operator's slots with the tracer's wrappers the
 # first time the operator runs (``_wrap_op``). ``_wrapped_ops`` holds the operators whose slots are
-# wrapped (also those rebuilt by a registration meanwhile); disabling re-makes only those.
+# all wrapped; ``_touched_ops`` also those of which a registration meanwhile rebuilt (and so
+# wrapped) only some slots, which still need ``_wrap_op`` on their first call. Disabling re-makes
+# only the touched ones.
 _wrapped_ops: set[OperatorHandle] = set()
+_touched_ops: set[OperatorHandle] = set()
 
 
 def _wrap_op(op: OperatorHandle) -> None:
@@ -340,9 +343,10 @@ def _forget_memos() -> None:
 
 def _unwrap_all() -> None:
     with get_dispatcher()._lock:
-        for op in list(_wrapped_ops):
+        for op in list(_touched_ops):
             op._rewrap()
         _wrapped_ops.clear()
+        _touched_ops.clear()
 
 
 def enable() -> None:

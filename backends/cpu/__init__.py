@@ -2,7 +2,8 @@
 
 Mirrors the CPU entries of ``native_functions.yaml``: every ``dispatchcore.aten`` operator
 that has no CompositeImplicitAutograd decomposition gets a kernel at the ``CPU`` key. The kernels
-live in ``kernels.py``; the default random generator and ``manual_seed`` in ``random.py``.
+live in ``kernels.py``; the random engine (torch's mt19937 ``CPUGeneratorImpl``) and ``manual_seed``
+in ``generator.py``.
 Invariant: one live registration at a time (``register()`` returns it while it lives).
 """
 
@@ -12,9 +13,12 @@ import warnings
 from types import ModuleType
 
 from dispatchcore import Library, RegistrationHandle, leaf_kernel, native, register_seed_hook
+from dispatchcore.native.random import register_engine
+from dispatchcore.native.stubs import copy_stub
 
 from . import kernels
-from .random import Generator, default_generator, initial_seed, manual_seed, seed
+from .generator import CPUGenerator as Generator
+from .generator import default_generator, initial_seed, manual_seed, seed
 
 __all__ = ["KERNELS", "SPEED_KERNELS", "Generator", "default_generator", "initial_seed", "manual_seed", "register",
            "registered", "seed"]
@@ -24,13 +28,12 @@ __all__ = ["KERNELS", "SPEED_KERNELS", "Generator", "default_generator", "initia
 # views, sum, mean, the .Scalar arithmetic (derivative formulas, optimizers), clone and the factories
 # sit on the hot path, where the composite would cost another dispatch (``as_strided``,
 # ``sum.dim_IntList``, ``mul.Tensor`` of a wrapped number, ``empty`` + ``fill_``). Each computes what the
-# composite computes (tests/behavior/test_registrations.py). copy_, _to_copy, arange, linspace,
-# rand and randn have no composite here yet (docs/notes.md).
+# composite computes (tests/behavior/test_registrations.py). _to_copy converts in one numpy call where
+# the composite allocates and dispatches copy_.
 SPEED_KERNELS = ("sum", "mean", "add.Scalar", "add_.Scalar", "sub.Scalar", "sub_.Scalar", "mul.Scalar",
                  "mul_.Scalar", "div.Scalar", "div_.Scalar", "div.Scalar_mode", "div_.Scalar_mode", "clone",
                  "t", "transpose.int", "permute", "expand", "squeeze", "squeeze.dim", "unsqueeze", "select.int",
-                 "slice.Tensor", "alias", "zeros", "ones", "full", "scalar_tensor", "copy_", "_to_copy",
-                 "arange.start_step", "linspace", "rand", "randn")
+                 "slice.Tensor", "alias", "zeros", "ones", "full", "scalar_tensor", "_to_copy")
 
 _k = kernels
 KERNELS: tuple[tuple[str, object], ...] = (
@@ -85,7 +88,7 @@ KERNELS: tuple[tuple[str, object], ...] = (
     ("_softmax", _k._softmax_cpu), ("_log_softmax", _k._log_softmax_cpu),
     ("mse_loss", _k.mse_loss_cpu), ("nll_loss_forward", _k.nll_loss_forward_cpu),
     # joining, copies, fills
-    ("cat", _k.cat_cpu), ("clone", _k.clone_cpu), ("copy_", _k.copy__cpu),
+    ("cat", _k.cat_cpu), ("clone", _k.clone_cpu),
     ("fill_.Scalar", _k.fill__scalar_cpu), ("fill_.Tensor", _k.fill__tensor_cpu), ("zero_", _k.zero__cpu),
     ("reciprocal", _k.reciprocal_cpu), ("rsub.Tensor", _k.rsub_tensor_cpu),
     ("_to_copy", _k._to_copy_cpu),
@@ -99,17 +102,20 @@ KERNELS: tuple[tuple[str, object], ...] = (
     # factories
     ("empty.memory_format", _k.empty_memory_format_cpu), ("empty_strided", _k.empty_strided_cpu),
     ("zeros", _k.zeros_cpu), ("ones", _k.ones_cpu), ("full", _k.full_cpu),
-    ("arange.start_step", _k.arange_start_step_cpu), ("linspace", _k.linspace_cpu),
-    ("rand", _k.rand_cpu), ("randn", _k.randn_cpu), ("scalar_tensor", _k.scalar_tensor_cpu),
+    ("arange.start_out", _k.arange_start_out_cpu), ("linspace.out", _k.linspace_out_cpu),
+    ("scalar_tensor", _k.scalar_tensor_cpu),
 )
 del _k
-# Every kernel but _to_copy (which calls empty and copy_ to reach another device) is numpy in,
-# tensor out: a leaf, which the Autograd kernels call without a guard (Note [Leaf kernels]).
-NOT_LEAF = ("_to_copy",)
+# Every kernel but the range out= kernels (which call resize_) is numpy in, tensor out: a leaf,
+# which the Autograd kernels call without a guard (Note [Leaf kernels]).
+NOT_LEAF = ("arange.start_out", "linspace.out")
 for _name, _kernel in KERNELS:
     if _name not in NOT_LEAF:
         leaf_kernel(_kernel)
 del _name, _kernel
+
+# REGISTER_DISPATCH(copy_stub, ...), at import as torch's static initializer: copy_'s composite calls it
+copy_stub.register("cpu", kernels.copy__cpu)
 
 
 
@@ -174,6 +180,7 @@ def register(lib: Library | None = None) -> Library:
     if manual_seed not in _seed_hooks_registered:  # dispatchcore.manual_seed reaches our generator
         register_seed_hook(manual_seed)
         _seed_hooks_registered.append(manual_seed)
+        register_engine("cpu", Generator, default_generator)  # dispatchcore.Generator('cpu') is this engine
     handles = [lib.impl(name, kernel) for name, kernel in all_kernels()]
     if own:
         _library = lib

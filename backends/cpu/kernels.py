@@ -19,10 +19,11 @@ import numpy as np
 from dispatchcore import dtypes
 from dispatchcore.dtypes import WrappedNumber as _WrappedNumber
 from dispatchcore.dtypes import checked_number as _checked_number
+from dispatchcore.native.explicit import check_to_copy_layout
 from dispatchcore.shapes import broadcast_shapes, compute_stride, infer_size, infer_size_dv
 from dispatchcore.tensor import wrap_cpu
 
-from . import random as _random
+from . import generator as _random
 from .overlap import assert_no_internal_overlap as _assert_no_internal_overlap
 from .overlap import is_non_overlapping_and_dense as _non_overlapping_and_dense
 
@@ -1780,19 +1781,17 @@ def arange_start_step_cpu(start, end, step=1, *, dtype=None, layout=None, device
         raise _not_implemented("arange_cpu", dt)
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if dt.kind in "iu":  # accscalar is int64: the bounds and step are truncated first
-        for v in (start, end):
-            if isinstance(v, float) and not math.isfinite(v):
-                raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
+    ds, de, dst = float(start), float(end), float(step)  # arange_check_bounds: in double, whatever the dtype
+    if not (math.isfinite(ds) and math.isfinite(de)):
+        raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
+    if not ((dst > 0 and de >= ds) or (dst < 0 and de <= ds)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dt.kind in "iu":  # accscalar is int64: the bounds and step are truncated (a step may become 0)
         xs, xe, xst = int(start), int(end), int(step)
-        if xst == 0:
+        if xst == 0 and dt is _I64:  # int64 sizes divide by the truncated step
             raise ValueError("step must be nonzero")
     else:
-        xs, xe, xst = float(start), float(end), float(step)
-        if not (math.isfinite(xs) and math.isfinite(xe)):
-            raise RuntimeError(f"unsupported range: {_fmt(xs)} -> {_fmt(xe)}")
-    if not ((xst > 0 and xe >= xs) or (xst < 0 and xe <= xs)):
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+        xs, xe, xst = ds, de, dst
     if dt is _I64:
         sign = 1 if xst > 0 else -1
         n = (xe - xs + xst - sign) // xst  # C++ int64 division; both operands share a sign here
@@ -1834,31 +1833,28 @@ def linspace_cpu(start, end, steps, *, dtype=None, layout=None, device=None, pin
         return wrap_cpu(values.astype(calc).astype(dt))
 
 
-def _rng(generator: Any) -> np.random.Generator:
-    if generator is None:
-        return _random.default_generator.numpy_generator
-    rng = getattr(generator, "numpy_generator", None)
-    return rng if rng is not None else generator
+def arange_start_out_cpu(start, end, step=1, *, out):
+    """``arange_out``: the range in ``out``'s dtype, written into ``out`` (resized when its numel differs)."""
+    values = arange_start_step_cpu(start, end, step, dtype=out.dtype)._data
+    return _write_range(out, values, True)
 
 
-def rand_cpu(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
-    _check_layout(layout, "rand")
-    shape, dt = _check_size(size), _np_dtype(dtype)
-    if dt.kind != "f":
-        raise _not_implemented("check_uniform_bounds", dt)
-    rng = _rng(generator)
-    if dt is _F16:  # 11 random mantissa bits, as torch's uniform: never rounds up to 1.0
-        return wrap_cpu((rng.integers(0, 1 << 11, shape) * (1.0 / (1 << 11))).astype(_F16))
-    return wrap_cpu(_result(rng.random(shape, dtype=dt)))
+def linspace_out_cpu(start, end, steps, *, out):
+    values = linspace_cpu(start, end, steps, dtype=out.dtype)._data
+    return _write_range(out, values, False)
 
 
-def randn_cpu(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
-    _check_layout(layout, "randn")
-    shape, dt = _check_size(size), _np_dtype(dtype)
-    if dt.kind != "f":
-        raise _not_implemented("normal_kernel_cpu", dt)
-    rng = _rng(generator)
-    return wrap_cpu(_result(rng.standard_normal(shape, dtype=_F32 if dt is _F16 else dt)).astype(dt, copy=False))
+def _write_range(out, values, warn):
+    from dispatchcore.native.explicit import resize_range_out
+
+    resize_range_out(out, values.shape[0], warn)
+    _copyto(out._data, values.reshape(out._data.shape))  # a kept shape (numel matched) is filled row-major
+    return out
+
+
+def _rng(generator: Any) -> Any:
+    """The CPU random engine a kernel draws from (``generator.py``): the default one for ``None``."""
+    return _random.resolve(generator)
 
 
 def scalar_tensor_cpu(s, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -1869,19 +1865,11 @@ def scalar_tensor_cpu(s, *, dtype=None, layout=None, device=None, pin_memory=Non
 
 def _to_copy_cpu(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
                  memory_format=None):
-    _check_layout(layout, "_to_copy")
+    """The composite's result in one numpy call; BackendSelect sends a copy to another device there."""
+    check_to_copy_layout(layout)
     a = self._data
     dt = a.dtype if dtype is None else _np_dtype(dtype)
     fmt = _memory_format(memory_format, "preserve_format")
-    device_type = None if device is None else getattr(device, "type", None) or str(device).partition(":")[0]
-    if device_type not in (None, "cpu"):
-        # another device: allocate there and let copy_ dispatch to that device's backend, as
-        # at::_to_copy does (empty(..., device).copy_(self))
-        from dispatchcore import ops
-
-        out = ops.aten.empty.memory_format(list(a.shape), dtype=dtype if dtype is not None else self.dtype,
-                                           device=device)
-        return ops.aten.copy_.default(out, self, non_blocking)
     out = _empty_like_format(a, fmt, "_to_copy", dt)
     if a.dtype.kind == "c" and dt.kind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)

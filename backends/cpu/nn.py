@@ -2,15 +2,18 @@
 
 Mirrors the CPU kernels of ``LinearAlgebra.cpp`` (``addmm``), ``DilatedMaxPool{2,3}d.cpp``,
 ``AveragePool{2,3}d.cpp``, ``AdaptiveAveragePooling{,3d}.cpp``, ``UpSampleNearest2d.cpp``,
-``UpSampleBilinear2d.cpp`` (with ``UpSample.h``'s index rules), ``Im2Col.cpp`` and ``Col2Im.cpp``.
-Shapes and checks come from the family's shared rules (so Meta agrees), numpy does the arithmetic;
-every result is a new contiguous tensor. Convolution has no CPU kernel: torch registers it at
-CompositeExplicitAutograd (see ``dispatchcore.native.nn``). Invariant: a max pool picks the first
-maximum of each window, or its last NaN, and reports its index in the flattened input plane.
+``UpSampleBilinear2d.cpp`` (with ``UpSample.h``'s index rules), ``Im2Col.cpp``, ``Col2Im.cpp`` and
+``ConvolutionMM2d.cpp`` (``_slow_conv2d_forward``/``_slow_conv2d_backward``, the Slow2d backend torch's
+CompositeExplicitAutograd convolution picks on CPU: im2col as one copy of a strided window view, then
+one batched matmul; col2im as one strided add per kernel offset). Shapes and checks come from the
+family's shared rules (so Meta agrees), numpy does the arithmetic; every result is a new contiguous
+tensor. Invariant: a max pool picks the first maximum of each window, or its last NaN, and reports
+its index in the flattened input plane.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +24,7 @@ from dispatchcore.native import nn as F
 from dispatchcore.native.structured import out_arguments, out_call
 from dispatchcore.tensor import wrap_cpu
 
+from . import kernels as _k
 from .kernels import _BOOL, _F16, _F32, _F64, _I64, _U8, _item, _matmul, _not_implemented, _resize_out, _result
 
 __all__ = ["KERNELS"]
@@ -132,6 +136,8 @@ def _max_pool(self: Any, n: int, kernel_size: Any, stride: Any, padding: Any, di
     if a.dtype == _BOOL:
         raise _not_implemented(f"max_pool{n}d", a.dtype)
     sizes, out = a.shape[-n:], out_shape[-n:]
+    if not any(p) and all((out[i] - 1) * s[i] + (k[i] - 1) * d[i] < sizes[i] for i in range(n)):
+        return _max_pool_inside(a, n, out, k, s, d)
     windows = [_window_positions(sizes[i], out[i], k[i], s[i], p[i], d[i]) for i in range(n)]
     positions = [w[0] for w in windows]
     valid = _broadcast_mask([w[1] for w in windows])
@@ -153,6 +159,53 @@ def _max_pool(self: Any, n: int, kernel_size: Any, stride: Any, padding: Any, di
     values = np.take_along_axis(vals, pick[..., None], -1)[..., 0]
     indices = np.take_along_axis(np.broadcast_to(flat, vals.shape), pick[..., None], -1)[..., 0]
     return wrap_cpu(_result(values.astype(a.dtype))), wrap_cpu(_result(indices.astype(_I64)))
+
+
+@functools.lru_cache(maxsize=64)
+def _window_grid(sizes: tuple[int, ...], out: tuple[int, ...], k: tuple, s: tuple,
+                 d: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Flat input-plane positions: of each kernel offset ``[K]``, and of each window's start ``[prod(out)]``."""
+    n = len(sizes)
+    steps = [int(np.prod(sizes[i + 1:], dtype=np.int64)) for i in range(n)]
+    offsets, base = np.zeros(k, _I64), np.zeros(out, _I64)
+    for i in range(n):
+        shape = [1] * n
+        shape[i] = k[i]
+        offsets = offsets + np.arange(k[i], dtype=_I64).reshape(shape) * (d[i] * steps[i])
+        shape[i] = out[i]
+        base = base + np.arange(out[i], dtype=_I64).reshape(shape) * (s[i] * steps[i])
+    offsets, base = offsets.reshape(-1), base.reshape(-1)
+    offsets.flags.writeable = base.flags.writeable = False
+    return offsets, base
+
+
+def _max_pool_inside(a: np.ndarray, n: int, out: tuple[int, ...], k: tuple, s: tuple, d: tuple) -> Any:
+    """``_max_pool`` when every window lies inside the input (no padding, no ceil-mode overhang).
+
+    The windows are copied once, kernel offset first (``[K, *lead, *out]``, from a strided view:
+    no gather, no mask), then one vectorised pass per offset keeps torch's rule: a later value
+    replaces the running maximum when it is greater or NaN.
+    """
+    lead, sizes = a.shape[: a.ndim - n], a.shape[a.ndim - n:]
+    st = a.strides
+    view = np.lib.stride_tricks.as_strided(
+        a, (*k, *lead, *out), (*(st[a.ndim - n + i] * d[i] for i in range(n)), *st[: a.ndim - n],
+                               *(st[a.ndim - n + i] * s[i] for i in range(n))), writeable=False)
+    kk = int(np.prod(k))
+    cols = np.ascontiguousarray(view).reshape(kk, -1)
+    running, pick = cols[0], np.zeros(cols.shape[1], np.intp)
+    for j in range(1, kk):
+        row = cols[j]
+        update = row > running
+        if a.dtype.kind == "f":
+            update |= np.isnan(row)
+        running = np.maximum(running, row)  # compares like the picked value (NaN kept; a zero's sign aside)
+        pick *= ~update
+        pick += update * j
+    offsets, base = _window_grid(tuple(sizes), out, k, s, d)
+    index = (offsets[pick].reshape(-1, base.size) + base).reshape(*lead, *out)
+    best = np.take_along_axis(cols, pick[None], 0).reshape(*lead, *out)
+    return wrap_cpu(_result(best)), wrap_cpu(_result(index))
 
 
 def _max_pool_backward(grad_output: Any, self: Any, n: int, kernel_size: Any, stride: Any, padding: Any,
@@ -421,6 +474,136 @@ def col2im_cpu(self, output_size, kernel_size, dilation, padding, stride):
     return wrap_cpu(_result(padded[..., ph: ph + h, pw: pw + w].astype(a.dtype)))
 
 
+# --- the Slow2d convolution (ConvolutionMM2d.cpp) ----------------------------------------------------------
+def _slow_conv2d_check(x: np.ndarray, w: np.ndarray, bias: Any, kernel_size: Any, stride: Any, padding: Any,
+                       grad: np.ndarray | None = None) -> tuple[int, int]:
+    """``slow_conv2d_shape_check``: torch's checks, in its order; the output's (height, width)."""
+    (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
+    if kh <= 0 or kw <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: {kh} kernel_width: {kw}")
+    if sh <= 0 or sw <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got stride_height: {sh} stride_width: {sw}")
+    w2 = w.reshape(w.shape[0], -1) if w.ndim == 4 else w
+    if w2.size == 0 or w2.ndim not in (2, 4):
+        raise RuntimeError(f"non-empty 2D or 4D weight tensor expected, but got: {F._shape_text(w2.shape)}")
+    if bias is not None:
+        _check_dim_size(bias.shape, 1, 0, w.shape[0])
+    if x.ndim != 4:
+        raise RuntimeError(f"Expected 4D input tensor, but got: {F._shape_text(x.shape)}")
+    h, wd = x.shape[2] + 2 * ph, x.shape[3] + 2 * pw
+    if h < kh or wd < kw:
+        raise RuntimeError(f"Calculated padded input size per channel: ({h} x {wd}). Kernel size: ({kh} x {kw}). "
+                           "Kernel size can't be greater than actual input size")
+    oh, ow = (h - kh) // sh + 1, (wd - kw) // sw + 1
+    planes = w2.shape[1] // (kh * kw)  # torch checks against the weight viewed as [O, C*kh*kw]
+    if x.shape[1] != 0:
+        _check_dim_size(x.shape, 4, 1, planes)
+    if grad is not None:
+        for dim, size in ((1, w.shape[0]), (2, oh), (3, ow)):
+            _check_dim_size(grad.shape, 4, dim, size)
+    if x.dtype != w.dtype:
+        raise RuntimeError(f"expected scalar type {_k._TORCH_NAME[x.dtype]} but found {_k._TORCH_NAME[w.dtype]}")
+    return oh, ow
+
+
+def _check_dim_size(shape: tuple[int, ...], ndim: int, dim: int, size: int) -> None:
+    """``check_dim_size``: a tensor of ``ndim`` dims whose ``dim`` has ``size`` elements."""
+    if len(shape) != ndim or shape[dim] != size:
+        got = shape[dim] if dim < len(shape) else "?"
+        raise RuntimeError(f"Expected a tensor of dimension {ndim} and tensor.size[{dim}] == {size} but got: "
+                           f"dimension {len(shape)} and tensor.size[{dim}] = {got}")
+
+
+def _pad_crop(x: np.ndarray, top: int, bottom: int, left: int, right: int) -> np.ndarray:
+    """``x`` zero-padded on each side of its last two dims (cropped where a side is negative); contiguous."""
+    x = x[..., max(-top, 0): x.shape[-2] - max(-bottom, 0), max(-left, 0): x.shape[-1] - max(-right, 0)]
+    top, bottom, left, right = (max(v, 0) for v in (top, bottom, left, right))
+    if not (top or bottom or left or right):
+        return np.ascontiguousarray(x)
+    out = np.zeros((*x.shape[:-2], x.shape[-2] + top + bottom, x.shape[-1] + left + right), x.dtype)
+    out[..., top: top + x.shape[-2], left: left + x.shape[-1]] = x
+    return out
+
+
+def _slow_columns(x: np.ndarray, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, oh: int,
+                  ow: int) -> np.ndarray:
+    """im2col: ``[N, C*kh*kw, oh*ow]``, a window view of the padded input, copied once."""
+    xp = _pad_crop(x, ph, ph, pw, pw)
+    s0, s1, s2, s3 = xp.strides
+    windows = np.lib.stride_tricks.as_strided(xp, (xp.shape[0], xp.shape[1], kh, kw, oh, ow),
+                                              (s0, s1, s2, s3, s2 * sh, s3 * sw), writeable=False)
+    return windows.reshape(x.shape[0], x.shape[1] * kh * kw, oh * ow)
+
+
+def _slow_acc(dt: np.dtype) -> np.dtype:
+    if dt == _BOOL:
+        raise _not_implemented("slow_conv2d_cpu", dt)
+    return _opmath(dt)
+
+
+def slow_conv2d_forward_cpu(self, weight, kernel_size, bias, stride, padding):
+    x, w = self._data, weight._data
+    oh, ow = _slow_conv2d_check(x, w, None if bias is None else bias._data, kernel_size, stride, padding)
+    (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
+    acc = _slow_acc(x.dtype)
+    n, o = x.shape[0], w.shape[0]
+    cols = _slow_columns(x.astype(acc, copy=False), kh, kw, sh, sw, ph, pw, oh, ow)
+    y = np.matmul(w.reshape(o, -1).astype(acc, copy=False), cols)                # [N, O, oh*ow]
+    if bias is not None:
+        y += bias._data.astype(acc, copy=False)[:, None]
+    return wrap_cpu(_result(y.reshape(n, o, oh, ow).astype(x.dtype, copy=False)))
+
+
+def slow_conv2d_forward_out_cpu(self, weight, kernel_size, bias, stride, padding, *, output):
+    r = slow_conv2d_forward_cpu(self, weight, kernel_size, bias, stride, padding)._data
+    if output._data.dtype != r.dtype:
+        raise RuntimeError(f"expected scalar type {_k._TORCH_NAME[r.dtype]} but found "
+                           f"{_k._TORCH_NAME[output._data.dtype]}")
+    np.copyto(_resize_out(output, r.shape, [r]), r)
+    return output
+
+
+def _slow_input_grad(g: np.ndarray, w: np.ndarray, shape: tuple[int, ...], kernel_size: Any, stride: Any,
+                     padding: Any) -> np.ndarray:
+    """The input gradient as a stride-1 convolution of the stride-dilated output gradient with the flipped weight.
+
+    Input row ``y`` receives from the windows that start at ``y + pad - i`` (kernel row ``i``): in
+    the output gradient dilated by the stride (one row per window start), padded by ``k - 1 - pad``
+    in front, that is a plain correlation with the kernel reversed. One im2col and one matmul.
+    """
+    (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
+    n, o, oh, ow = g.shape
+    h, wd = shape[2:]
+    if sh > 1 or sw > 1:
+        dilated = np.zeros((n, o, (oh - 1) * sh + 1, (ow - 1) * sw + 1), g.dtype)
+        dilated[:, :, ::sh, ::sw] = g
+        g = dilated
+    gp = _pad_crop(g, kh - 1 - ph, h - 1 + ph - (g.shape[2] - 1), kw - 1 - pw, wd - 1 + pw - (g.shape[3] - 1))
+    cols = _slow_columns(gp, kh, kw, 1, 1, 0, 0, h, wd)                          # [N, O*kh*kw, h*wd]
+    flipped = w.reshape(o, -1, kh, kw)[:, :, ::-1, ::-1].transpose(1, 0, 2, 3).reshape(-1, o * kh * kw)
+    return np.matmul(flipped, cols).reshape(n, flipped.shape[0], h, wd)
+
+
+def slow_conv2d_backward_cpu(grad_output, self, weight, kernel_size, stride, padding, output_mask):
+    x, w, g = self._data, weight._data, grad_output._data
+    oh, ow = _slow_conv2d_check(x, w, None, kernel_size, stride, padding, g)
+    (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
+    acc = _slow_acc(x.dtype)
+    n, o = x.shape[0], w.shape[0]
+    g2 = g.astype(acc, copy=False).reshape(n, o, oh * ow)
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_input = wrap_cpu(_result(_slow_input_grad(g2.reshape(n, o, oh, ow), w.astype(acc, copy=False), x.shape,
+                                                       kernel_size, stride, padding).astype(x.dtype, copy=False)))
+    if output_mask[1]:
+        cols = _slow_columns(x.astype(acc, copy=False), kh, kw, sh, sw, ph, pw, oh, ow)
+        gw = np.matmul(g2, cols.transpose(0, 2, 1)).sum(axis=0)                 # [O, C*kh*kw]
+        grad_weight = wrap_cpu(_result(gw.reshape(w.shape).astype(w.dtype, copy=False)))
+    if output_mask[2]:
+        grad_bias = wrap_cpu(_result(g2.sum(axis=(0, 2)).astype(g.dtype, copy=False)))
+    return grad_input, grad_weight, grad_bias
+
+
 # --- the table -----------------------------------------------------------------------------------------
 def _pool_kernels(n: int) -> dict[str, Callable[..., Any]]:
     def max_pool(self, kernel_size, stride=(), padding=(0,) * n, dilation=(1,) * n, ceil_mode=False):
@@ -454,6 +637,8 @@ FUNCTIONAL: dict[str, Callable[..., Any]] = {
     "upsample_nearest2d": upsample_nearest2d_cpu, "upsample_nearest2d_backward": upsample_nearest2d_backward_cpu,
     "upsample_bilinear2d": upsample_bilinear2d_cpu, "upsample_bilinear2d_backward": upsample_bilinear2d_backward_cpu,
     "im2col": im2col_cpu, "col2im": col2im_cpu,
+    "_slow_conv2d_forward": slow_conv2d_forward_cpu, "_slow_conv2d_forward.output": slow_conv2d_forward_out_cpu,
+    "_slow_conv2d_backward.output_mask": slow_conv2d_backward_cpu,
 }
 
 

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from dispatchcore import dtypes
+from dispatchcore.dtypes import TYPEMETA_NAMES
 from dispatchcore.native import pointwise as P
-from dispatchcore.tensor import wrap_cpu
+from dispatchcore.tensor import Tensor, wrap_cpu
 
 from . import kernels as _k
 
@@ -27,6 +28,7 @@ __all__ = ["BINARY", "KERNELS", "UNARY"]
 
 _nd = np.ndarray
 _F16, _F32, _BOOL = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.bool_)
+_F64 = np.dtype(np.float64)
 _FLOATS, _INTS, _ALL = "f", "iu", "biuf"
 
 
@@ -473,6 +475,166 @@ def _activation_kernels() -> dict[str, Callable[..., Any]]:
     return found
 
 
+# --- ternary ops: addcmul, addcdiv, lerp (PointwiseOpsKernel.cpp, LerpKernel.cpp) -------------------------
+_ADDCDIV_INTEGER = ("Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
+                    "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+                    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+                    "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
+                    "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all "
+                    "dtypes.")
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dekker's product: ``a * b == p + e`` exactly (float64, barring overflow)."""
+    p = a * b
+    split = 134217729.0  # 2**27 + 1
+    ah = a * split
+    ah = ah - (ah - a)
+    bh = b * split
+    bh = bh - (bh - b)
+    al, bl = a - ah, b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _fused(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``fma(a, b, c)`` in the operands' dtype, as the AVX2 kernels' ``fmadd`` (and the fp-contracted scalar code).
+
+    float32: exact through float64 (the product is exact there, one rounding for the sum and one
+    to float32, which cannot differ from the fused result except in rare double-rounding ties).
+    float64: Dekker's exact product plus a compensated sum (faithful; rare last-bit ties may differ).
+    """
+    if a.dtype == _F32:
+        return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(_F32)
+    if a.dtype != np.float64:
+        return a * b + c
+    p, e = _two_product(a, b)
+    s = p + c
+    bp = s - p
+    t = (p - (s - bp)) + (c - bp)  # two-sum error of p + c
+    return s + (t + e)
+
+
+def _lerp(start: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
+    """``lerp_vec``: ``fmadd(w, end - start, start)`` for ``|w| < 0.5``, else ``fmadd(w - 1, end - start, end)``."""
+    w = np.asarray(weight, dtype=start.dtype)
+    small = np.abs(w) < 0.5
+    coeff = np.where(small, w, w - np.asarray(1, start.dtype)).astype(start.dtype)
+    base = np.where(small, start, end).astype(start.dtype)
+    return _fused(coeff, end - start, base)
+
+
+def _ternary_inplace_fast(name: str, self: Any, first: Any, second: Any, value: Any) -> Any:
+    """The optimizers' call (``exp_avg_sq.addcmul_(g, g, value=v)``), same results as ``_ternary``; None: not it.
+
+    Every operand a float32/float64 tensor of ``self``'s dtype and shape (``lerp``'s weight may be
+    a Python number), ``self`` neither 0-d nor expanded: no promotion, broadcast or cast check can fail, so
+    the kernel writes straight into ``self`` with a handful of numpy calls. float32's fused
+    multiply-add is one float64 product and sum (exact product) rounded once to float32, as
+    ``_fused`` computes it; float64's goes through ``_fused``.
+    """
+    dst = self._data
+    dt = dst.dtype
+    if (dt != _F32 and dt != _F64) or not dst.ndim or 0 in dst.strides or not isinstance(first, Tensor):
+        return None
+    y = first._data
+    if y.dtype != dt or y.shape != dst.shape:
+        return None
+    weight = None
+    if isinstance(second, Tensor):
+        z = second._data
+        if z.dtype != dt or z.shape != dst.shape:
+            return None
+    elif name == "lerp" and (type(second) is float or type(second) is int and -(1 << 63) <= second < (1 << 63)):
+        z, weight = None, second
+    else:
+        return None
+    if name != "lerp" and type(value) is not float and type(value) is not int:
+        return None
+    with np.errstate(all="ignore"):
+        if name == "lerp":
+            if weight is None:
+                r = _lerp(dst, y, z)
+            else:  # lerp_vec with a scalar weight: the branch is decided once
+                w = dt.type(weight)
+                small = abs(w) < 0.5
+                coeff, base = (w, dst) if small else (w - dt.type(1), y)
+                diff = y - dst
+                if dt == _F32:
+                    r = diff.astype(np.float64)
+                    r *= float(coeff)
+                    r += base.astype(np.float64)
+                else:
+                    r = _fused(np.asarray(coeff, dt), diff, base)
+        else:
+            v = np.array(value, dt) if type(value) is float else _k._scalar_array(value, dt)
+            t = np.multiply(y, v)
+            if name == "addcdiv":  # not fused: self + (value * tensor1) / tensor2
+                np.divide(t, z, out=t)
+                np.add(dst, t, out=dst)
+                return self
+            if dt == _F32:  # fma(value * tensor1, tensor2, self); same-dtype ufuncs skip numpy's casting loops
+                r = t.astype(np.float64)
+                r *= z.astype(np.float64)
+                r += dst.astype(np.float64)
+            else:
+                r = _fused(t, z, dst)
+        dst[...] = r  # rounded once to float32 (an unsafe cast, as copyto's)
+    return self
+
+
+def _ternary(name: str, self: Any, first: Any, second: Any, value: Any = None, out: Any = None) -> Any:
+    """addcmul/addcdiv (``value`` the Scalar) and lerp (``second`` the weight, a Tensor or a Python number)."""
+    if out is self:
+        done = _ternary_inplace_fast(name, self, first, second, value)
+        if done is not None:
+            return done
+    tensors = [t for t in (self, first, second) if isinstance(t, Tensor)]
+    arrays = [t._data for t in tensors]
+    if name == "lerp":
+        for arg, t in (("end", first), ("weight", second)):
+            if isinstance(t, Tensor) and t.dtype is not self.dtype:
+                raise RuntimeError(f"expected dtype {TYPEMETA_NAMES[self.dtype.name]} for `{arg}` but got dtype "
+                                   f"{TYPEMETA_NAMES[t.dtype.name]}")
+    elif name == "addcdiv" and not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (first, second)):
+        raise RuntimeError(_ADDCDIV_INTEGER)
+    dt = _k._result_np(*tensors)
+    shape = _k._broadcast_shapes(*(a.shape for a in arrays))
+    if out is not None:
+        _check_target(P.COMMON, name, dt, shape, self, out)
+    kinds = _FLOATS if name == "lerp" else _ALL
+    if dt.kind not in kinds or (dt.kind == "b" and name != "lerp"):
+        raise _k._not_implemented(f"{name}_cpu" if name == "lerp" else f"{name}_cpu_out", dt)
+    work = _F32 if dt == _F16 else dt  # half computes in float (opmath)
+    with np.errstate(all="ignore"):
+        x, y = _k._cast(self._data, work), _k._cast(first._data, work)
+        if name == "lerp":
+            w = _k._cast(second._data, work) if isinstance(second, Tensor) else _k._scalar_array(_k._item(second), work)
+            r = _lerp(x, y, w)
+        else:
+            z = _k._cast(second._data, work)
+            v = _k._scalar_array(_k._item(value), work)
+            # addcmul is fma(value * tensor1, tensor2, self) in torch's compiled kernel; addcdiv is not fused
+            r = _fused(v * y, z, x) if name == "addcmul" else x + v * y / z
+        return _k._store(np.asarray(r).astype(dt, copy=False), dt, shape, self, out, arrays=arrays)
+
+
+def _ternary_kernels() -> dict[str, Callable[..., Any]]:
+    def addc(name: str) -> dict[str, Callable[..., Any]]:
+        return {name: lambda self, tensor1, tensor2, *, value=1: _ternary(name, self, tensor1, tensor2, value),
+                f"{name}_": lambda self, tensor1, tensor2, *, value=1: _ternary(name, self, tensor1, tensor2, value,
+                                                                                self),
+                f"{name}.out": lambda self, tensor1, tensor2, *, value=1, out: _ternary(name, self, tensor1, tensor2,
+                                                                                        value, out)}
+
+    found = {**addc("addcmul"), **addc("addcdiv")}
+    for kind in ("Scalar", "Tensor"):
+        found.update({
+            f"lerp.{kind}": lambda self, end, weight: _ternary("lerp", self, end, weight),
+            f"lerp_.{kind}": lambda self, end, weight: _ternary("lerp", self, end, weight, out=self),
+            f"lerp.{kind}_out": lambda self, end, weight, *, out: _ternary("lerp", self, end, weight, out=out)})
+    return _named(found)
+
+
 def _kernels() -> dict[str, Callable[..., Any]]:
     kernels: dict[str, Callable[..., Any]] = {}
     for name, u in P.UNARY.items():
@@ -497,6 +659,7 @@ def _kernels() -> dict[str, Callable[..., Any]]:
             f"__i{short}.Scalar": lambda self, other, _t=target: _binary(_t, self, _k._item(other), self),
         }))
     kernels.update(_activation_kernels())
+    kernels.update(_ternary_kernels())
     return kernels
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from dispatchcore import cuda as _cuda
 from dispatchcore import dtypes as _dt
 from dispatchcore import ops
+from dispatchcore.native.stubs import copy_stub
 from dispatchcore.tensor import Tensor, wrap
 
 from ..meta import kernels as _meta_kernels
@@ -699,10 +700,12 @@ def cat_cuda(tensors, dim=0):
 
 
 def copy__cuda(self, src, non_blocking=False):
+    """``copy_stub`` for CUDA: copy_'s composite calls it when either side is on the device."""
     shape = shapes.infer_size(tuple(self.shape), tuple(src.shape))
     if shape != tuple(self.shape):
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
     if _is_cuda(self) and _is_cuda(src):
+        _code(self.dtype.np, "copy_")
         launch.copy_into(self._data, src._data)
     elif _is_cuda(self):  # host to device
         _code(self.dtype.np, "copy_")
@@ -728,23 +731,6 @@ def fill__scalar_cuda(self, value):
 def zero__cuda(self):
     launch.fill(self._data, 0)
     return self
-
-
-def _to_copy_cuda(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
-                  memory_format=None):
-    target = None if device is None else _dt.device(device)
-    if target is not None and target.type != "cuda":
-        if target.type != "cpu":
-            raise RuntimeError(f"dispatchcore's CUDA backend copies to cpu or cuda, not {target}")
-        host = wrap(to_numpy(self._data))  # cuda -> cpu keeps a dense layout, as empty_like(preserve)
-        if dtype is not None or memory_format is not None:  # casts and layouts exactly as the CPU backend
-            host = ops.aten._to_copy.default(host, dtype=dtype, memory_format=memory_format)
-        return host
-    m = _MK._to_copy_meta(_meta(self), dtype=dtype, memory_format=memory_format)
-    _code(m.dtype.np, "copy_")
-    out = _new_like_meta(m)
-    launch.copy_into(out._data, self._data)
-    return out
 
 
 # --- views: new CudaData over the same storage ------------------------------------------------------
@@ -805,6 +791,14 @@ def _upload(t: Tensor) -> Tensor:
     return out
 
 
+def arange_cuda(end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _upload(ops.aten.arange.default(end, dtype=dtype, layout=layout, device=_CPU))
+
+
+def arange_start_cuda(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _upload(ops.aten.arange.start(start, end, dtype=dtype, layout=layout, device=_CPU))
+
+
 def arange_start_step_cuda(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _upload(ops.aten.arange.start_step(start, end, step, dtype=dtype, layout=layout, device=_CPU))
 
@@ -813,12 +807,20 @@ def linspace_cuda(start, end, steps, *, dtype=None, layout=None, device=None, pi
     return _upload(ops.aten.linspace.default(start, end, steps, dtype=dtype, layout=layout, device=_CPU))
 
 
-def rand_cuda(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
-    return _upload(ops.aten.rand.default(size, generator=generator, dtype=dtype, layout=layout, device=_CPU))
+def rand_cuda(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _upload(ops.aten.rand.default(size, dtype=dtype, layout=layout, device=_CPU))
 
 
-def randn_cuda(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
-    return _upload(ops.aten.randn.default(size, generator=generator, dtype=dtype, layout=layout, device=_CPU))
+def randn_cuda(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _upload(ops.aten.randn.default(size, dtype=dtype, layout=layout, device=_CPU))
+
+
+# --- backward kernels the derivative formulas call ---------------------------------------------------
+def threshold_backward_grad_input_cuda(grad_output, self, threshold, *, grad_input):
+    """The backward of relu (``self <= threshold ? 0 : grad``) from the device's comparison and where kernels."""
+    mask = ops.aten.le.Scalar(self, threshold)
+    result = ops.aten.where.self(mask, ops.aten.zeros_like.default(grad_output), grad_output)
+    return ops.aten.copy_.default(grad_input, result)  # the structured composite passes grad_input's shape
 
 
 # --- the table -------------------------------------------------------------------------------------
@@ -843,14 +845,18 @@ def _table() -> tuple[tuple[str, Any], ...]:
         ("amax", amax_cuda), ("max", max_cuda), ("max.dim", max_dim_cuda), ("argmax", argmax_cuda),
         ("mm", mm_cuda), ("bmm", bmm_cuda), ("_softmax", _softmax_cuda), ("_log_softmax", _log_softmax_cuda),
         ("mse_loss", mse_loss_cuda), ("nll_loss_forward", nll_loss_forward_cuda),
-        ("cat", cat_cuda), ("copy_", copy__cuda),
-        ("fill_.Scalar", fill__scalar_cuda), ("zero_", zero__cuda), ("_to_copy", _to_copy_cuda),
+        ("cat", cat_cuda), ("fill_.Scalar", fill__scalar_cuda), ("zero_", zero__cuda),
         *_views().items(),
         ("empty.memory_format", empty_memory_format_cuda), ("empty_strided", empty_strided_cuda),
-        ("arange.start_step", arange_start_step_cuda), ("linspace", linspace_cuda),
+        ("arange", arange_cuda), ("arange.start", arange_start_cuda), ("arange.start_step", arange_start_step_cuda),
+        ("linspace", linspace_cuda),
         ("rand", rand_cuda), ("randn", randn_cuda),
+        ("threshold_backward.grad_input", threshold_backward_grad_input_cuda),
     ]
     return tuple(entries)
 
 
 KERNELS: tuple[tuple[str, Any], ...] = _table()
+
+# REGISTER_DISPATCH(copy_stub, ...): copy_ and _to_copy are composites on CUDA, as in torch; they end here
+copy_stub.register("cuda", copy__cuda)

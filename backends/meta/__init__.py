@@ -40,5 +40,5 @@ def register(lib: Library | None = None) -> Library:
         lib.impl(op_name, kernel, DispatchKey.Meta)
     for family in _families():
         for op_name, kernel in family.KERNELS.items():
-            lib.impl(op_name, kernel, DispatchKey.Meta)
+            lib.impl(op_name, kernel, DispatchKey.Meta, _builtin=True)
     return lib

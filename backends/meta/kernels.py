@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from dispatchcore import dtypes as _dt
+from dispatchcore.native.explicit import linspace_dtype, resize_range_out
 from dispatchcore.tensor import Tensor, wrap
 
 from . import shapes
@@ -945,29 +946,6 @@ def stack_meta(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 # --- copies ----------------------------------------------------------------------------------------
 
 
-def copy__meta(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
-    if self._device.type != _META:
-        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-    shape = shapes.infer_size(tuple(self.shape), tuple(src.shape))
-    if shape != tuple(self.shape):
-        raise RuntimeError(
-            f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
-    return self
-
-
-def _to_copy_meta(self: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
-                  pin_memory: Any = None, non_blocking: bool = False,
-                  memory_format: Any = None) -> Tensor:
-    if device is not None and _dt.device(device).type != _META:
-        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-    d = self.dtype if dtype is None else _dt_of(dtype)
-    fmt = _memory_format(memory_format)
-    shape, strides, _ = _geometry(self)
-    if fmt in (None, "preserve"):
-        return meta_tensor(shape, d, shapes.dense_strides_like(shape, strides))
-    return meta_tensor(shape, d, _strides_for(shape, fmt))
-
-
 def fill__scalar_meta(self: Tensor, value: Any) -> Tensor:
     _check_fits(_scalar(value), self.dtype)
     return self
@@ -1145,18 +1123,43 @@ def linspace_meta(start: Any, end: Any, steps: int, *, dtype: Any = None, layout
                   device: Any = None, pin_memory: Any = None) -> Tensor:
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    start, end = _scalar(start), _scalar(end)
-    d = None if dtype is None else _dt_of(dtype)
-    if isinstance(start, complex) or isinstance(end, complex):  # linspace_logspace_infer_options
-        inferred = _factory_default_for(_dt.complex128)
-        if d is not None and not d.is_complex:
-            raise RuntimeError(f"torch.linspace(): inferred dtype {_tm(inferred)} can't be safely "
-                               f"cast to passed dtype {_st(d)}")
-        d = d or inferred
-    d = d or _dt.get_default_dtype()
-    for value in (start, end)[:min(steps, 2)]:  # the CPU kernel converts start (and end if steps > 1)
-        _check_fits(value, d)
+    d = linspace_dtype(_scalar(start), _scalar(end), None if dtype is None else _dt_of(dtype))
+    _check_linspace_ends(start, end, steps, d)
     return meta_tensor((steps,), d)
+
+
+def _check_linspace_ends(start: Any, end: Any, steps: int, d: _dt.dtype) -> None:
+    for value in (_scalar(start), _scalar(end))[:min(steps, 2)]:  # the CPU kernel converts start (and end if steps > 1)
+        _check_fits(value, d)
+
+
+def arange_meta(end: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                pin_memory: Any = None) -> Tensor:
+    return arange_start_step_meta(0, end, 1, dtype=dtype)
+
+
+def arange_start_meta(start: Any, end: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                      pin_memory: Any = None) -> Tensor:
+    return arange_start_step_meta(start, end, 1, dtype=dtype)
+
+
+def arange_out_meta(end: Any, *, out: Tensor) -> Tensor:
+    return arange_start_out_meta(0, end, 1, out=out)
+
+
+def arange_start_out_meta(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Tensor:
+    """``arange_out`` on meta: torch's size and checks in ``out``'s dtype, then ``resize_``."""
+    size = arange_start_step_meta(start, end, step, dtype=out.dtype).shape[0]
+    resize_range_out(out, size, True)
+    return out
+
+
+def linspace_out_meta(start: Any, end: Any, steps: int, *, out: Tensor) -> Tensor:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    _check_linspace_ends(start, end, steps, out.dtype)
+    resize_range_out(out, steps, False)
+    return out
 
 
 def rand_meta(size: Any, *, generator: Any = None, dtype: Any = None, layout: Any = None,
@@ -1235,13 +1238,14 @@ def kernel_table() -> dict[str, Any]:
         "_softmax": _softmax_meta, "_log_softmax": _log_softmax_meta,
         "mse_loss": mse_loss_meta, "nll_loss_forward": nll_loss_forward_meta,
         "cat": cat_meta, "stack": stack_meta,
-        "copy_": copy__meta, "_to_copy": _to_copy_meta,
         "fill_.Scalar": fill__scalar_meta, "zero_": zero__meta,
         "view": view_meta, "_unsafe_view": view_meta, "_reshape_alias": _reshape_alias_meta,
         "as_strided": as_strided_meta,
         "empty.memory_format": empty_memory_format_meta, "empty_strided": empty_strided_meta,
         "zeros": zeros_meta, "ones": ones_meta, "full": full_meta,
         "arange.start_step": arange_start_step_meta, "linspace": linspace_meta,
+        "arange": arange_meta, "arange.start": arange_start_meta, "arange.out": arange_out_meta,
+        "arange.start_out": arange_start_out_meta, "linspace.out": linspace_out_meta,
         "rand": rand_meta, "randn": randn_meta, "scalar_tensor": scalar_tensor_meta,
     })
     return table

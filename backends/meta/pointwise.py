@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dispatchcore import dtypes as _dt
+from dispatchcore.dtypes import TYPEMETA_NAMES
 from dispatchcore.native import pointwise as P
 from dispatchcore.tensor import Tensor
 
@@ -169,6 +170,42 @@ def _round_decimals(self: Tensor, out: Tensor | None = None, inplace: bool = Fal
     return _unary("round", self, out, inplace)
 
 
+def _ternary(name: str, self: Tensor, first: Tensor, second: Any, out: Tensor | None = None,
+             inplace: bool = False) -> Tensor:
+    """addcmul/addcdiv/lerp's meta function: TensorIterator's ternary op (lerp: one dtype throughout)."""
+    tensors = [t for t in (self, first, second) if isinstance(t, Tensor)]
+    _device_check((*tensors, out))
+    if name == "lerp":
+        for arg, t in (("end", first), ("weight", second)):
+            if isinstance(t, Tensor) and t.dtype is not self.dtype:
+                raise RuntimeError(f"expected dtype {TYPEMETA_NAMES[self.dtype.name]} for `{arg}` but got dtype "
+                                   f"{TYPEMETA_NAMES[t.dtype.name]}")
+    elif name == "addcdiv" and not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (first, second)):
+        from dispatchcore_backends.cpu.pointwise import _ADDCDIV_INTEGER
+
+        raise RuntimeError(_ADDCDIV_INTEGER)
+    common = _dt.result_type(*tensors)
+    return _tensor_iterator([_promoted(t, common) for t in tensors], common, out=out,
+                            inplace=self if inplace else None)
+
+
+def _ternary_kernels() -> dict[str, Callable[..., Any]]:
+    found: dict[str, Callable[..., Any]] = {}
+    for name in ("addcmul", "addcdiv"):
+        found.update({
+            name: lambda self, tensor1, tensor2, *, value=1, _n=name: _ternary(_n, self, tensor1, tensor2),
+            f"{name}_": lambda self, tensor1, tensor2, *, value=1, _n=name: _ternary(_n, self, tensor1, tensor2,
+                                                                                    inplace=True),
+            f"{name}.out": lambda self, tensor1, tensor2, *, value=1, out, _n=name: _ternary(_n, self, tensor1,
+                                                                                            tensor2, out)})
+    for kind in ("Scalar", "Tensor"):
+        found.update({
+            f"lerp.{kind}": lambda self, end, weight: _ternary("lerp", self, end, weight),
+            f"lerp_.{kind}": lambda self, end, weight: _ternary("lerp", self, end, weight, inplace=True),
+            f"lerp.{kind}_out": lambda self, end, weight, *, out: _ternary("lerp", self, end, weight, out)})
+    return _named(found)
+
+
 # torch registers these at CompositeExplicitAutograd only: no Meta kernel of their own
 _NO_META = tuple(f"{dunder}.{o}" for dunder in P.SHIFT_DUNDERS for o in ("Scalar_out", "Tensor_out"))
 
@@ -197,6 +234,7 @@ def _kernels() -> dict[str, Callable[..., Any]]:
             f"__i{short}.Scalar": lambda self, other, _t=target: _binary(_t, self, other, inplace=True),
         }))
     kernels.update(_activation_kernels())
+    kernels.update(_ternary_kernels())
     kernels.update({name: kernel for name, kernel in P.COMPOSITE_EXPLICIT.items() if name not in _NO_META})
     return kernels
 

@@ -224,25 +224,6 @@ def _mse_backward(g: Any, self: Any, target: Any, reduction: int,
             A.neg.default(grad_self) if grad_input_mask[1] else None)
 
 
-def _nll_backward(g: Any, self_shape: tuple[int, ...], target: Any, weight: Any, reduction: int,
-                  ignore_index: int, total_weight: Any) -> Any:
-    """``nll_loss_backward``: minus the (weighted) gradient at each target class."""
-    nd = len(self_shape)
-    cdim = 1 if nd >= 2 else 0
-    classes = self_shape[cdim]
-    tail = [1] * (nd - cdim - 1)
-    positions = A.view.default(A.arange.start_step(0, classes, 1, dtype=int64, device=g.device), [classes, *tail])
-    t = A.unsqueeze.default(target, cdim)
-    coef = A.mul.Tensor(A.eq.Tensor(t, positions), A.ne.Scalar(t, ignore_index))
-    if weight is not None:
-        coef = A.mul.Tensor(coef, A.view.default(weight, [classes, *tail]))
-    if reduction == 0:
-        g = A.unsqueeze.default(g, cdim)
-    elif reduction == 1:
-        g = A.div.Tensor(g, total_weight)
-    return A.neg.default(A.mul.Tensor(g, coef))
-
-
 def _cat_backward(g: Any, tensors_shape: list[tuple[int, ...]], dim: int) -> tuple[Any, ...]:
     nd = g.dim()
     d = _wrap(dim, nd)
@@ -321,7 +302,7 @@ UNARY = {
     "cos": ("CosBackward0", lambda g, self: A.mul.Tensor(g, A.neg.default(A.sin.default(self)))),
     "tanh": ("TanhBackward0", _tanh_backward),
     "sigmoid": ("SigmoidBackward0", _sigmoid_backward),
-    "relu": ("ReluBackward0", lambda g, result: A.mul.Tensor(g, A.gt.Scalar(result, 0))),
+    "relu": ("ReluBackward0", lambda g, result: A.threshold_backward.default(g, result, 0)),
 }
 assert set(UNARY) == set(ELEMENTWISE_UNARY)
 
@@ -363,9 +344,11 @@ VIEWS = {
 }
 
 # factories have an Autograd kernel in torch too: it only redispatches (no tensor input to differentiate)
-FACTORIES = ("empty.memory_format", "empty_strided", "zeros", "ones", "full", "arange.start_step", "linspace",
-             "rand", "randn", "scalar_tensor")
-NONDIFFERENTIABLE = ("argmax", "detach", *(f"{c}.{o}" for c in COMPARISONS for o in ("Tensor", "Scalar")), *FACTORIES)
+FACTORIES = ("empty.memory_format", "empty_strided", "zeros", "ones", "full", "arange", "arange.start",
+             "arange.start_step", "linspace", "rand", "randn", "scalar_tensor")
+# _copy_from runs below copy_'s Autograd kernel (CopyBackwards records the graph): its own only redispatches
+NONDIFFERENTIABLE = ("argmax", "detach", *(f"{c}.{o}" for c in COMPARISONS for o in ("Tensor", "Scalar")), *FACTORIES,
+                     "_copy_from")
 
 
 def _reg(lib: Library, name: str, node: str, inputs: tuple[str, ...], formula: Any, **kw: Any) -> None:
@@ -446,11 +429,12 @@ def register(lib: Library) -> None:
       lambda g, result, dim: A.mul.Tensor(result, A.sub.Tensor(
           g, A.sum.dim_IntList(A.mul.Tensor(g, result), [dim], True))))
     r(lib, "_log_softmax", "LogSoftmaxBackward0", ("self",),
-      lambda g, result, dim: A.sub.Tensor(g, A.mul.Tensor(A.exp.default(result), A.sum.dim_IntList(g, [dim], True))))
+      # input_dtype is self's, which is the result's here (half_to_float is CUDA-only)
+      lambda g, result, dim: A._log_softmax_backward_data.default(g, result, dim, result.dtype))
     r(lib, "mse_loss", "MseLossBackward0", ("self", "target"), _mse_backward)
     r(lib, "nll_loss_forward", "NllLossBackward0", ("self",),
-      lambda g, self_shape, target, weight, reduction, ignore_index, result1:
-      _nll_backward(g, self_shape, target, weight, reduction, ignore_index, result1),
+      lambda g, self, target, weight, reduction, ignore_index, result1:
+      A.nll_loss_backward.default(g, self, target, weight, reduction, ignore_index, result1),
       differentiable_outputs=(0,))
 
     # joining, copying, conversion

@@ -1005,18 +1005,19 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
         last = _last_below
         st.keys = last[1] if last[0] is state else below_state(state)
         try:
-            if kwargs:
-                result = fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
-            elif fn is _builtin_adiov(op) and mutated_pos == 0:  # See Note [Fused ADInplaceOrView]
+            if fn is _builtin_adiov(op) and mutated_pos == 0:  # See Note [Fused ADInplaceOrView]
                 if self._vc is None and not st.autograd[1]:
                     raise RuntimeError(INFERENCE_INPLACE_ERROR)
                 try:
                     fn, first = op._dispatch[3][bits & AFTER_ADINPLACEORVIEW]
                 except KeyError:
                     fn, first = redispatch, bits & AFTER_ADINPLACEORVIEW
-                result = fn(*args) if first is None else fn(first, *args)
+                # keyword-only arguments (``addcmul_``'s value) ride along: self is args[0] either way
+                result = fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
                 if self._vc is not None:
                     self._vc[0] += 1  # increment_version
+            elif kwargs:
+                result = fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
             else:
                 result = fn(*args) if first is None else fn(first, *args)
         finally:

@@ -1,8 +1,9 @@
 """The aten operator families, one module per family, as ``aten/src/ATen/native`` groups them.
 
-Each family module (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``nn``, ``norms``;
-last ``structured``: the ``out=`` overloads of the core structured ops, and the kernels torch
-builds from every family's ``out=``) is one declaration of its operators, data first (style guide 3.8):
+Each family module (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``nn``, ``norms``,
+``embedding_bag``, ``grid_sampler``, ``random``, ``activation``, ``loss``; last ``structured``: the
+``out=`` overloads of the core structured ops, and the kernels torch builds from every family's
+``out=``) is one declaration of its operators, data first (style guide 3.8):
 
 * ``SCHEMAS``: the schemas, verbatim from torch's ``native_functions.yaml``; ``dispatchcore.aten``
   defines them with the core set.
@@ -27,7 +28,8 @@ from types import ModuleType
 
 __all__ = ["FAMILIES", "families"]
 
-FAMILIES = ("pointwise", "reductions", "shape", "indexing", "nn", "norms", "structured")
+FAMILIES = ("pointwise", "reductions", "shape", "indexing", "nn", "norms", "embedding_bag", "grid_sampler",
+            "random", "activation", "loss", "structured")
 
 
 def families(package: str = __name__) -> list[ModuleType]:

@@ -17,18 +17,20 @@ computes (``tests/behavior/test_registrations.py`` checks both against each othe
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from .. import dtypes
 from .._composites import wrapped_number
-from ..dtypes import SCALAR_TYPE_NAMES, _wrapped_dtype
+from ..dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES, _wrapped_dtype
 from ..library import Library
 from ..ops import aten
-from ..shapes import dense_strides_like, expand_geometry, wrap_dim
+from ..shapes import dense_strides_like, expand_geometry, infer_size, wrap_dim
 from ..tensor import Tensor
+from .stubs import COPY_STUB_DEVICES, copy_stub
 
-__all__ = ["KERNELS", "register"]
+__all__ = ["KERNELS", "check_to_copy_layout", "linspace_dtype", "register", "resize_range_out"]
 
 _INT64_MAX = 2**63 - 1
 
@@ -250,6 +252,52 @@ def _unsafe_view(self: Tensor, size: Any) -> Tensor:
     return aten.view.default(self, size)
 
 
+# --- copies: copy_ hands the elements to a device's copy_stub, or to _copy_from ------------------------
+def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """``copy_impl`` (Copy.cpp): the meta shortcut, then ``copy_stub`` or ``_copy_from`` by device type."""
+    if self is src:
+        return self
+    device, src_device = self.device.type, src.device.type
+    if device == "meta":  # copies into meta are checked and otherwise ignored, like any meta in-place op
+        shape = infer_size(tuple(self.shape), tuple(src.shape))
+        if shape != tuple(self.shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
+        return self
+    if src_device == "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    if device not in COPY_STUB_DEVICES or src_device not in COPY_STUB_DEVICES:
+        aten._copy_from.default(src, self, non_blocking)  # dispatches to the device copy_ cannot reach
+        return self
+    copy_stub("cuda" if src_device == "cuda" else device, self, src, non_blocking)
+    return self
+
+
+_LAYOUT_NAMES = ("Strided", "Sparse", "SparseCsr", "Mkldnn", "SparseCsc", "SparseBsr", "SparseBsc", "Jagged")
+
+
+def check_to_copy_layout(layout: Any) -> None:
+    """``_to_copy`` keeps the (strided) layout: another one is refused in torch's words."""
+    if layout is not None and getattr(layout, "value", layout) != 0:
+        raise RuntimeError("to(options) doesn't support converting to a different layout, but got self.layout "
+                           f"being Strided and options.layout set as {_LAYOUT_NAMES[getattr(layout, 'value', layout)]}")
+
+
+def _to_copy(self: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
+             non_blocking: bool = False, memory_format: Any = None) -> Tensor:
+    """``empty_strided`` (or ``empty`` in a memory format) on the target device, then ``copy_``."""
+    check_to_copy_layout(layout)
+    dtype = self.dtype if dtype is None else dtype
+    device = self.device if device is None else device
+    if memory_format is None or getattr(memory_format, "name", memory_format) in ("preserve_format", 1):
+        strides = dense_strides_like(tuple(self.shape), self.stride())
+        out = aten.empty_strided.default(list(self.shape), list(strides), dtype=dtype, device=device,
+                                         pin_memory=pin_memory)
+    else:
+        out = aten.empty.memory_format(list(self.shape), dtype=dtype, device=device, pin_memory=pin_memory,
+                                       memory_format=memory_format)
+    return aten.copy_.default(out, self, non_blocking)
+
+
 # --- factories: empty, then fill ------------------------------------------------------------------------
 def _factory(size: Any, dtype: Any, layout: Any, device: Any, pin_memory: Any) -> Tensor:
     return aten.empty.memory_format(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
@@ -275,6 +323,65 @@ def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any 
     return aten.fill_.Scalar(_factory([], dtype, layout, device, pin_memory), s)
 
 
+# --- ranges: an empty tensor, then the out= kernel sizes and fills it -----------------------------------
+def arange_start_step(start: Any, end: Any, step: Any = 1, *, dtype: Any = None, layout: Any = None,
+                      device: Any = None, pin_memory: Any = None) -> Tensor:
+    if dtype is None and all(_is_integral(v) for v in (start, end, step)):  # bool counts as integral
+        dtype = dtypes.int64
+    out = _factory([0], dtype, layout, device, pin_memory)
+    return aten.arange.start_out(start, end, step, out=out)
+
+
+def arange(end: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
+    return arange_start_step(0, end, 1, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def arange_start(start: Any, end: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                 pin_memory: Any = None) -> Tensor:
+    return arange_start_step(start, end, 1, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def arange_out(end: Any, *, out: Tensor) -> Tensor:
+    return aten.arange.start_out(0, end, 1, out=out)
+
+
+def resize_range_out(out: Tensor, size: int, warn: bool) -> None:
+    """The out tensor of ``arange``/``linspace`` is resized (``resize_``) when its numel differs."""
+    numel = out.numel()
+    if numel != size:
+        if warn and numel > 0:  # arange only: a size computed from floats may be off by one
+            warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is {numel} which "
+                          f"does not match the computed number of elements {size}. Note that this may occur as a "
+                          f"result of rounding error. The out tensor will be resized to a tensor of shape "
+                          f"({size},).", UserWarning, stacklevel=4)
+        aten.resize_.default(out, [size])
+
+
+def _is_integral(value: Any) -> bool:
+    if isinstance(value, Tensor):
+        return not (value.dtype.is_floating_point or value.dtype.is_complex)
+    return isinstance(value, int)
+
+
+def linspace_dtype(start: Any, end: Any, dtype: Any, name: str = "torch.linspace()") -> Any:
+    """``linspace_logspace_infer_options``: complex ends ask for a complex dtype; else the default."""
+    if any(isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.is_complex) for v in (start, end)):
+        inferred = dtypes.complex128 if dtypes.get_default_dtype() is dtypes.float64 else dtypes.complex64
+        if dtype is not None and not dtype.is_complex:
+            raise RuntimeError(f"{name}: inferred dtype {TYPEMETA_NAMES[inferred.name]} can't be safely cast to "
+                               f"passed dtype {SCALAR_TYPE_NAMES[dtype.name]}")
+        return dtype or inferred
+    return dtype or dtypes.get_default_dtype()
+
+
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, layout: Any = None, device: Any = None,
+             pin_memory: Any = None) -> Tensor:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    out = _factory([steps], linspace_dtype(start, end, dtype), layout, device, pin_memory)
+    return aten.linspace.out(start, end, steps, out=out)
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
     "t": t, "transpose.int": transpose_int, "permute": permute, "expand": expand, "squeeze": squeeze,
     "squeeze.dim": squeeze_dim, "squeeze.dims": squeeze_dims, "unsqueeze": unsqueeze, "select.int": select_int,
@@ -282,7 +389,9 @@ KERNELS: dict[str, Callable[..., Any]] = {
     **_scalar_overloads("add"), **_scalar_overloads("sub"), **_scalar_overloads("mul"), **_scalar_overloads("div"),
     "div.Scalar_mode": div_scalar_mode, "div_.Scalar_mode": div__scalar_mode,
     "abs": abs, "abs_": abs_, "sum": sum, "mean": mean, "stack": stack, "clone": clone, "_unsafe_view": _unsafe_view,
-    "zeros": zeros, "ones": ones, "full": full, "scalar_tensor": scalar_tensor,
+    "zeros": zeros, "ones": ones, "full": full, "scalar_tensor": scalar_tensor, "copy_": copy_, "_to_copy": _to_copy,
+    "arange": arange, "arange.start": arange_start, "arange.start_step": arange_start_step, "arange.out": arange_out,
+    "linspace": linspace,
 }
 
 

@@ -15,9 +15,13 @@ files (``Pooling.cpp``, ``DilatedMaxPool{2,3}d.cpp``, ``AveragePool{2,3}d.cpp``,
 the CPU and Meta backends share are the plain functions of the first section, so both fail alike.
 
 Invariant: each operator is registered at exactly the keys torch 2.13 registers it. The
-convolution composites call dispatched operators only (``constant_pad_nd``, ``as_strided``,
-``bmm``, ``add_`` on strided views): a new device with those primitives gets convolution and its
-backward for free, and double backward works.
+convolution composites call dispatched operators only: on CPU, the cases torch's
+``_select_conv_backend`` gives ``ConvBackend::Slow2d`` (non-transposed, non-dilated 1-d/2-d, as
+torch's build without mkldnn runs them) go to the CPU kernels ``thnn_conv2d`` ->
+``_slow_conv2d_forward`` and ``_slow_conv2d_backward`` (``ConvolutionMM2d.cpp``); every other case
+and every other device uses im2col made of dispatched operators (``constant_pad_nd``,
+``as_strided``, ``bmm``, ``add_`` on strided views), so a new device with those primitives gets
+convolution and its backward for free, and double backward works.
 """
 
 from __future__ import annotations
@@ -32,9 +36,9 @@ from ..library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
 
-__all__ = ["FUNCTIONS", "METHODS", "OUTS", "SCHEMAS", "adaptive_pool_check", "addmm_check", "avg_pool_check",
-           "col2im_check", "conv_check", "im2col_check", "max_pool_check", "pool_output_size", "register",
-           "register_autograd", "upsample_check"]
+__all__ = ["FUNCTIONS", "METHODS", "OUTS", "SCHEMAS", "adaptive_pool_check", "addmm_check",
+           "avg_pool_check", "col2im_check", "conv_check", "im2col_check", "max_pool_check", "pool_output_size",
+           "register", "register_autograd", "upsample_check"]
 
 _POOL_TAIL_MAX = ("int[N] kernel_size, int[N] stride=[], int[N] padding=0, int[N] dilation=1, bool ceil_mode=False")
 _POOL_TAIL_AVG = ("int[N] kernel_size, int[N] stride=[], int[N] padding=0, bool ceil_mode=False, "
@@ -45,6 +49,7 @@ _AVGB = ("Tensor grad_output, Tensor self, int[N] kernel_size, int[N] stride, in
          "bool count_include_pad, int? divisor_override")
 _CONV_ARGS = ("Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
               "bool transposed, SymInt[] output_padding, SymInt groups")
+_SLOW2D = "Tensor self, Tensor weight, SymInt[2] kernel_size"
 _GRID = "SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride"
 
 
@@ -94,6 +99,13 @@ SCHEMAS: tuple[str, ...] = (
     "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, "
     "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
     *_conv_entry(1), *_conv_entry(2), *_conv_entry(3),
+    f"thnn_conv2d({_SLOW2D}, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0) -> Tensor",
+    f"_slow_conv2d_forward({_SLOW2D}, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor",
+    f"_slow_conv2d_forward.output({_SLOW2D}, Tensor? bias, SymInt[2] stride, SymInt[2] padding, *, "
+    "Tensor(a!) output) -> Tensor(a!)",
+    "_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, "
+    "SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, "
+    "Tensor grad_bias)",
     *_pool_schemas(2), *_pool_schemas(3),
     "avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, "
     "bool count_include_pad=True) -> Tensor",
@@ -588,6 +600,83 @@ def _weight_grad(x: Tensor, grad: Tensor, weight_shape: Sequence[int], stride: t
     return A.reshape.default(A.bmm.default(g, cols), list(weight_shape))
 
 
+# --- torch's Slow2d backend: the CPU kernels ``_slow_conv2d_forward`` / ``_slow_conv2d_backward`` ------------
+def _slow2d(input: Tensor, weight: Tensor, transposed: bool, dilation: tuple) -> bool:  # noqa: A002
+    """Whether ``_select_conv_backend`` picks ``ConvBackend::Slow2d`` (the CPU build without mkldnn).
+
+    A CPU, non-transposed, non-dilated convolution of a non-empty 1-d (viewed as 2-d, height 1) or
+    2-d input; grouped ones run group by group (``subtensor``) and ``cat`` the results. Every
+    other convolution, and every other device (CUDA included), keeps the composite of dispatched
+    operators above.
+    """
+    return (not transposed and input.dim() in (3, 4) and input.device.type == "cpu" and input.numel() > 0
+            and weight.numel() > 0 and all(d == 1 for d in dilation))
+
+
+def _as_2d(input: Tensor, stride: tuple, padding: tuple) -> tuple[bool, tuple, tuple]:  # noqa: A002
+    """``view1d_as_2d``'s parameters: a 1-d convolution is a 2-d one over height 1."""
+    if input.dim() == 3:
+        return True, (1, *stride), (0, *padding)
+    return False, stride, padding
+
+
+def _subtensor(t: Tensor | None, dim: int, groups: int, g: int) -> Tensor | None:
+    """``subtensor``: group ``g`` of ``t`` along ``dim``, contiguous."""
+    if t is None:
+        return None
+    size = t.shape[dim] // groups
+    return A.contiguous.default(A.narrow.default(t, dim, g * size, size))
+
+
+def _slow_conv2d(input: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple, padding: tuple,  # noqa: A002
+                 groups: int) -> Tensor:
+    """``_convolution``'s Slow2d branch: ``thnn_conv2d`` per group, the bias added by the kernel."""
+    one_d, s, p = _as_2d(input, stride, padding)
+    if one_d:
+        input, weight = A.unsqueeze.default(input, 2), A.unsqueeze.default(weight, 2)
+    args = (list(weight.shape[2:]),)
+    if groups == 1:
+        y = A.thnn_conv2d.default(input, weight, *args, bias, list(s), list(p))
+    else:
+        y = A.cat.default([A.thnn_conv2d.default(_subtensor(input, 1, groups, g), _subtensor(weight, 0, groups, g),
+                                                 *args, _subtensor(bias, 0, groups, g), list(s), list(p))
+                           for g in range(groups)], 1)
+    return A.squeeze.dim(y, 2) if one_d else y
+
+
+def _slow_conv2d_backward(grad_output: Tensor, input: Tensor, weight: Tensor, stride: tuple,  # noqa: A002
+                          padding: tuple, groups: int, output_mask: Any) -> tuple[Any, Any, Any]:
+    """``convolution_backward``'s Slow2d branch: ``_slow_conv2d_backward`` per group, then ``cat``."""
+    one_d, s, p = _as_2d(input, stride, padding)
+    if one_d:
+        grad_output, input, weight = (A.unsqueeze.default(t, 2) for t in (grad_output, input, weight))
+    args = (list(weight.shape[2:]), list(s), list(p), [bool(m) for m in output_mask])
+    backward = A._slow_conv2d_backward.output_mask
+    if groups == 1:
+        grads = list(backward(grad_output, input, weight, *args))
+    else:
+        parts = [backward(_subtensor(grad_output, 1, groups, g), _subtensor(input, 1, groups, g),
+                          _subtensor(weight, 0, groups, g), *args) for g in range(groups)]
+        grads = [A.cat.default([part[i] for part in parts], 1 if i == 0 else 0) if output_mask[i] else None
+                 for i in range(3)]
+    if one_d:
+        grads[:2] = [None if t is None else A.squeeze.dim(t, 2) for t in grads[:2]]
+    return grads[0], grads[1], grads[2]
+
+
+def thnn_conv2d(self: Tensor, weight: Tensor, kernel_size: Any, bias: Tensor | None = None, stride: Any = (1, 1),
+                padding: Any = (0, 0)) -> Tensor:
+    """``thnn_conv2d`` (CompositeImplicitAutograd): ``_slow_conv2d_forward``.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.ops.aten.thnn_conv2d.default(dc.ones(1, 1, 3, 3), dc.ones(1, 1, 2, 2), [2, 2]).shape
+        dispatchcore.Size([1, 1, 2, 2])
+    """
+    return A._slow_conv2d_forward.default(self, weight, _ints(kernel_size, 2), bias, _ints(stride, 2),
+                                          _ints(padding, 2))
+
+
 def _bias_view(bias: Tensor, nd: int) -> Tensor:
     return A.view.default(bias, [1, bias.shape[0], *([1] * nd)])
 
@@ -597,6 +686,8 @@ def _convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any
                  deterministic: bool = False, cudnn_enabled: bool = True, allow_tf32: bool = True) -> Tensor:
     conv_check(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     s, p, d, op = conv_params(weight.dim(), stride, padding, dilation, output_padding)
+    if _slow2d(input, weight, transposed, d):
+        return _slow_conv2d(input, weight, bias, s, p, groups)
     if transposed:
         y = _conv_transpose(input, weight, s, p, d, op, groups)
     else:
@@ -617,6 +708,8 @@ def convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bia
                          groups: int, output_mask: Any) -> tuple[Any, Any, Any]:
     """Input, weight and bias gradients of ``convolution`` (None where ``output_mask`` says so)."""
     s, p, d, op = conv_params(weight.dim(), stride, padding, dilation, output_padding)
+    if _slow2d(input, weight, transposed, d):
+        return _slow_conv2d_backward(grad_output, input, weight, s, p, groups, output_mask)
     nd = weight.dim() - 2
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
@@ -838,7 +931,7 @@ EXPLICIT: dict[str, Callable[..., Any]] = {
     "convolution": convolution, "_convolution": _convolution, "convolution_backward": convolution_backward,
 }
 IMPLICIT: dict[str, Callable[..., Any]] = {
-    "linear": linear, "_convolution_double_backward": _convolution_double_backward,
+    "linear": linear, "_convolution_double_backward": _convolution_double_backward, "thnn_conv2d": thnn_conv2d,
     "conv1d": _conv_n(1), "conv2d": _conv_n(2), "conv3d": _conv_n(3),
     "conv1d.padding": _conv_padding_n(1), "conv2d.padding": _conv_padding_n(2), "conv3d.padding": _conv_padding_n(3),
     "conv_transpose1d": _conv_transpose_n(1), "conv_transpose2d.input": _conv_transpose_n(2),
@@ -897,6 +990,19 @@ def _conv_backward_call(grad_output: Tensor, input: Tensor, weight: Tensor, bias
     return tuple(r if m else None for r, m in zip(full, mask))  # type: ignore[return-value]
 
 
+def _masked_call(op: Any, args: tuple, mask: Sequence[bool]) -> tuple[Any, Any, Any]:
+    """A three-output backward operator ``op(*args, mask)`` for the outputs in ``mask`` (None elsewhere).
+
+    As in ``_conv_backward_call``: while grad mode records the call, all three are computed.
+    """
+    from ..autograd.grad_mode import is_grad_enabled
+
+    if not is_grad_enabled():
+        return op(*args, [bool(m) for m in mask])
+    full = op(*args, [True, True, True])
+    return tuple(r if m else None for r, m in zip(full, mask))  # type: ignore[return-value]
+
+
 def _conv_backward(grad: Tensor, input: Tensor, weight: Tensor, stride: Any, padding: Any,  # noqa: A002
                    dilation: Any, transposed: bool, output_padding: Any, groups: int, grad_input_mask: Any) -> Any:
     """``convolution_backward`` for the inputs that need a gradient (the bias's size from the weight)."""
@@ -920,6 +1026,13 @@ def register_autograd(lib: Library) -> None:
       (lambda g, beta: _scaled(g, beta), addmm[1], addmm[2]), mutates="self")
     r("convolution", "ConvolutionBackward0", ("input", "weight", "bias"), _conv_backward)
     r("_convolution", "ConvolutionBackward1", ("input", "weight", "bias"), _conv_backward)
+    r("_slow_conv2d_forward", "SlowConv2DBackward0", ("self", "weight", "bias"),
+      lambda grad, self, weight, kernel_size, stride, padding, grad_input_mask: _masked_call(
+          A._slow_conv2d_backward.output_mask, (grad, self, weight, kernel_size, stride, padding), grad_input_mask))
+    r("_slow_conv2d_backward.output_mask", "SlowConv2DBackwardBackward0", ("grad_output", "self", "weight"),
+      lambda grads, grad_output, self, weight, stride, padding, grad_input_mask: A._convolution_double_backward.default(
+          grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, [1, 1], False, [0, 0], 1,
+          list(grad_input_mask)))
     r("convolution_backward", "ConvolutionBackwardBackward0", ("grad_output", "input", "weight"),
       lambda grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding,  # noqa: A006
       groups, grad_input_mask: A._convolution_double_backward.default(

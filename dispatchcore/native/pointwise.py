@@ -21,7 +21,7 @@ from ..library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
 
-__all__ = ["ACTIVATIONS", "BINARY", "SCHEMAS", "UNARY", "binary_result_dtype", "check_out", "register",
+__all__ = ["ACTIVATIONS", "BINARY", "SCHEMAS", "TERNARY", "UNARY", "binary_result_dtype", "check_out", "register",
            "register_autograd", "unary_result_dtype"]
 # also COMPOSITE_EXPLICIT, COMPOSITE_IMPLICIT, FUNCTIONS and METHODS, built on first use (``__getattr__``)
 
@@ -276,6 +276,54 @@ ACTIVATIONS: dict[str, Activation] = {
 NOT_STRUCTURED = ("hardtanh", "hardtanh_", "hardtanh_backward")
 
 
+# --- ternary ops (PointwiseOps.cpp, Lerp.cpp): structured, the optimizers' in-place arithmetic -----------
+def _lerp_weight_of_self(g: G, weight: Any) -> G:
+    """The ``self`` derivative of lerp: ``grad * (1 - weight)`` (a Scalar or a Tensor weight)."""
+    if isinstance(weight, Tensor):
+        return A.mul.Tensor(g, A.rsub.Scalar(weight, 1))
+    return A.mul.Scalar(g, 1 - weight)
+
+
+def _lerp_weight_of_end(g: G, weight: Any) -> G:
+    return A.mul.Tensor(g, weight) if isinstance(weight, Tensor) else A.mul.Scalar(g, weight)
+
+
+class Ternary(NamedTuple):
+    """A structured ternary op: the schema arguments after ``Tensor self``, its overloads, its derivative.
+
+    ``overloads`` are the (functional, in-place, out=) names; ``inputs`` the differentiable
+    arguments, with one formula each (derivatives.yaml's entry, via dispatched ops).
+    """
+
+    args: str
+    overloads: tuple[str, str, str]
+    node: str
+    inputs: tuple[str, ...]
+    formulas: tuple[Any, ...]
+
+
+TERNARY: dict[str, Ternary] = {
+    "addcmul": Ternary(
+        "Tensor tensor1, Tensor tensor2, *, Scalar value=1", ("addcmul", "addcmul_", "addcmul.out"),
+        "AddcmulBackward0", ("self", "tensor1", "tensor2"),
+        (lambda g: g, lambda g, tensor2, value: A.mul.Tensor(g, A.mul.Scalar(tensor2, value)),
+         lambda g, tensor1, value: A.mul.Tensor(g, A.mul.Scalar(tensor1, value)))),
+    "addcdiv": Ternary(
+        "Tensor tensor1, Tensor tensor2, *, Scalar value=1", ("addcdiv", "addcdiv_", "addcdiv.out"),
+        "AddcdivBackward0", ("self", "tensor1", "tensor2"),
+        (lambda g: g, lambda g, tensor2, value: A.mul.Tensor(g, A.mul.Scalar(A.reciprocal.default(tensor2), value)),
+         lambda g, tensor1, tensor2, value: A.div.Tensor(A.mul.Tensor(A.mul.Scalar(A.neg.default(g), value), tensor1),
+                                                        A.mul.Tensor(tensor2, tensor2)))),
+    "lerp.Scalar": Ternary(
+        "Tensor end, Scalar weight", ("lerp.Scalar", "lerp_.Scalar", "lerp.Scalar_out"),
+        "LerpBackward0", ("self", "end"), (_lerp_weight_of_self, _lerp_weight_of_end)),
+    "lerp.Tensor": Ternary(
+        "Tensor end, Tensor weight", ("lerp.Tensor", "lerp_.Tensor", "lerp.Tensor_out"),
+        "LerpBackward1", ("self", "end", "weight"),
+        (_lerp_weight_of_self, _lerp_weight_of_end, lambda g, self, end: A.mul.Tensor(g, A.sub.Tensor(end, self)))),
+}
+
+
 # --- schemas -----------------------------------------------------------------------------------------
 _OUT = "*, Tensor(a!) out) -> Tensor(a!)"
 
@@ -313,6 +361,14 @@ def _activation_schemas(name: str, op: Activation) -> list[str]:
             f"{name}_backward.grad_input({out(op.backward, 'grad_input')}"]
 
 
+def _ternary_schemas(op: Ternary) -> list[str]:
+    functional, inplace, out = op.overloads
+    star = "" if "*" in op.args else "*, "
+    return [f"{functional}(Tensor self, {op.args}) -> Tensor",
+            f"{inplace}(Tensor(a!) self, {op.args}) -> Tensor(a!)",
+            f"{out}(Tensor self, {op.args}, {star}Tensor(a!) out) -> Tensor(a!)"]
+
+
 SCHEMAS: tuple[str, ...] = (
     *(s for name, u in UNARY.items() for s in _unary_schemas(name, u.inplace)),
     "round.decimals(Tensor self, *, int decimals) -> Tensor",
@@ -340,6 +396,7 @@ SCHEMAS: tuple[str, ...] = (
         f"__i{name}__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
         f"__i{name}__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")),
     *(s for name, act in ACTIVATIONS.items() for s in _activation_schemas(name, act)),
+    *(s for t in TERNARY.values() for s in _ternary_schemas(t)),
 )
 
 
@@ -590,6 +647,10 @@ def register_autograd(lib: Library) -> None:
     for dunder in SHIFT_DUNDERS:
         nondiff(f"{dunder}.Scalar", f"{dunder}.Tensor", f"__i{dunder[2:]}.Scalar", f"__i{dunder[2:]}.Tensor")
 
+    for t in TERNARY.values():
+        r(t.overloads[0], t.node, t.inputs, t.formulas)
+        r(t.overloads[1], t.node, t.inputs, t.formulas, mutates="self")
+
     for name, act in ACTIVATIONS.items():
         args = ("self",)
         r(name, act.node, args, act.formula)
@@ -786,6 +847,54 @@ def _invert(self: Tensor) -> Tensor:
     return A.bitwise_not.default(self)
 
 
+def _ternary_python(functions: dict[str, Any], methods: dict[str, Any]) -> None:
+    """``torch.addcmul``/``addcdiv``/``lerp`` and their methods: the overload torch's binding picks."""
+    def addc(name: str) -> None:
+        functional, inplace, out_op = (_handle(n) for n in TERNARY[name].overloads)
+        # the optimizers' ``exp_avg_sq.addcmul_(g, g, value=v)``: Note [Keyword entries] (operator.py)
+        functional_kw, inplace_kw = functional.keyword_entry(3, ("value",)), inplace.keyword_entry(3, ("value",))
+
+        def function(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1, out: Tensor | None = None) -> Any:
+            if not isinstance(input, Tensor):
+                raise _not_tensor(name, input, "input", 1)
+            if out is None:
+                return functional(input, tensor1, tensor2, value=value)
+            return out_op(input, tensor1, tensor2, value=value, out=out)
+
+        def method(self: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
+            return functional_kw(self, tensor1, tensor2, value=value)
+
+        def method_(self: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
+            return inplace_kw(self, tensor1, tensor2, value=value)
+
+        functions[name] = _named(function, name)
+        methods[name] = _named(method, name)
+        methods[f"{name}_"] = _named(method_, f"{name}_")
+
+    addc("addcmul")
+    addc("addcdiv")
+    by_weight = {kind: tuple(_handle(n) for n in TERNARY[f"lerp.{kind}"].overloads) for kind in ("Scalar", "Tensor")}
+
+    def pick(weight: Any) -> tuple[Any, Any, Any]:
+        return by_weight["Tensor" if isinstance(weight, Tensor) else "Scalar"]
+
+    def lerp(input: Any, end: Any, weight: Any, *, out: Tensor | None = None) -> Any:
+        if not isinstance(input, Tensor):
+            raise _not_tensor("lerp", input, "input", 1)
+        functional, _, out_op = pick(weight)
+        return functional(input, end, weight) if out is None else out_op(input, end, weight, out=out)
+
+    def lerp_method(self: Tensor, end: Any, weight: Any) -> Any:
+        return pick(weight)[0](self, end, weight)
+
+    def lerp__method(self: Tensor, end: Any, weight: Any) -> Any:
+        return pick(weight)[1](self, end, weight)
+
+    functions["lerp"] = _named(lerp, "lerp")
+    methods["lerp"] = _named(lerp_method, "lerp")
+    methods["lerp_"] = _named(lerp__method, "lerp_")
+
+
 def _python_layer() -> tuple[dict[str, Any], dict[str, Any]]:
     """``FUNCTIONS`` and ``METHODS``, built once the operators exist."""
     from .. import _tensor_methods as tm
@@ -829,4 +938,5 @@ def _python_layer() -> tuple[dict[str, Any], dict[str, Any]]:
     methods["__mod__"] = tm._by_operand(A.remainder.Tensor, A.remainder.Scalar, dunder=True)
     methods["__imod__"] = tm._by_operand(A.remainder_.Tensor, A.remainder_.Scalar, dunder=True)
     methods["__rmod__"] = _reflected("remainder.Scalar_Tensor")
+    _ternary_python(functions, methods)
     return functions, methods

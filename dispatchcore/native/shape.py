@@ -443,9 +443,7 @@ def rand_like(self: Tensor, **options: Any) -> Tensor:
 
 def rand_like_generator(self: Tensor, *, generator: Any, **options: Any) -> Tensor:
     out = A.empty_like.default(self, **options)
-    kwargs = {} if generator is None else {"generator": generator}
-    draws = A.rand.default(list(out.shape), dtype=out.dtype, device=out.device, **kwargs)
-    return A.copy_.default(out, draws)
+    return A.uniform_.default(out, 0.0, 1.0, **({} if generator is None else {"generator": generator}))
 
 
 def _new_options(self: Tensor, dtype: Any, layout: Any, device: Any, pin_memory: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""A third-party device that trains a model with sixteen kernels: ``mydev`` on PrivateUse1.
+"""A third-party device that trains a model with fifteen kernels: ``mydev`` on PrivateUse1.
 
 PyTorch reserves the PrivateUse1 backend for out-of-tree devices: name it with
 ``torch.utils.rename_privateuse1_backend("mydev")``, register kernels for the ``PrivateUse1`` key
@@ -119,7 +119,7 @@ def host(value: Any) -> np.ndarray:
 
 def store(dst: dc.Tensor, values: Any) -> dc.Tensor:
     """Write ``values`` (broadcast to ``dst``'s shape, cast to its dtype) into ``dst``'s elements."""
-    if dst.device.type == "cpu":  # copy_ from mydev into a CPU tensor
+    if dst.device.type == "cpu":  # a copy from mydev into a CPU tensor
         np.copyto(dst._data, values, casting="unsafe")
         return dst
     data = dst._data
@@ -168,18 +168,15 @@ def view_mydev(self, size):
     return as_strided_mydev(self, shape, stride)
 
 
-def copy_mydev(self, src, non_blocking=False):
-    """Copy between cpu and mydev, or within mydev: how data reaches the device and leaves it."""
-    return store(self, host(src))
+def copy_from_mydev(self, dst, non_blocking=False):
+    """``dst.copy_(self)`` where either side is on mydev: how data reaches the device and leaves it.
 
-
-def to_copy_mydev(self, *, dtype=None, layout=None, device=None, pin_memory=None,
-                  non_blocking=False, memory_format=None):
-    """``Tensor.to``: a copy to cpu (``device="cpu"``) or within mydev, with an optional dtype change."""
-    values = host(self).astype((dtype or self.dtype).np)
-    if device is not None and dc.device(device).type == "cpu":
-        return dc.wrap(np.array(values))
-    return store(empty_mydev(values.shape, dtype=dtype or self.dtype), values)
+    ``copy_`` is CompositeExplicitAutograd; it copies cpu and cuda memory itself and hands every
+    other device to ``_copy_from`` (note the argument order: source first). ``Tensor.to`` is
+    ``_to_copy``, ``empty_strided`` on the target device then ``copy_``, so it ends here too.
+    """
+    store(dst, host(self))
+    return dst
 
 
 def fill_mydev(self, value):
@@ -210,7 +207,11 @@ def sub_out_mydev(self, other, *, alpha=1, out):
 
 
 mul_out_mydev = _binary_out(np.multiply)
-gt_scalar_out_mydev = _binary_out(np.greater)
+
+
+def threshold_backward_mydev(grad_output, self, threshold, *, grad_input):
+    """The derivative of relu: the gradient where the input is above the threshold, else 0."""
+    return store_out(grad_input, np.where(host(self) <= threshold, 0, host(grad_output)))
 
 
 def mm_out_mydev(self, mat2, *, out):
@@ -235,9 +236,9 @@ def relu_mydev(self):
 
 KERNELS: dict[str, Callable[..., Any]] = {
     "empty.memory_format": empty_mydev, "empty_strided": empty_strided_mydev, "as_strided": as_strided_mydev,
-    "view": view_mydev, "copy_": copy_mydev, "_to_copy": to_copy_mydev, "fill_.Scalar": fill_mydev,
+    "view": view_mydev, "_copy_from": copy_from_mydev, "fill_.Scalar": fill_mydev,
     "zero_": zero_mydev, "add.out": add_out_mydev, "sub.out": sub_out_mydev, "mul.out": mul_out_mydev,
-    "mm.out": mm_out_mydev, "gt.Scalar_out": gt_scalar_out_mydev, "sum.IntList_out": sum_out_mydev,
+    "mm.out": mm_out_mydev, "threshold_backward.grad_input": threshold_backward_mydev, "sum.IntList_out": sum_out_mydev,
     "mse_loss.out": mse_loss_out_mydev, "relu": relu_mydev,
 }
 

@@ -640,7 +640,15 @@ def test_every_cuda_kernel_is_registered_at_the_cuda_key():
 # dispatcher's "Could not run ... with arguments from the 'CUDA' backend" error.
 CPU_ONLY = {"div.Tensor_mode", "div_.Tensor_mode", "maximum", "minimum",
             "clamp.Tensor", "clamp_.Tensor", "clamp_min.Tensor", "clamp_min_.Tensor",
-            "rsub.Tensor", "fill_.Tensor"}  # torch: per-backend kernels, none on CUDA here yet
+            "rsub.Tensor", "fill_.Tensor",  # torch: per-backend kernels, none on CUDA here yet
+            "arange.start_out", "linspace.out"}  # CUDA has its own arange and linspace (HOST_FILLED)
+
+# Computed on the host and uploaded: CUDA's own kernels where torch's CUDA runs the composite (an
+# empty tensor filled by arange.start_out, linspace.out, uniform_, normal_)
+HOST_FILLED = {"arange", "arange.start", "arange.start_step", "linspace", "rand", "randn"}
+
+# Family operators (not in cpu.KERNELS) with a CUDA kernel: relu's backward, which training needs
+FAMILY_KERNELS = {"threshold_backward.grad_input"}
 
 
 # CPU keeps these for speed where torch has only a CompositeExplicitAutograd kernel; CUDA, like
@@ -648,14 +656,15 @@ CPU_ONLY = {"div.Tensor_mode", "div_.Tensor_mode", "maximum", "minimum",
 COMPOSITE_ON_CUDA = {"sum", "mean", "add.Scalar", "add_.Scalar", "sub.Scalar", "sub_.Scalar", "mul.Scalar",
                      "mul_.Scalar", "div.Scalar", "div_.Scalar", "div.Scalar_mode", "div_.Scalar_mode", "clone",
                      "t", "transpose.int", "permute", "expand", "squeeze", "squeeze.dim", "unsqueeze", "select.int",
-                     "slice.Tensor", "alias", "zeros", "ones", "full", "scalar_tensor"}
+                     "slice.Tensor", "alias", "zeros", "ones", "full", "scalar_tensor", "_to_copy"}
 
 
 def test_cuda_covers_the_cpu_backends_operators():
     from dispatchcore_backends import cpu
 
     assert COMPOSITE_ON_CUDA <= set(cpu.SPEED_KERNELS)
-    assert {n for n, _ in cpu.KERNELS} - CPU_ONLY - COMPOSITE_ON_CUDA == {n for n, _ in cuda_backend.KERNELS}
+    assert ({n for n, _ in cpu.KERNELS} - CPU_ONLY - COMPOSITE_ON_CUDA) | HOST_FILLED | FAMILY_KERNELS == \
+        {n for n, _ in cuda_backend.KERNELS}
     assert CPU_ONLY <= {n for n, _ in cpu.KERNELS}
 
 
@@ -671,7 +680,7 @@ def test_computed_table_of_add_routes_cuda_keys():
     assert "AutocastCUDA: fallthrough" in table
 
 
-@pytest.mark.parametrize("name", ["add.Tensor", "mm", "sum.dim_IntList", "_softmax", "copy_", "view",
+@pytest.mark.parametrize("name", ["add.Tensor", "mm", "sum.dim_IntList", "_softmax", "cat", "view",
                                   "empty.memory_format", "nll_loss_forward"])
 def test_cuda_table_entries_equal_the_slow_resolution(name):
     op = dc.find_op(f"aten::{name}")
@@ -680,6 +689,18 @@ def test_cuda_table_entries_equal_the_slow_resolution(name):
         k = dc.parse_dispatch_key(key)
         assert op.table_entry(k) == resolution.compute_table_entry(op._kernels, fallbacks, k), (name, key)
     assert op.table_entry(dc.DispatchKey.CUDA)[1] == "kernel"
+
+
+def test_copy_and_to_copy_reach_the_device_through_the_composite_and_copy_stub(fake):
+    from dispatchcore.native.stubs import copy_stub
+
+    for name in ("copy_", "_to_copy"):
+        assert dc.find_op(f"aten::{name}").table_entry(dc.DispatchKey.CUDA)[1] == "default backend kernel"
+    assert "cuda" in repr(copy_stub)
+    x = dc.tensor([[1.5, 2.5], [3.5, 4.5]])
+    on_device = x.to("cuda").t().to(dc.float64)
+    assert on_device.device.type == "cuda" and on_device.dtype == dc.float64
+    assert on_device.to("cpu").tolist() == [[1.5, 3.5], [2.5, 4.5]]
 
 
 def test_cuda_tensors_carry_torchs_key_set(fake):
@@ -1179,7 +1200,8 @@ def test_the_tiny_mlp_trains_on_the_device_as_on_cpu(dev):
     assert gpu[-1] < gpu[0]
     np.testing.assert_allclose(gpu, _mlp_losses("cpu"), rtol=1e-5)
     kernels = set(dev.launches[before:])
-    assert {"dc_matmul_f32", "dc_add_f32", "dc_relu_f32", "dc_sqdiff_f32", "dc_sum_f32", "dc_gt_s_f32"} <= kernels
+    # le: relu's backward, threshold_backward, on the device
+    assert {"dc_matmul_f32", "dc_add_f32", "dc_relu_f32", "dc_sqdiff_f32", "dc_sum_f32", "dc_le_s_f32"} <= kernels
 
 
 # ==================================================================================================

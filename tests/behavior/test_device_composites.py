@@ -136,6 +136,10 @@ def gt_scalar_out(self, other, *, out):
     return _store_out(out, _values(self) > other)
 
 
+def threshold_backward_out(grad_output, self, threshold, *, grad_input):
+    return _store_out(grad_input, np.where(_values(self) <= threshold, 0, _values(grad_output)))
+
+
 def mm_out(self, mat2, *, out):
     return _store_out(out, _values(self) @ _values(mat2))
 
@@ -166,7 +170,8 @@ PRIMITIVES = {"empty.memory_format": empty_dev, "empty_strided": empty_strided_d
               "view": view_dev, "copy_": copy_dev, "_to_copy": to_copy_dev, "fill_.Scalar": fill_dev,
               "zero_": zero_dev}
 OUT_KERNELS = {"add.out": add_out, "sub.out": sub_out, "mul.out": mul_out, "gt.Scalar_out": gt_scalar_out,
-               "mm.out": mm_out, "sum.IntList_out": sum_out, "mean.out": mean_out, "mse_loss.out": mse_loss_out}
+               "mm.out": mm_out, "sum.IntList_out": sum_out, "mean.out": mean_out, "mse_loss.out": mse_loss_out,
+               "threshold_backward.grad_input": threshold_backward_out}  # relu's derivative
 
 
 @pytest.fixture(scope="module")

@@ -679,9 +679,7 @@ OPS = [
     _unary_entries("log", _positive_then_wide, gradgrad=True),
     _unary_entries("sqrt", _positive_then_wide, gradgrad=True),
     OpInfo("relu", call="relu", samples=_unary_wide, dtypes=NUMERIC, aten=("relu",), grad=True,
-           method_variant="Tensor.relu", inplace_variant="Tensor.relu_",
-           xfails={"float64/special@grad": "ReluBackward0 at a NaN input: torch passes the gradient through "
-                                           "(its mask is `result <= 0`), dispatchcore returns 0"}),
+           method_variant="Tensor.relu", inplace_variant="Tensor.relu_"),
     OpInfo("nn.functional.relu", call="nn.functional.relu", samples=_unary(), dtypes=NUMERIC, aten=("relu",)),
     # --- clamp, where, comparisons --------------------------------------------------------------------
     OpInfo("clamp", call="clamp", samples=_clamp, dtypes=NUMERIC, aten=("clamp",), grad=True,
@@ -807,10 +805,7 @@ OPS = [
     OpInfo("arange", call="arange", samples=_arange, dtypes=NUMERIC, aten=("arange.start_step",)),
     OpInfo("linspace", call="linspace", samples=_linspace, dtypes=NUMERIC, aten=("linspace",)),
     OpInfo("rand", call="rand", samples=_random_factory, dtypes=NUMERIC, aten=("rand",), compare_values=False),
-    OpInfo("randn", call="randn", samples=_random_factory, dtypes=NUMERIC, aten=("randn",), compare_values=False,
-           xfails={"int64/empty": "randn of an empty size with an integral dtype: torch returns an empty tensor; "
-                                  "dispatchcore raises NotImplementedError '\"normal_kernel_cpu\" not implemented "
-                                  "for 'Long''"}),
+    OpInfo("randn", call="randn", samples=_random_factory, dtypes=NUMERIC, aten=("randn",), compare_values=False),
     OpInfo("scalar_tensor", call="ops.aten.scalar_tensor", samples=_scalar_tensor, dtypes=ALL,
            aten=("scalar_tensor",)),
 ]

@@ -1,6 +1,7 @@
 """OpInfo entries of the nn family (``dispatchcore.native.nn``).
 
-Convolution (plain, strided, padded, dilated, grouped, transposed, unbatched) and its backward, addmm,
+Convolution (plain, strided, padded, dilated, grouped, transposed, unbatched) and its backward, torch's Slow2d
+CPU kernels (``_slow_conv2d_forward``, ``_slow_conv2d_backward``) called directly, addmm,
 max/avg pooling in 2d and 3d, average and adaptive average pooling in 1d (composites) and 2d/3d, nearest
 and bilinear upsampling, im2col/col2im, over batch/empty-batch/non-contiguous inputs and keyword forms.
 """
@@ -168,6 +169,40 @@ def _conv_backward(rng, dtype):
                                                        [True, True, True]), name="small")
 
 
+def _slow_conv2d(rng, dtype):
+    # (weight, kernel_size, bias, stride, padding): torch's Slow2d CPU kernel, called directly
+    x, w, b = make((2, 3, 5, 6), dtype, rng), make((4, 3, 3, 2), dtype, rng), make((4,), dtype, rng)
+    yield Sample(x, args=(w, [3, 2], b, [1, 1], [0, 0]), name="bias")
+    yield Sample(make((2, 3, 7, 5), dtype, rng, noncontig=True), args=(w, [3, 2], None, [2, 3], [1, 2]),
+                 name="strided-padded-noncontig")
+    yield Sample(make((1, 1, 3, 3), dtype, rng), args=(make((2, 1, 2, 2), dtype, rng), [2, 2], make((2,), dtype, rng),
+                                                       [1, 2], [1, 0]), name="small")
+    yield Sample(make((0, 3, 5, 6), dtype, rng), args=(w, [3, 2], b, [1, 1], [0, 0]), name="empty-batch")
+    yield Sample(x, args=(make((4, 18), dtype, rng), [3, 2], b, [1, 1], [0, 0]), name="2d-weight")
+    yield Sample(x, args=(w, [2, 2], b, [1, 1], [0, 0]), name="error-kernel-size")
+    yield Sample(x, args=(w, [3, 2], b, [0, 1], [0, 0]), name="error-stride")
+    yield Sample(x, args=(w, [3, 2], make((5,), dtype, rng), [1, 1], [0, 0]), name="error-bias")
+    yield Sample(make((3, 5, 6), dtype, rng), args=(w, [3, 2], b, [1, 1], [0, 0]), name="error-3d-input")
+    yield Sample(make((2, 3, 2, 2), dtype, rng), args=(w, [3, 2], b, [1, 1], [0, 0]), name="error-too-small")
+    yield Sample(make((2, 2, 5, 6), dtype, rng), args=(w, [3, 2], b, [1, 1], [0, 0]), name="error-channels")
+
+
+def _slow_conv2d_backward(rng, dtype):
+    # (input, weight, kernel_size, stride, padding, output_mask) after grad_output
+    x, w = make((2, 3, 5, 6), dtype, rng), make((4, 3, 3, 2), dtype, rng)
+    yield Sample(make((2, 4, 3, 5), dtype, rng), args=(x, w, [3, 2], [1, 1], [0, 0], [True, True, True]),
+                 name="plain")
+    yield Sample(make((2, 4, 3, 4), dtype, rng, noncontig=True),
+                 args=(make((2, 3, 7, 5), dtype, rng), w, [3, 2], [2, 2], [1, 2], [True, True, True]),
+                 name="strided-padded-noncontig")
+    yield Sample(make((1, 1, 2, 2), dtype, rng), args=(make((1, 1, 3, 3), dtype, rng), make((1, 1, 2, 2), dtype, rng),
+                                                       [2, 2], [1, 2], [0, 1], [True, True, True]), name="small")
+    yield Sample(make((2, 4, 3, 5), dtype, rng), args=(x, w, [3, 2], [1, 1], [0, 0], [False, True, False]),
+                 name="weight-only")
+    yield Sample(make((2, 4, 3, 4), dtype, rng), args=(x, w, [3, 2], [1, 1], [0, 0], [True, True, True]),
+                 name="error-grad-shape")
+
+
 OPS = [
     OpInfo("conv2d", call="conv2d", samples=_conv2d, dtypes=FLOATS, aten=("convolution", "conv2d", "conv2d.padding"),
            grad=True, gradgrad=True, grad_args=(0, 1), atol=1e-4, rtol=1e-4),
@@ -179,6 +214,14 @@ OPS = [
            aten=("conv_transpose2d.input",), grad=True, gradgrad=True, grad_args=(0, 1), atol=1e-4, rtol=1e-4),
     OpInfo("convolution_backward", call="ops.aten.convolution_backward.default", samples=_conv_backward,
            dtypes=FLOATS, aten=("convolution_backward",), grad=True, grad_args=(0, 1, 2), atol=1e-4, rtol=1e-4),
+    OpInfo("_slow_conv2d_forward", call="ops.aten._slow_conv2d_forward.default", samples=_slow_conv2d,
+           dtypes=(*FLOATS, "int64"), aten=("_slow_conv2d_forward",), grad=True, gradgrad=True, grad_args=(0, 1, 3),
+           atol=1e-4, rtol=1e-4,
+           xfails={"*/strided-padded-noncontig@grad": "torch 2.13's slow_conv2d_backward_cpu reads a non-contiguous "
+                   "input as if contiguous for grad_weight (wrong values; _convolution always passes it contiguous)"}),
+    OpInfo("_slow_conv2d_backward", call="ops.aten._slow_conv2d_backward.output_mask", samples=_slow_conv2d_backward,
+           dtypes=FLOATS, aten=("_slow_conv2d_backward.output_mask",), grad=True, grad_args=(0, 1, 2),
+           atol=1e-4, rtol=1e-4),
     OpInfo("addmm", call="addmm", samples=_addmm, dtypes=(*FLOATS, "int64"), aten=("addmm",), grad=True,
            gradgrad=True, grad_args=(0, 1, 2), atol=1e-5, rtol=1e-5, method_variant="Tensor.addmm"),
     OpInfo("max_pool2d_with_indices", call="ops.aten.max_pool2d_with_indices.default", samples=_max_pool2d,

@@ -181,4 +181,60 @@ def _activation_ops() -> list[OpInfo]:
     return ops
 
 
-OPS = [*_unary_ops(), *_binary_ops(), *_activation_ops()]
+def _addc_samples(name: str):
+    def samples(rng, dtype):
+        positive = name == "addcdiv"  # keep the divisor away from zero
+        den = (lambda shape, **kw: make(shape, dtype, rng, 0.5, 2.0, **kw)) if positive else (
+            lambda shape, **kw: make(shape, dtype, rng, **kw))
+        yield Sample(make((3, 4), dtype, rng), args=(make((3, 4), dtype, rng), den((3, 4))), name="matrix")
+        yield Sample(make((3, 4), dtype, rng), args=(make((4,), dtype, rng), den((3, 1))),
+                     kwargs={"value": 0.5}, name="broadcast-value")
+        strided = make((2, 3), dtype, rng, noncontig=True)
+        yield Sample(make((2, 3), dtype, rng, noncontig=True), args=(strided, den((2, 3))), kwargs={"value": -2},
+                     name="noncontig")
+        yield Sample(make((), dtype, rng), args=(make((), dtype, rng), den(())), name="zero-d")
+        yield Sample(make((37,), dtype, rng), args=(make((37,), dtype, rng), den((37,))), kwargs={"value": -0.3},
+                     name="long")  # past one AVX2 block: torch's fused multiply-add, bit for bit
+
+    return samples
+
+
+def _addcdiv_integer(rng, dtype):
+    x = make((3,), dtype, rng)
+    yield Sample(x, args=(np.array([1, 2, 3]), np.array([1, 1, 2])), name="error-integer-division")
+
+
+def _lerp_samples(weight_tensor: bool):
+    def samples(rng, dtype):
+        for w, tag in ((0.25, "small"), (0.75, "large")):
+            weight = make((3, 4), dtype, rng, 0.0, 1.0) if weight_tensor else w
+            yield Sample(make((3, 4), dtype, rng), args=(make((3, 4), dtype, rng), weight), name=f"matrix-{tag}")
+        weight = make((37,), dtype, rng, -1.0, 2.0) if weight_tensor else 0.1
+        yield Sample(make((37,), dtype, rng), args=(make((37,), dtype, rng), weight), name="long")
+        weight = make((4,), dtype, rng) if weight_tensor else 0.3
+        yield Sample(make((2, 4), dtype, rng, noncontig=True), args=(make((4,), dtype, rng), weight),
+                     name="broadcast")
+        other = "float64" if dtype == "float32" else "float32"
+        yield Sample(make((3,), dtype, rng), args=(make((3,), other, rng), weight if not weight_tensor
+                                                   else make((3,), dtype, rng)), name="error-end-dtype")
+
+    return samples
+
+
+def _ternary_ops() -> list[OpInfo]:
+    ops = []
+    for name in ("addcmul", "addcdiv"):
+        ops.append(OpInfo(name, call=name, samples=_addc_samples(name), dtypes=FLOATS,
+                          aten=(name, f"{name}_", f"{name}.out"), grad=True, gradgrad=True, grad_args=(0, 1, 2),
+                          method_variant=f"Tensor.{name}", inplace_variant=f"Tensor.{name}_", supports_out=True))
+    ops.append(OpInfo("addcdiv-integer", call="addcdiv", samples=_addcdiv_integer, dtypes=("int64",),
+                      aten=()))
+    for kind in ("Scalar", "Tensor"):
+        ops.append(OpInfo(f"lerp.{kind}", call="lerp", samples=_lerp_samples(kind == "Tensor"), dtypes=FLOATS,
+                          aten=(f"lerp.{kind}", f"lerp_.{kind}", f"lerp.{kind}_out"), grad=True, gradgrad=True,
+                          grad_args=(0, 1, 2) if kind == "Tensor" else (0, 1), method_variant="Tensor.lerp",
+                          inplace_variant="Tensor.lerp_", supports_out=True))
+    return ops
+
+
+OPS = [*_unary_ops(), *_binary_ops(), *_activation_ops(), *_ternary_ops()]

@@ -425,11 +425,11 @@ def test_leaf_kernel_refuses_an_object_that_takes_no_attributes():
         dc.leaf_kernel(len)
 
 
-def test_the_cpu_backend_marks_every_kernel_but_to_copy_as_a_leaf():
+def test_the_cpu_backend_marks_every_kernel_but_the_range_out_kernels_as_a_leaf():
     from dispatchcore_backends import cpu
 
     leaves = {name for name, kernel in cpu.KERNELS if dc.is_leaf_kernel(kernel)}
-    assert leaves == {name for name, _ in cpu.KERNELS} - {"_to_copy"}
+    assert leaves == {name for name, _ in cpu.KERNELS} - {"arange.start_out", "linspace.out"}  # they call resize_
 
 
 def _exclude_seen_by(kernel_body, aten_impl, *, leaf):
@@ -601,3 +601,34 @@ def test_matmul_takes_the_ordinary_path_under_autocast_a_mode_and_for_other_shap
         a @ 3
     with pytest.raises(dc.SchemaError, match="Expected a value of type 'Tensor' for argument 'other'"):
         a.matmul(3)
+
+
+def test_a_trace_opened_before_the_backends_load_still_records_every_hop():
+    """Loading the backends inside a trace rebuilds only their slots: the rest are wrapped on first call.
+
+    (A fresh interpreter: in this one the backends are loaded already.)
+    """
+    import subprocess
+    import sys
+
+    code = ("import dispatchcore as dc\n"
+            "with dc.trace() as t:\n"
+            "    x = dc.tensor([1.0, 2.0], requires_grad=True)\n"
+            "    (x * x).sum()\n"
+            "print([(h.op, h.key.name) for h in t.hops() if h.op in ('aten::mul.Tensor', 'aten::sum')])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == str([("aten::mul.Tensor", "AutogradCPU"), ("aten::mul.Tensor", "CPU"),
+                               ("aten::sum", "AutogradCPU"), ("aten::sum", "CPU")])
+
+
+def test_the_first_factory_of_a_program_loads_the_backends_before_dispatching():
+    """Else ``ones`` would find only the composite at CPU (empty + fill_) on its first call."""
+    import subprocess
+    import sys
+
+    code = ("import dispatchcore as dc\n"
+            "with dc.trace() as t:\n"
+            "    dc.ones(4, dtype=dc.int64)\n"
+            "print([(h.op, h.key.name) for h in t.hops()])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == str([("aten::ones", "BackendSelect"), ("aten::ones", "CPU")])

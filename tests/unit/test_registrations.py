@@ -16,12 +16,9 @@ from dispatchcore.native.torch_keys import KEY_NAMES, TORCH_KEYS
 
 # Deviations from torch's registrations, each for a reason written in docs/notes.md: CPU keeps a
 # kernel for speed where torch has only the CompositeExplicitAutograd one (cpu.SPEED_KERNELS);
-# copy_, _to_copy, arange, linspace, rand and randn have no composite yet, so their backends keep
-# kernels; _to_copy has no BackendSelect kernel.
+# rand and randn have no composite yet, so the CPU backend keeps kernels.
 EXTRA = {name: "C" for name in cpu.SPEED_KERNELS}
-EXTRA.update({"copy_": "CM", "_to_copy": "CM", "arange.start_step": "C", "linspace": "C", "rand": "C",
-              "randn": "C"})
-MISSING = {"copy_": "E", "_to_copy": "BE", "arange.start_step": "E", "linspace": "E", "rand": "E", "randn": "E"}
+MISSING: dict[str, str] = {}
 SHORT = {v: k for k, v in KEY_NAMES.items()}
 
 
@@ -32,8 +29,8 @@ def registered_keys(op) -> str:
 
 def expected_keys(name: str) -> str:
     keys = (set(TORCH_KEYS[name]) | set(EXTRA.get(name, ""))) - set(MISSING.get(name, ""))
-    if "I" in keys:  # torch's Autograd kernel of a CompositeImplicitAutograd op serves nested tensors only
-        keys.discard("A")
+    if "I" in keys and "C" not in keys:  # torch's Autograd kernel of a CompositeImplicitAutograd op serves
+        keys.discard("A")  # nested tensors only, unless a backend kernel shadows the composite (silu_backward)
     return "".join(sorted(keys))
 
 
