@@ -87,10 +87,10 @@ class _Pickler(pickle._Pickler):  # the Python pickler: its dispatch table can w
         self.storages: dict[int, tuple[str, np.ndarray]] = {}  # id(root) -> (key, root)
 
     def save_marker(self, obj: _Global) -> None:
-        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
-        self.memoize(obj)
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())  # type: ignore[attr-defined]
+        self.memoize(obj)  # type: ignore[attr-defined]  # pickle._Pickler's own helpers
 
-    dispatch[_Global] = save_marker
+    dispatch[_Global] = save_marker  # type: ignore[assignment]  # pickle._Pickler's dispatch table
 
     def _storage_of(self, t: Tensor) -> tuple[tuple[Any, ...], int]:
         """The persistent id of ``t``'s storage, and ``t``'s offset in it."""
@@ -111,10 +111,10 @@ class _Pickler(pickle._Pickler):  # the Python pickler: its dispatch table can w
         return ("storage", storage_type, key, "cpu", int(root.size)), offset
 
     def save_dtype(self, obj: Any) -> None:
-        self.write(pickle.GLOBAL + f"torch\n{obj.name}\n".encode())
-        self.memoize(obj)
+        self.write(pickle.GLOBAL + f"torch\n{obj.name}\n".encode())  # type: ignore[attr-defined]
+        self.memoize(obj)  # type: ignore[attr-defined]  # pickle._Pickler's own helpers
 
-    dispatch[dtypes.dtype] = save_dtype
+    dispatch[dtypes.dtype] = save_dtype  # type: ignore[assignment]
 
     def reducer_override(self, obj: Any) -> Any:
         from . import device

@@ -28,6 +28,7 @@ from ..dtypes import SCALAR_TYPE_NAMES
 from ..library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
+from .norms import _no_derivative, _not_implemented
 
 __all__ = ["FUNCTIONS", "METHODS", "MODE_MAX", "MODE_MEAN", "MODE_SUM", "SCHEMAS", "check_arguments",
            "embedding_bag", "fast_path_sum", "index_dtype", "num_bags", "register", "register_autograd"]
@@ -289,22 +290,6 @@ def _per_sample_weights_formula(grad: Tensor, weight: Tensor, indices: Tensor, o
                                 mode: int, padding_idx: int) -> Tensor:
     return A._embedding_bag_per_sample_weights_backward.default(grad, weight, indices, offsets, result1, mode,
                                                                 padding_idx)
-
-
-def _not_implemented(what: str) -> Callable[..., Any]:
-    """derivatives.yaml's ``not_implemented("...")``: the backward raises torch's error."""
-    def formula(grad: Any) -> Any:
-        raise NotImplementedError(f"the derivative for '{what}' is not implemented.")
-
-    return formula
-
-
-def _no_derivative(op: str) -> Callable[..., Any]:
-    """An op without a derivatives.yaml entry (``torch::autograd::NotImplemented``): the backward raises."""
-    def formula(grad: Any) -> Any:
-        raise RuntimeError(f"derivative for aten::{op} is not implemented")
-
-    return formula
 
 
 def _forward_only_autograd(lib: Library) -> None:

@@ -38,6 +38,34 @@ def _ntuple(value: Any, n: int) -> tuple[Any, ...]:
     return tuple(value) if isinstance(value, (list, tuple)) else (value,) * n
 
 
+def _weight_and_bias(module: Module, shape: tuple[int, ...], bias: bool, kw: dict[str, Any]) -> None:
+    """The end of ``Linear``'s and the convolutions' ``__init__``: parameters, then ``reset_parameters()``.
+
+    ``module`` gets an uninitialised ``weight`` of ``shape`` and a ``bias`` of ``shape[0]`` (or a None ``bias``).
+    """
+    module.weight = Parameter(_dc.empty(shape, **kw))
+    if bias:
+        module.bias = Parameter(_dc.empty(shape[0], **kw))
+    else:
+        module.register_parameter("bias", None)
+    module.reset_parameters()
+
+
+def _kaiming_reset(module: Module, *, empty_fan_bias: bool) -> None:
+    """The ``reset_parameters`` of ``Linear`` and the convolutions, as torch's.
+
+    ``kaiming_uniform_(weight, a=sqrt(5))``, then the bias from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``.
+    When the weight's ``fan_in`` is 0, ``Linear`` (``empty_fan_bias=True``) still fills the bias from
+    ``U(0, 0)`` while the convolutions leave it as it is.
+    """
+    init.kaiming_uniform_(module.weight, a=math.sqrt(5))
+    if module.bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(module.weight)
+        if fan_in > 0 or empty_fan_bias:
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(module.bias, -bound, bound)
+
+
 class Identity(Module):
     """Returns its input (``torch.nn.Identity``); constructor arguments are ignored.
 
@@ -75,19 +103,10 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_dc.empty((out_features, in_features), **kw))
-        if bias:
-            self.bias = Parameter(_dc.empty(out_features, **kw))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in_features), bias, kw)
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _kaiming_reset(self, empty_fan_bias=True)
 
     def forward(self, input: Any) -> Any:
         return F.linear(input, self.weight, self.bias)
@@ -146,20 +165,10 @@ class _ConvNd(Module):
         else:
             reversed_padding = [p for p in reversed(padding) for _ in range(2)]
         self._reversed_padding_repeated_twice = reversed_padding
-        self.weight = Parameter(_dc.empty((out_channels, in_channels // groups, *kernel_size), **kw))
-        if bias:
-            self.bias = Parameter(_dc.empty(out_channels, **kw))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_channels, in_channels // groups, *kernel_size), bias, kw)
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        _kaiming_reset(self, empty_fan_bias=False)
 
     def _conv(self, input: Any, weight: Any, bias: Any, padding: Any) -> Any:
         raise NotImplementedError
@@ -591,34 +600,42 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class LeakyReLU(Module):
+class _ScalarInplace(Module):
+    """An activation with one scalar hyper-parameter (the attribute ``_scalar`` names) and ``inplace``."""
+
+    _scalar = ""
+
+    def __init__(self, value: float, inplace: bool) -> None:
+        super().__init__()
+        setattr(self, self._scalar, value)
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return f"{self._scalar}={getattr(self, self._scalar)}" + (", inplace=True" if self.inplace else "")
+
+
+class LeakyReLU(_ScalarInplace):
     """``x`` for positive ``x``, ``negative_slope * x`` otherwise (``torch.nn.LeakyReLU``)."""
 
+    _scalar = "negative_slope"
+
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
-        super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
+        super().__init__(negative_slope, inplace)
 
     def forward(self, input: Any) -> Any:
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
-
-class ELU(Module):
+class ELU(_ScalarInplace):
     """Exponential linear unit (``torch.nn.ELU``)."""
 
+    _scalar = "alpha"
+
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
+        super().__init__(alpha, inplace)
 
     def forward(self, input: Any) -> Any:
         return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Softplus(Module):

@@ -8,13 +8,11 @@ the parameters change in place, under ``no_grad``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from .. import dtypes
 from ..ops import aten
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _grads, _use_no_grad, _value
+from .optimizer import Optimizer, ParamsT, _group_step, _value, _zero_step
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -55,20 +53,17 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
-                state["step"] = aten.zeros.default([], dtype=dtypes.float32, device=p.device)
+                state["step"] = _zero_step(p)
                 state["sum"] = aten.full_like.default(p, group["initial_accumulator_value"])
 
-    @_use_no_grad
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One Adagrad update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            pairs = _grads(group)
-            states = [self.state[p] for p, _ in pairs]
-            adagrad([p for p, _ in pairs], [g for _, g in pairs], [s["sum"] for s in states],
-                    [s["step"] for s in states], lr=group["lr"], weight_decay=group["weight_decay"],
-                    lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])
-        return loss
+    step = _group_step("Adagrad")
+
+    def _update_group(self, group: dict[str, Any], pairs: list[tuple[Tensor, Tensor]]) -> None:
+        """Adagrad's update of one parameter group (its state was made in ``__init__``)."""
+        states = [self.state[p] for p, _ in pairs]
+        adagrad([p for p, _ in pairs], [g for _, g in pairs], [s["sum"] for s in states],
+                [s["step"] for s in states], lr=group["lr"], weight_decay=group["weight_decay"],
+                lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])
 
 
 def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor], state_steps: list[Tensor], *,

@@ -9,13 +9,11 @@ State per parameter: ``step`` (a float32 0-d tensor), ``exp_avg``, ``exp_avg_sq`
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from .. import dtypes
 from ..ops import aten
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _grads, _use_no_grad, _value
+from .optimizer import Optimizer, ParamsT, _group_step, _value
 
 __all__ = ["Adam", "AdamW", "adam"]
 
@@ -56,29 +54,24 @@ class Adam(Optimizer):
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
 
-    @_use_no_grad
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One Adam update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            pairs = _grads(group)
-            for p, _ in pairs:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = aten.zeros.default([], dtype=dtypes.float32, device=p.device)
-                    state["exp_avg"] = aten.zeros_like.default(p)
-                    state["exp_avg_sq"] = aten.zeros_like.default(p)
-                    if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = aten.zeros_like.default(p)
-            states = [self.state[p] for p, _ in pairs]
-            beta1, beta2 = group["betas"]
-            adam([p for p, _ in pairs], [g for _, g in pairs], [s["exp_avg"] for s in states],
-                 [s["exp_avg_sq"] for s in states],
-                 [s["max_exp_avg_sq"] for s in states] if group["amsgrad"] else [],
-                 [s["step"] for s in states], amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
-                 weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
-                 decoupled_weight_decay=group["decoupled_weight_decay"])
-        return loss
+    step = _group_step("Adam")
+
+    def _update_group(self, group: dict[str, Any], pairs: list[tuple[Tensor, Tensor]]) -> None:
+        """Adam's update of one parameter group, its state created on the first step."""
+        def init(p: Tensor, state: dict[str, Any]) -> None:
+            state["exp_avg"] = aten.zeros_like.default(p)
+            state["exp_avg_sq"] = aten.zeros_like.default(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = aten.zeros_like.default(p)
+
+        states = self._lazy_states(pairs, init)
+        beta1, beta2 = group["betas"]
+        adam([p for p, _ in pairs], [g for _, g in pairs], [s["exp_avg"] for s in states],
+             [s["exp_avg_sq"] for s in states],
+             [s["max_exp_avg_sq"] for s in states] if group["amsgrad"] else [],
+             [s["step"] for s in states], amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
+             weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
+             decoupled_weight_decay=group["decoupled_weight_decay"])
 
 
 class AdamW(Adam):

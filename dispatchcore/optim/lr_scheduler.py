@@ -313,8 +313,8 @@ class OneCycleLR(LRScheduler):
             phases.append((self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"))
         else:
             phases.append((self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"))
-        self._schedule_phases = [dict(zip(("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum"), p))
-                                 for p in phases]
+        names = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+        self._schedule_phases: list[dict[str, Any]] = [dict(zip(names, p)) for p in phases]
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):

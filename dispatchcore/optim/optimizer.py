@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Any
 
+from .. import dtypes
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..ops import aten
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "ParamsT", "required"]
@@ -81,7 +83,7 @@ class Optimizer:
                             f"but got {_typename(params)}")
         self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
-        param_groups = list(params)
+        param_groups: list[Any] = list(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):
@@ -236,6 +238,38 @@ class Optimizer:
         """Perform one optimization step (each optimizer defines it)."""
         raise NotImplementedError
 
+    def _lazy_states(self, pairs: list[tuple[Tensor, Tensor]],
+                     init: Callable[[Tensor, dict[str, Any]], None]) -> list[dict[str, Any]]:
+        """The states of the pairs' parameters, an empty one (first step) filled first.
+
+        An empty state gets a float32 0-d ``step``, then ``init(param, state)`` adds the optimizer's
+        buffers, as torch's ``_init_group`` does.
+        """
+        for p, _ in pairs:
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _zero_step(p)
+                init(p, state)
+        return [self.state[p] for p, _ in pairs]
+
+
+def _group_step(name: str) -> Callable[..., Any]:
+    """The ``step`` method every optimizer here shares, ``name`` being the optimizer's, for its docstring.
+
+    Under ``no_grad``: ``closure()`` with grad mode on, then ``self._update_group(group, pairs)`` for
+    each parameter group with its (parameter, gradient) pairs; returns the closure's loss (or None).
+    """
+    @_use_no_grad
+    def step(self: Optimizer, closure: Callable[[], Any] | None = None) -> Any:
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            self._update_group(group, _grads(group))  # type: ignore[attr-defined]
+        return loss
+
+    step.__qualname__ = f"{name}.step"
+    step.__doc__ = f"One {name} update of every parameter that has a gradient; returns ``closure()``'s loss if given."
+    return step
+
 
 def _grads(group: dict[str, Any]) -> list[tuple[Tensor, Tensor]]:
     """The (parameter, gradient) pairs of a group's parameters that have a gradient."""
@@ -244,6 +278,11 @@ def _grads(group: dict[str, Any]) -> list[tuple[Tensor, Tensor]]:
         if p.grad is not None:
             found.append((p, p.grad))
     return found
+
+
+def _zero_step(param: Tensor) -> Tensor:
+    """A fresh step counter: a float32 0-d zero on the parameter's device (``capturable=False``, not fused)."""
+    return aten.zeros.default([], dtype=dtypes.float32, device=param.device)
 
 
 def _value(step: Tensor) -> float:

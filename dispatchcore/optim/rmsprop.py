@@ -8,13 +8,11 @@ under ``no_grad``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from .. import dtypes
 from ..ops import aten
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _grads, _use_no_grad
+from .optimizer import Optimizer, ParamsT, _group_step
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -53,29 +51,24 @@ class RMSprop(Optimizer):
                     "maximize": maximize, "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    @_use_no_grad
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One RMSprop update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            pairs = _grads(group)
-            for p, _ in pairs:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = aten.zeros.default([], dtype=dtypes.float32, device=p.device)
-                    state["square_avg"] = aten.zeros_like.default(p)
-                    if group["momentum"] > 0:
-                        state["momentum_buffer"] = aten.zeros_like.default(p)
-                    if group["centered"]:
-                        state["grad_avg"] = aten.zeros_like.default(p)
-            states = [self.state[p] for p, _ in pairs]
-            rmsprop([p for p, _ in pairs], [g for _, g in pairs], [s["square_avg"] for s in states],
-                    [s["grad_avg"] for s in states] if group["centered"] else [],
-                    [s["momentum_buffer"] for s in states] if group["momentum"] > 0 else [],
-                    [s["step"] for s in states], lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                    weight_decay=group["weight_decay"], momentum=group["momentum"], centered=group["centered"],
-                    maximize=group["maximize"])
-        return loss
+    step = _group_step("RMSprop")
+
+    def _update_group(self, group: dict[str, Any], pairs: list[tuple[Tensor, Tensor]]) -> None:
+        """RMSprop's update of one parameter group, its state created on the first step."""
+        def init(p: Tensor, state: dict[str, Any]) -> None:
+            state["square_avg"] = aten.zeros_like.default(p)
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = aten.zeros_like.default(p)
+            if group["centered"]:
+                state["grad_avg"] = aten.zeros_like.default(p)
+
+        states = self._lazy_states(pairs, init)
+        rmsprop([p for p, _ in pairs], [g for _, g in pairs], [s["square_avg"] for s in states],
+                [s["grad_avg"] for s in states] if group["centered"] else [],
+                [s["momentum_buffer"] for s in states] if group["momentum"] > 0 else [],
+                [s["step"] for s in states], lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                weight_decay=group["weight_decay"], momentum=group["momentum"], centered=group["centered"],
+                maximize=group["maximize"])
 
 
 def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor], grad_avgs: list[Tensor],

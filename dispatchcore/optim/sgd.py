@@ -7,11 +7,10 @@ the gradient). Invariant: the parameters change in place, under ``no_grad``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _grads, _use_no_grad
+from .optimizer import Optimizer, ParamsT, _group_step
 
 __all__ = ["SGD", "sgd"]
 
@@ -48,22 +47,19 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
-    @_use_no_grad
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One SGD update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            pairs = _grads(group)
-            params = [p for p, _ in pairs]
-            buffers: list[Tensor | None] = ([self.state[p].get("momentum_buffer") for p in params]
-                                            if group["momentum"] != 0 else [None] * len(params))
-            sgd(params, [g for _, g in pairs], buffers, weight_decay=group["weight_decay"],
-                momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
-                nesterov=group["nesterov"], maximize=group["maximize"])
-            if group["momentum"] != 0:
-                for p, buf in zip(params, buffers):
-                    self.state[p]["momentum_buffer"] = buf
-        return loss
+    step = _group_step("SGD")
+
+    def _update_group(self, group: dict[str, Any], pairs: list[tuple[Tensor, Tensor]]) -> None:
+        """SGD's update of one parameter group; the momentum buffers are stored back into the state."""
+        params = [p for p, _ in pairs]
+        buffers: list[Tensor | None] = ([self.state[p].get("momentum_buffer") for p in params]
+                                        if group["momentum"] != 0 else [None] * len(params))
+        sgd(params, [g for _, g in pairs], buffers, weight_decay=group["weight_decay"],
+            momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
+            nesterov=group["nesterov"], maximize=group["maximize"])
+        if group["momentum"] != 0:
+            for p, buf in zip(params, buffers):
+                self.state[p]["momentum_buffer"] = buf
 
 
 def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffer_list: list[Tensor | None], *,

@@ -76,8 +76,9 @@ def default_collate(batch: list[Any]) -> Any:
             clone = copy.copy(elem)
             clone.update(collated)
             return clone
+        kind: Any = type(elem)  # a Mapping subclass: rebuilt from the collated dict when it can be
         try:
-            return type(elem)(collated)
+            return kind(collated)
         except TypeError:
             return collated
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
@@ -91,11 +92,12 @@ def default_collate(batch: list[Any]) -> Any:
             return [default_collate(samples) for samples in transposed]
         try:
             if isinstance(elem, collections.abc.MutableSequence):
-                clone = copy.copy(elem)
+                sequence = copy.copy(elem)
                 for i, samples in enumerate(transposed):
-                    clone[i] = default_collate(samples)
-                return clone
-            return type(elem)([default_collate(samples) for samples in transposed])
+                    sequence[i] = default_collate(samples)
+                return sequence
+            kind = type(elem)
+            return kind([default_collate(samples) for samples in transposed])
         except TypeError:
             return [default_collate(samples) for samples in transposed]
     raise TypeError(_COLLATE_ERROR.format(type(elem)))

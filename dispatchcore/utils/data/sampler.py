@@ -75,6 +75,8 @@ class RandomSampler(Sampler[int]):
     def __iter__(self) -> Iterator[int]:
         import dispatchcore as dc
 
+        randint, randperm = dc.randint, dc.randperm  # type: ignore[attr-defined]  # installed from the families
+
         n = len(self.data_source)
         if self.generator is None:
             seed = int(dc.empty((), dtype=dc.int64).random_().item())
@@ -84,12 +86,12 @@ class RandomSampler(Sampler[int]):
             generator = self.generator
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from dc.randint(high=n, size=(32,), dtype=dc.int64, generator=generator).tolist()
-            yield from dc.randint(high=n, size=(self.num_samples % 32,), dtype=dc.int64, generator=generator).tolist()
+                yield from randint(high=n, size=(32,), dtype=dc.int64, generator=generator).tolist()
+            yield from randint(high=n, size=(self.num_samples % 32,), dtype=dc.int64, generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from dc.randperm(n, generator=generator).tolist()
-            yield from dc.randperm(n, generator=generator).tolist()[: self.num_samples % n]
+                yield from randperm(n, generator=generator).tolist()
+            yield from randperm(n, generator=generator).tolist()[: self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
