@@ -148,6 +148,11 @@ def _threshold_backward(threshold: Any) -> Callable[[np.ndarray, np.ndarray], np
 
 
 def threshold_backward_cpu(grad_output, self, threshold):
+    g, x = grad_output._data, self._data
+    # relu's backward, every step of a training loop: one float dtype, one shape, contiguous operands
+    if g.dtype is x.dtype and g.dtype.char in "fd" and g.shape == x.shape and g.flags.c_contiguous \
+            and x.flags.c_contiguous:
+        return wrap_cpu(np.where(x <= _k._scalar_array(threshold, x.dtype), g.dtype.type(0), g))
     return _same_dtype("threshold_backward", "threshold_cpu", "iuf", _threshold_backward(threshold),
                        (grad_output, self), grad_output)
 
