@@ -147,13 +147,14 @@ def wrap_cpu(data: np.ndarray) -> Tensor:
     return t
 
 
-def detached_alias(t: Tensor) -> Tensor:
+def detached_alias(t: Tensor, cls: type | None = None) -> Any:
     """A new tensor over ``t``'s data, key set and version counter, with no autograd history.
 
     ``detach()``'s CompositeExplicitAutograd kernel, and the engine's way to hold a saved output
-    without a reference cycle.
+    without a reference cycle. ``cls`` (default: ``t``'s class) is the new tensor's class:
+    ``nn.Parameter`` wraps a tensor, ``Parameter.detach()`` gives a plain one.
     """
-    out = _new(type(t))
+    out: Any = _new(type(t) if cls is None else cls)
     out._data = t._data
     out._device = t._device
     out._key_bits = t._key_bits

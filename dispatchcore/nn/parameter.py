@@ -10,30 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import factories as _factories
-from ..tensor import Tensor
+from ..tensor import Tensor, detached_alias
 
 __all__ = ["Buffer", "Parameter"]
 
 
-def _alias_as(cls: type, data: Tensor) -> Any:
-    """A ``cls`` instance over ``data``'s storage, key set and version counter, with no history."""
-    out: Any = object.__new__(cls)
-    out._data = data._data
-    out._device = data._device
-    out._key_bits = data._key_bits
-    out._vc = data._vc
-    out._base = None
-    out._requires_grad = False
-    out._grad_fn = None
-    out._grad = None
-    out._output_nr = 0
-    out._meta = None
-    return out
-
-
 def plain_detached(t: Tensor) -> Tensor:
     """``t.detach()`` as a plain ``Tensor`` even when ``t`` is a ``Parameter`` (as torch returns)."""
-    return _alias_as(Tensor, t)
+    return detached_alias(t, Tensor)
 
 
 class Parameter(Tensor):
@@ -59,7 +43,7 @@ class Parameter(Tensor):
             data = _factories.empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}")
-        out = _alias_as(cls, data)
+        out = detached_alias(data, cls)
         if requires_grad:
             out.requires_grad_(True)
         return out
@@ -102,7 +86,7 @@ class Buffer(Tensor):
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Buffer:
         if data is None:
             data = _factories.empty(0)
-        out = _alias_as(cls, data)
+        out = detached_alias(data, cls)
         out.persistent = persistent
         return out
 
