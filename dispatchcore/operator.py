@@ -325,11 +325,12 @@ class OperatorHandle:
 
     __slots__ = (
         "name", "overload_name", "qualname", "schema", "def_location", "alias_analysis", "tags",
-        "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_lo", "_hi",
+        "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_opt_pos", "_lo", "_hi",
         "_kw_names", "_bounds", "_value_pos", "_number_args", "_on_rebuild", "__weakref__",
     )
     # Derived from the schema by _set_schema_info (see there).
     _tensor_pos: tuple[int, ...]
+    _opt_pos: tuple[int, ...]  # positional ``Tensor?`` arguments (Note [Optional Tensors on the fast path])
     _bounds: tuple[int, int]
     _kw_names: frozenset[str]
     _lo: int
@@ -408,6 +409,9 @@ class OperatorHandle:
                 bits = 0
                 for i in tensor_pos:
                     bits |= args[i]._key_bits
+                for i in self._opt_pos:  # See Note [Optional Tensors on the fast path]
+                    if i < len(args) and args[i] is not None:
+                        bits |= args[i]._key_bits
             if keys is _DEFAULT_KEYS:
                 kernel = self._dispatch[4][bits]
             else:
@@ -927,7 +931,7 @@ class OperatorHandle:
         """Precompute what the call path needs from the schema (c10's makeBitsetForDispatchArgs)."""
         schema = self.schema
         if schema is None:  # an impossible arity sends every call to the general path's error
-            self._tensor_pos, self._bounds, self._kw_names = (), (1, 0), frozenset()
+            self._tensor_pos, self._opt_pos, self._bounds, self._kw_names = (), (), (1, 0), frozenset()
             self._lo, self._hi, self._value_pos, self._number_args = 1, 0, (), ()
             return
         arguments = schema.arguments
@@ -947,10 +951,19 @@ class OperatorHandle:
         self._kw_names = frozenset(a.name for a in schema.arguments if a.kwarg_only)
         dispatch = schema.dispatch_arguments
         plain = tuple(i for i, _, kind, kwarg_only in dispatch if kind == "tensor" and not kwarg_only)
-        self._tensor_pos = _FIRST if plain == _FIRST else _FIRST_TWO if plain == _FIRST_TWO else plain
-        # The fast path reads dispatch arguments by position, so it serves only ops whose
-        # dispatch arguments are all required positional Tensors; others always go general.
-        if len(plain) == len(dispatch) and all(i < lo for i in plain):
+        optional = tuple(i for i, _, kind, kwarg_only in dispatch if kind == "optional" and not kwarg_only)
+        self._opt_pos = optional
+        if optional:  # ``plain`` is a new tuple, never _FIRST: __call__'s loop also reads _opt_pos
+            self._tensor_pos = plain
+        else:
+            self._tensor_pos = _FIRST if plain == _FIRST else _FIRST_TWO if plain == _FIRST_TWO else plain
+        # Note [Optional Tensors on the fast path]: the fast path reads dispatch arguments by
+        # position, so it serves ops whose dispatch arguments are required positional Tensors
+        # and positional ``Tensor?`` ones (``nll_loss_forward(self, target, weight, ...)``, most
+        # often given None: it adds no keys; an absent trailing one is None too). Anything else
+        # at a ``Tensor?`` position (a list, a number) has no ``_key_bits``: the general path
+        # binds it and raises bind's error. Ops with list or keyword-only Tensors always go general.
+        if len(plain) + len(optional) == len(dispatch) and all(i < lo for i in plain):
             self._lo, self._hi = lo, hi
         else:
             self._lo, self._hi = 1, 0

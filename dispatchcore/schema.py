@@ -153,6 +153,8 @@ SchemaType = BaseType | OptionalType | ListType | TupleType | ContainerType
 
 _TENSOR = BaseType("Tensor")
 _INT = BaseType("int")
+_SYMINT = BaseType("SymInt")
+_INT_NAMES = frozenset({"int", "SymInt"})
 
 # The schema type names torch 2.13's parser knows (``SchemaTypeParser::parseBaseType``). Two
 # are spellings of ``int``; ``None`` is ``NoneType``. 2.13 no longer knows ``Dimname``.
@@ -880,6 +882,9 @@ def _cast_error(t: SchemaType, value: Any, is_tensor: Callable[[Any], bool],
 def _list_cast_error(t: ListType, value: Any, is_tensor: Callable[[Any], bool]) -> str | None:
     elem = t.elem
     is_sequence = isinstance(value, (list, tuple))
+    # the usual value, a list of Python ints for ``int[]``/``SymInt[]`` (sizes, strides): fits
+    if is_sequence and getattr(elem, "name", None) in _INT_NAMES and all(v.__class__ is int for v in value):
+        return None
     if elem == _TENSOR:
         ok = is_sequence and all(is_tensor(v) for v in value)
         return None if ok else _pybind_error(value)
@@ -896,7 +901,7 @@ def _list_cast_error(t: ListType, value: Any, is_tensor: Callable[[Any], bool]) 
     except TypeError as exc:
         return f" Python error details: TypeError: {exc}"
     for item in items:
-        if elem == BaseType("SymInt"):
+        if elem == _SYMINT:
             # SymInt lists cast item by item, so the error names the item's class; a tensor
             # item must be one that operator.index() accepts (a 0-dim integer tensor)
             error = None if _is_symint_item(item, is_tensor) else _pybind_error(item)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from dispatchcore.dtypes import float16
 from dispatchcore.native.activation import log_softmax_backward_check
 from dispatchcore.native.structured import check_out_dtype
 from dispatchcore.tensor import wrap_cpu
@@ -151,8 +152,9 @@ def threshold_backward_cpu(grad_output, self, threshold):
     g, x = grad_output._data, self._data
     # relu's backward, every step of a training loop: one float dtype, one shape, contiguous operands
     if g.dtype is x.dtype and g.dtype.char in "fd" and g.shape == x.shape and g.flags.c_contiguous \
-            and x.flags.c_contiguous:
-        return wrap_cpu(np.where(x <= _k._scalar_array(threshold, x.dtype), g.dtype.type(0), g))
+            and x.flags.c_contiguous:  # np.where without its dispatch hop, with 0-d operands: the cheapest call
+        zero = _k._ZERO[g.dtype]
+        return wrap_cpu(_k._where(x <= (zero if threshold == 0 else _k._scalar_array(threshold, x.dtype)), zero, g))
     return _same_dtype("threshold_backward", "threshold_cpu", "iuf", _threshold_backward(threshold),
                        (grad_output, self), grad_output)
 
@@ -164,13 +166,20 @@ def threshold_backward_grad_input_cpu(grad_output, self, threshold, *, grad_inpu
 
 def _log_softmax_backward_data_cpu(grad_output, output, dim, input_dtype):
     """``grad - exp(output) * sum(grad, dim)``, in ``grad_output``'s dtype (half computed in float)."""
-    d = log_softmax_backward_check(grad_output, output, dim, input_dtype)
     g, o = grad_output._data, output._data
+    # every step's cross_entropy backward: the check passes, the result is a new contiguous array
+    if (g.dtype is _k._F32 or g.dtype is _k._F64) and o.dtype is g.dtype and g.shape == o.shape and g.ndim \
+            and input_dtype is not float16 and -g.ndim <= dim < g.ndim and g.flags.c_contiguous \
+            and o.flags.c_contiguous:
+        r = _k.log_softmax_backward_fast(g, o, dim % g.ndim)
+        if r is not None:
+            return wrap_cpu(r)
+    d = log_softmax_backward_check(grad_output, output, dim, input_dtype)
     if g.dtype.kind != "f":
         raise _k._not_implemented("log_softmax_backward_lastdim_kernel_impl" if d == max(g.ndim - 1, 0)
                                   else "log_softmax_backward_kernel_impl", g.dtype)
     work = _k._F32 if g.dtype == _k._F16 else g.dtype
-    with np.errstate(all="ignore"):
+    with _k.quiet():
         gw, ow = _k._cast(g, work), _k._cast(o, work)
         if gw.ndim == 0:
             r = gw - np.exp(ow) * gw

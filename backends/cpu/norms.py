@@ -23,7 +23,7 @@ from dispatchcore.shapes import broadcast_shapes
 from dispatchcore.tensor import wrap_cpu
 
 from . import random as _random
-from .kernels import _F16, _F32, _TORCH_NAME, _new, _resize_out, _result, _rng, _suggest_memory_format
+from .kernels import _F16, _F32, _TORCH_NAME, _new, _resize_out, _result, _rng, _suggest_memory_format, quiet
 
 __all__ = ["KERNELS"]
 
@@ -69,7 +69,7 @@ def native_layer_norm_cpu(input, normalized_shape, weight, bias, eps):
     N.floating_check("LayerNormKernelImpl", input.dtype)
     acc = _F32 if mixed else _acc(x.dtype)
     rows = x.reshape(N._prod(x.shape[:axis]), N._prod(x.shape[axis:])).astype(acc)
-    with np.errstate(all="ignore"):
+    with quiet():
         mean = rows.mean(1, keepdims=True)
         rstd = 1 / np.sqrt(((rows - mean) ** 2).mean(1, keepdims=True) + eps)
         y = (rows - mean) * rstd
@@ -94,7 +94,7 @@ def native_layer_norm_backward_cpu(grad_out, input, normalized_shape, mean, rstd
     mu, rs = mean._data.reshape(m, 1).astype(acc), rstd._data.reshape(m, 1).astype(acc)
     xhat = (rows - mu) * rs
     gi = gw = gb = None
-    with np.errstate(all="ignore"):
+    with quiet():
         if output_mask[0]:
             gh = grows * weight._data.reshape(1, -1) if weight is not None else grows
             gi = rs * (gh - gh.mean(1, keepdims=True) - xhat * (gh * xhat).mean(1, keepdims=True))
@@ -122,7 +122,7 @@ def native_group_norm_cpu(input, weight, bias, N_, C, HxW, group, eps):  # noqa:
     N.group_norm_numel_check(x.size, N_, C, HxW)
     acc = _F32 if mixed else _acc(x.dtype)
     grouped = _result(x).reshape(N_, group, -1).astype(acc)
-    with np.errstate(all="ignore"):
+    with quiet():
         mean = grouped.mean(2, keepdims=True)
         rstd = 1 / np.sqrt(((grouped - mean) ** 2).mean(2, keepdims=True) + eps)
         y = ((grouped - mean) * rstd).reshape(N_, C, -1)
@@ -144,7 +144,7 @@ def native_group_norm_backward_cpu(grad_out, input, mean, rstd, weight, N_, C, H
     rs = np.repeat(rstd._data.astype(acc).reshape(N_, group, 1), C // group, axis=1)
     xhat = (xs - mu) * rs
     gi = gw = gb = None
-    with np.errstate(all="ignore"):
+    with quiet():
         if output_mask[0]:
             gh = gs * weight._data.reshape(1, C, 1) if weight is not None else gs
             gh_g, xhat_g = gh.reshape(N_, group, -1), xhat.reshape(N_, group, -1)
@@ -166,7 +166,7 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
     dims = (0, *range(2, x.ndim))
     view = (1, C) + (1,) * (x.ndim - 2)
     xa = x.astype(acc)
-    with np.errstate(all="ignore"):
+    with quiet():
         if training:
             mean = xa.mean(dims)
             var = ((xa - mean.reshape(view)) ** 2).mean(dims)
@@ -207,7 +207,7 @@ def native_batch_norm_backward_cpu(grad_out, input, weight, running_mean, runnin
     acc = _acc(x.dtype)
     dims = (0, *range(2, x.ndim))
     view = (1, C) + (1,) * (x.ndim - 2)
-    with np.errstate(all="ignore"):
+    with quiet():
         if train:
             mean, invstd = save_mean._data.astype(acc), save_invstd._data.astype(acc)
         else:
@@ -268,7 +268,7 @@ def native_dropout_cpu(input, p, train):
         scale = 0.0 if keep == 0 else 1.0 / keep
         mask = _preserve(np.empty(x.shape, _BOOL), x)
         _random._fill(mask, _random.bernoulli_draws(_rng(None), np.full(x.size, keep), True))
-        with np.errstate(all="ignore"):
+        with quiet():
             masked = (x * mask).astype(x.dtype)  # input.mul(mask), then .mul_(scale) in the opmath type
             out = _preserve((masked.astype(_acc(x.dtype)) * _acc(x.dtype).type(scale)).astype(x.dtype), x)
         return wrap_cpu(out), wrap_cpu(mask)
@@ -277,7 +277,7 @@ def native_dropout_cpu(input, p, train):
 
 def native_dropout_backward_cpu(grad_output, mask, scale):
     g = grad_output._data
-    with np.errstate(all="ignore"):
+    with quiet():
         return wrap_cpu(_preserve((g * (mask._data.astype(g.dtype) * scale)).astype(g.dtype), g))
 
 
@@ -362,7 +362,7 @@ def _cdist_operands(x1, x2):
 def _cdist_forward_cpu(x1, x2, p, compute_mode):
     N.cdist_check(x1, x2, p, compute_mode)
     a, b, shape = _cdist_operands(x1, x2)
-    with np.errstate(all="ignore"):
+    with quiet():
         d = a[..., :, None, :] - b[..., None, :, :]
         return wrap_cpu(_result(_pair_distances(d, p).reshape(shape).astype(a.dtype)))
 
@@ -371,7 +371,7 @@ def _distance_grad(d: np.ndarray, dist: np.ndarray, g: np.ndarray, p: float) -> 
     """d(dist)/d(x_i) times g, per pair, for differences ``d`` (torch's subgradients: 0 at dist 0)."""
     dist, g = dist[..., None], g[..., None]
     sign = np.sign(d)
-    with np.errstate(all="ignore"):
+    with quiet():
         if p == 0:
             return np.zeros_like(d)
         if p == 1:
@@ -402,7 +402,7 @@ def _pdist_forward_cpu(self, p=2.0):
     N.pdist_check(self, p)
     x = self._data
     i, j = _pairs(x.shape[0])
-    with np.errstate(all="ignore"):
+    with quiet():
         return wrap_cpu(_result(_pair_distances(x[i] - x[j], p).astype(x.dtype)))
 
 
@@ -438,7 +438,7 @@ def binary_cross_entropy_cpu(self, target, weight=None, reduction=1):
     x, t, w = _bce_operands(self, target, weight)
     if x.size and ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
-    with np.errstate(all="ignore"):
+    with quiet():
         loss = -(t * np.maximum(np.log(x), -100) + (1 - t) * np.maximum(np.log1p(-x), -100))
         if w is not None:
             loss = loss * w
@@ -447,7 +447,7 @@ def binary_cross_entropy_cpu(self, target, weight=None, reduction=1):
 
 def binary_cross_entropy_backward_cpu(grad_output, self, target, weight=None, reduction=1):
     x, t, w = _bce_operands(self, target, weight)
-    with np.errstate(all="ignore"):
+    with quiet():
         r = grad_output._data * (x - t) / np.maximum((1 - x) * x, 1e-12)
         if w is not None:
             r = r * w

@@ -174,7 +174,7 @@ def _unary(name: str, self: Any, out: Any = None, compute: Any = None) -> Any:
         _check_target(rule, name, result, a.shape, self, out)
     if work.kind not in kinds:
         raise _k._not_implemented(kernel, work)
-    with np.errstate(all="ignore"):
+    with _k.quiet():
         r = _opmath(fn)(_k._cast(a, work)) if work.kind == "f" else fn(a)
         return _k._store(np.asarray(r).astype(result, copy=False), result, a.shape, self, out, arrays=(a,))
 
@@ -183,7 +183,7 @@ def _binary(name: str, self: Any, other: Any, out: Any = None) -> Any:
     """The general binary kernel: promotion, the rule's result dtype, checks, computation and store."""
     fn, kernel, kinds = BINARY[name]
     rule = P.BINARY[name].rule
-    with np.errstate(all="ignore"):
+    with _k.quiet():
         x, y = _k._operand(self), _k._operand(other)
         common = _k._result_np(self if isinstance(x, _nd) else x, other if isinstance(y, _nd) else y)
         result = P.binary_result_dtype(rule, _dc(common), dtypes.get_default_dtype()).np
@@ -209,7 +209,7 @@ def _same_dtype(name: str, kernel: str, kinds: str, fn: Callable[..., Any], inpu
         _check_target(P.SAME, name, dt, shape, target, out)
     if dt.kind not in kinds:
         raise _k._not_implemented(kernel, dt)
-    with np.errstate(all="ignore"):
+    with _k.quiet():
         cast = [_k._cast(a, dt) for a in arrays]
         r = _opmath(fn)(*cast) if dt.kind == "f" else fn(*cast)
         return _k._store(np.asarray(r).astype(dt, copy=False), dt, shape, target, out, arrays=arrays)
@@ -550,7 +550,7 @@ def _ternary_inplace_fast(name: str, self: Any, first: Any, second: Any, value: 
         return None
     if name != "lerp" and type(value) is not float and type(value) is not int:
         return None
-    with np.errstate(all="ignore"):
+    with _k.quiet():
         if name == "lerp":
             if weight is None:
                 r = _lerp(dst, y, z)
@@ -605,7 +605,7 @@ def _ternary(name: str, self: Any, first: Any, second: Any, value: Any = None, o
     if dt.kind not in kinds or (dt.kind == "b" and name != "lerp"):
         raise _k._not_implemented(f"{name}_cpu" if name == "lerp" else f"{name}_cpu_out", dt)
     work = _F32 if dt == _F16 else dt  # half computes in float (opmath)
-    with np.errstate(all="ignore"):
+    with _k.quiet():
         x, y = _k._cast(self._data, work), _k._cast(first._data, work)
         if name == "lerp":
             w = _k._cast(second._data, work) if isinstance(second, Tensor) else _k._scalar_array(_k._item(second), work)

@@ -37,6 +37,7 @@ from .kernels import (
     _resize_out,
     _result,
     _wrap_dim,
+    quiet,
 )
 from .overlap import assert_no_internal_overlap
 
@@ -126,7 +127,7 @@ def _logical_family(name: str, ufunc: Any) -> dict[str, Callable[..., Any]]:
 # --- prod, cumsum, cumprod -----------------------------------------------------------------------------
 def _prod(a: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> Any:
     dt = R.cum_dtype(_dc(a.dtype), dtype).np if dtype is None else _np_dtype(dtype)
-    with np.errstate(all="ignore"):
+    with quiet():
         r = np.prod(a.astype(_acc(dt)), axis=dims, keepdims=keepdim)
     return wrap_cpu(_result(r).astype(dt, copy=False))
 
@@ -147,7 +148,7 @@ def _scan(name: str, ufunc: Any, self: Any, dim: int, dtype: Any) -> np.ndarray:
     dt = R.cum_dtype(_dc(a.dtype), None).np if dtype is None else _np_dtype(dtype)
     if dt == _BOOL:
         raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
-    with np.errstate(all="ignore"):
+    with quiet():
         if a.ndim == 0:
             return a.astype(dt)
         return _result(ufunc.accumulate(a.astype(_acc(dt)), axis=d)).astype(dt, copy=False)
@@ -186,7 +187,7 @@ def _moments(name: str, self: Any, dim: Any, correction: Any, keepdim: bool) -> 
     c = 1.0 if correction is None else float(_item(correction))
     R.dof_warning(name, count, c)
     axes = dims if a.ndim else None
-    with np.errstate(all="ignore"):
+    with quiet():
         x = a.astype(_acc(a.dtype))
         mean = np.mean(x, axis=axes, keepdims=True) if a.size else np.full(
             tuple(1 if i in dims else s for i, s in enumerate(a.shape)), np.nan, x.dtype)
@@ -205,7 +206,7 @@ def var_correction_cpu(self, dim=None, *, correction=None, keepdim=False):
 
 
 def std_correction_cpu(self, dim=None, *, correction=None, keepdim=False):
-    with np.errstate(all="ignore"):
+    with quiet():
         return wrap_cpu(_result(np.sqrt(_moments("std", self, dim, correction, keepdim)[0])))
 
 
@@ -216,7 +217,7 @@ def var_mean_correction_cpu(self, dim=None, *, correction=None, keepdim=False):
 
 def std_mean_correction_cpu(self, dim=None, *, correction=None, keepdim=False):
     var, mean = _moments("std_mean", self, dim, correction, keepdim)
-    with np.errstate(all="ignore"):
+    with quiet():
         return wrap_cpu(_result(np.sqrt(var))), wrap_cpu(mean)
 
 
@@ -264,7 +265,7 @@ def _vector_norm(a: np.ndarray, ord: Any, dim: Any, keepdim: bool, dt: np.dtype)
     R.vector_norm_empty_check(p, tuple(a.shape), dims, dim is not None and len(dim) > 0)
     axes = dims if a.ndim else None
     x = np.abs(a.astype(dt))
-    with np.errstate(all="ignore"):
+    with quiet():
         if p == math.inf:
             r = np.max(x, axis=axes, keepdims=keepdim, initial=0)  # NaN propagates
         elif p == -math.inf:

@@ -36,6 +36,36 @@ _TWO = wrapped_number(2)  # grad / 2, as torch's C++ formula writes it: div.Tens
 
 
 # --- helpers (dispatched operators only) ---------------------------------------------------------
+def _column_major(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether a matrix was laid out column by column (a transposed contiguous one, ``W.t()``)."""
+    return strides[0] == 1 and strides[1] == shape[0]
+
+
+def mm_mat1_backward(grad: Any, mat2: Any, mat1_shape: Any, mat1_strides: Any, alpha: Any = 1) -> Any:
+    """``mm_mat1_backward`` (FunctionsManual.cpp): the gradient of ``mat1 @ mat2`` for ``mat1``.
+
+    For a column-major ``mat1`` it is computed as ``(mat2 @ grad.t()).t()``, so it comes out
+    column-major too (the layout ``mat1`` had, which AccumulateGrad then keeps); else
+    ``grad @ mat2.t()``.
+    """
+    if _column_major(mat1_shape, mat1_strides):
+        result = A.t.default(A.mm.default(mat2, A.t.default(grad)))
+    else:
+        result = A.mm.default(grad, A.t.default(mat2))
+    return result if alpha == 1 else A.mul.Scalar(result, alpha)
+
+
+def mm_mat2_backward(grad: Any, mat1: Any, mat2_shape: Any, mat2_strides: Any, alpha: Any = 1) -> Any:
+    """``mm_mat2_backward``: ``(grad.t() @ mat1).t()`` for a column-major ``mat2`` (``linear``'s ``W.t()``).
+
+    Else ``mat1.t() @ grad``.
+    """
+    if _column_major(mat2_shape, mat2_strides):
+        result = A.t.default(A.mm.default(A.t.default(grad), mat1))
+    else:
+        result = A.mm.default(A.t.default(mat1), grad)
+    return result if alpha == 1 else A.mul.Scalar(result, alpha)
+
 def _scale(grad: Any, alpha: Any) -> Any:
     return grad if alpha == 1 else A.mul.Scalar(grad, alpha)
 
@@ -421,7 +451,8 @@ def register(lib: Library) -> None:
 
     # linear algebra, softmax, losses
     r(lib, "mm", "MmBackward0", ("self", "mat2"),
-      (lambda g, mat2: A.mm.default(g, A.t.default(mat2)), lambda g, self: A.mm.default(A.t.default(self), g)))
+      (lambda g, mat2, self_shape, self_strides: mm_mat1_backward(g, mat2, self_shape, self_strides),
+       lambda g, self, mat2_shape, mat2_strides: mm_mat2_backward(g, self, mat2_shape, mat2_strides)))
     r(lib, "bmm", "BmmBackward0", ("self", "mat2"),
       (lambda g, mat2: A.bmm.default(g, A.transpose.int(mat2, 1, 2)),
        lambda g, self: A.bmm.default(A.transpose.int(self, 1, 2), g)))

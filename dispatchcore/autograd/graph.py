@@ -18,7 +18,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..factories import ones_like
+from numpy import ndarray as _ndarray
+
+from ..shapes import is_non_overlapping_and_dense
 from ..tensor import TENSOR_DTYPE
 from ..tls import per_thread as _pt
 
@@ -148,21 +150,45 @@ class AccumulateGrad(Node):
         create_graph = _pt.state.autograd[0]  # the engine runs with grad mode = create_graph
         if leaf._grad is None:
             # a buffer of our own: the incoming grad may be shared with other edges or be the
-            # caller's grad_output. With create_graph the copy is differentiable, as torch's
-            # clone_obey_contract (new_empty_strided(leaf's layout).copy_(grad): CopyBackwards)
-            if create_graph:
-                from ..ops import aten
-
-                buf = aten.empty_strided.default(list(leaf.shape), list(leaf.stride()), dtype=grad.dtype,
-                                                 device=grad.device)
-                leaf._grad = buf.copy_(grad)
-            else:
+            # caller's grad_output. torch steals an unshared grad that obeys the layout contract
+            # (the leaf's strides) and copies any other into the leaf's layout
+            # (clone_obey_contract); a copy keeps the grad's layout in the first case, so
+            # ``.grad.stride()`` is torch's either way. With create_graph the copy is
+            # differentiable (CopyBackwards).
+            if not create_graph and _obeys_layout_contract(grad, leaf):
                 leaf._grad = grad.clone()
+            else:
+                leaf._grad = _clone_obey_contract(grad, leaf)
         elif create_graph:
             leaf._grad = leaf._grad + grad  # out of place, so it stays differentiable
         else:
             leaf._grad.add_(grad)
         return ()
+
+
+def _obeys_layout_contract(grad: Any, leaf: Any) -> bool:
+    """``utils::obeys_layout_contract``: ``grad`` strided as a dense ``leaf`` (size-1 dims: any nonzero stride)."""
+    g, data = grad._data, leaf._data
+    if g.__class__ is _ndarray and data.__class__ is _ndarray and g.flags.c_contiguous \
+            and data.flags.c_contiguous and 0 not in g.strides:  # the usual case, decided by two flags
+        return True
+    strides = leaf.stride()
+    if not is_non_overlapping_and_dense(leaf.shape, strides):
+        return grad.is_contiguous()
+    return all((gs != 0) if n == 1 else (gs == s)
+               for n, gs, s in zip(grad.shape, grad.stride(), strides))
+
+
+def _clone_obey_contract(grad: Any, leaf: Any) -> Any:
+    """``utils::clone_obey_contract``: a copy of ``grad`` in a dense ``leaf``'s layout, else contiguous."""
+    from ..layouts import contiguous_format
+    from ..ops import aten
+
+    strides = leaf.stride()
+    if not is_non_overlapping_and_dense(leaf.shape, strides):
+        return aten.clone.default(grad, memory_format=contiguous_format)
+    buf = aten.empty_strided.default(list(leaf.shape), list(strides), dtype=grad.dtype, device=grad.device)
+    return buf.copy_(grad)
 
 
 def grad_accumulator(leaf: Any) -> AccumulateGrad:
@@ -398,9 +424,10 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
             heapq.heappush(ready, (-node._seq, next(tie), node))
     saved_state = _pt.state.autograd
     _pt.state.autograd = (create_graph, saved_state[1])
+    push, pop = heapq.heappush, heapq.heappop
     try:
         while ready:
-            node = heapq.heappop(ready)[2]
+            node = pop(ready)[2]
             grads = buffers.pop(node, None) or [None] * _num_outputs(node)
             if needed is not None:
                 is_needed = node in needed
@@ -440,13 +467,15 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                     continue  # not on a path to the requested inputs
                 if g is not None:
                     buf = buffers.get(nxt)
-                    if buf is None:
+                    if buf is None:  # the first gradient for nxt: its buffer starts with it
                         buf = buffers[nxt] = [None] * max(_num_outputs(nxt), input_nr + 1)
-                    elif input_nr >= len(buf):
-                        buf.extend([None] * (input_nr + 1 - len(buf)))
-                    _accumulate(buf, input_nr, g)
+                        buf[input_nr] = g
+                    else:
+                        if input_nr >= len(buf):
+                            buf.extend([None] * (input_nr + 1 - len(buf)))
+                        _accumulate(buf, input_nr, g)
                 if remaining == 0:
-                    heapq.heappush(ready, (-nxt._seq, next(tie), nxt))
+                    push(ready, (-nxt._seq, next(tie), nxt))
     finally:
         _pt.state.autograd = saved_state
     return captured
@@ -468,7 +497,7 @@ def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any] | None) -> l
                 if not out.dtype.is_floating_point:
                     raise RuntimeError(
                         f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-                g = ones_like(out)
+                g = _ones_like(out)  # torch.ones_like(out, memory_format=preserve_format)
         elif hasattr(g, "_key_bits"):
             gdata, odata = g._data, out._data  # backend data: numpy's shape and dtype attributes
             if gdata.shape != odata.shape:
@@ -484,6 +513,18 @@ def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any] | None) -> l
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         grads.append(g)
     return grads
+
+
+def _ones_like(out: Any) -> Any:
+    """The implicit seed: ``aten::ones_like`` (its default memory format is ``preserve_format``)."""
+    if not _ONES_LIKE:  # late: the operator registry imports this module
+        from ..ops import aten
+
+        _ONES_LIKE.append(aten.ones_like.default)
+    return _ONES_LIKE[0](out)
+
+
+_ONES_LIKE: list[Any] = []
 
 
 def _roots(outputs: Sequence[Any], grads: Sequence[Any]) -> list[tuple[Node, int, Any]]:

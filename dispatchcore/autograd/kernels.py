@@ -300,21 +300,34 @@ class BuiltinNode(Node):
         raw = self._values
         formulas = d.per_input
         if formulas is None:
-            values = {name: _unpack(v, self) for name, v in raw.items()}
+            values = {name: v.unpack(self) if v.__class__ is SavedTensor
+                      else v if v.__class__ is not _SavedList else _unpack(v, self) for name, v in raw.items()}
             if d.wants_mask:
                 values["grad_input_mask"] = tuple(e[0] is not None for e in self.next_functions)
             result = d.formula(grad, **values)
             if type(result) is not tuple:
                 result = (result,)
-        else:  # only the inputs with an edge, each formula with its own saved values, in order
+        elif d.order is None:  # only the inputs with an edge, each formula with its own saved values, in order
             out: list[Any] = []
             for (f, params), edge in zip(formulas, self.next_functions):
                 if f is None or edge[0] is None:
                     out.append(None)
-                elif params:
-                    out.append(f(grad, *[_unpack(raw[p], self) for p in params]))
+                elif params:  # _unpack inlined: most saved values are tensors or plain values
+                    out.append(f(grad, *[v.unpack(self) if v.__class__ is SavedTensor
+                                         else v if v.__class__ is not _SavedList else _unpack(v, self)
+                                         for v in map(raw.__getitem__, params)]))
                 else:
                     out.append(f(grad))
+            result = tuple(out)
+        else:  # the same, in the order torch's generated node computes them
+            out = [None] * len(formulas)
+            edges = self.next_functions
+            for i in d.order:
+                f, params = formulas[i]
+                if f is not None and edges[i][0] is not None:
+                    out[i] = f(grad, *[v.unpack(self) if v.__class__ is SavedTensor
+                                       else v if v.__class__ is not _SavedList else _unpack(v, self)
+                                       for v in map(raw.__getitem__, params)])
             result = tuple(out)
         return _validate_outputs(self, result)
 
@@ -433,8 +446,9 @@ class CopySlices(Node):
 # tensor.h) rather than generating it: name() gives their qualified C++ name
 _HAND_WRITTEN_NODES = {"CopyBackwards": "torch::autograd::CopyBackwards"}
 # what a formula parameter saves: an argument, its metadata, or an output
-_ARG, _SHAPE, _DTYPE, _DEVICE, _GEOMETRY, _RESULT = range(6)
-_SUFFIXES = (("_shape", _SHAPE), ("_dtype", _DTYPE), ("_device", _DEVICE), ("_geometry", _GEOMETRY))
+_ARG, _SHAPE, _DTYPE, _DEVICE, _GEOMETRY, _RESULT, _STRIDES = range(7)
+_SUFFIXES = (("_shape", _SHAPE), ("_dtype", _DTYPE), ("_device", _DEVICE), ("_geometry", _GEOMETRY),
+             ("_strides", _STRIDES))
 
 
 class Derivative:
@@ -447,13 +461,14 @@ class Derivative:
     say what to save: a schema argument name saves that argument (tensors version-checked; for
     an in-place op, the mutated argument's value *before* the op, as a clone), ``result`` saves
     the output (``result1`` the second one), ``<arg>_shape`` / ``_dtype`` / ``_device`` /
-    ``_geometry`` save only a tensor's (or a tensor list's) metadata, ``grad_input_mask`` gets a
+    ``_strides`` / ``_geometry`` save only a tensor's (or a tensor list's) metadata, ``grad_input_mask`` gets a
     tuple saying which inputs need a gradient. ``grad`` is the gradient of the output (a tuple of
     them when more than one output is differentiable).
     """
 
     def __init__(self, op: Any, node_name: str, inputs: tuple[str, ...], formula: Any,
-                 *, mutates: str | None = None, differentiable_outputs: tuple[int, ...] | None = None) -> None:
+                 *, mutates: str | None = None, differentiable_outputs: tuple[int, ...] | None = None,
+                 order: tuple[int, ...] | None = None) -> None:
         self.op = op
         self.node_name = node_name
         self.node_class: type[BuiltinNode] = type(node_name, (BuiltinNode,), {
@@ -470,6 +485,9 @@ class Derivative:
         self.differentiable_outputs = (tuple(range(self.num_outputs)) if differentiable_outputs is None
                                        else tuple(differentiable_outputs))
         self.single_grad = len(self.differentiable_outputs) == 1
+        # per-input formulas run in input order, or in ``order`` (indices into ``inputs``) where
+        # torch's generated node computes them otherwise: its dispatched calls come in that order
+        self.order = order
         if callable(formula):
             self.formula = formula
             self.per_input = None
@@ -482,6 +500,8 @@ class Derivative:
                                  "formulas are given per input")
             self.formula = None
             self.per_input = tuple((f, _params(f)) if f is not None else (None, ()) for f in formula)
+            if order is not None and sorted(order) != list(range(len(inputs))):
+                raise ValueError(f"{node_name}: order must list each input's index once, got {order}")
             self.wants_mask = False
             self.saves_all = tuple(dict.fromkeys(p for _, ps in self.per_input for p in ps))
         for p in self.saves_all:
@@ -526,6 +546,8 @@ def _meta_of(t: Any, kind: int) -> Any:
         return t.dtype
     if kind == _DEVICE:
         return t.device
+    if kind == _STRIDES:
+        return t.stride()
     return _geometry(t)
 
 
@@ -1186,11 +1208,12 @@ _derivatives: dict[str, Derivative] = {}
 
 def register_derivative(lib: Any, qualname: str, node_name: str, inputs: tuple[str, ...],
                         formula: Any, *, mutates: str | None = None, view: bool = False,
-                        differentiable_outputs: tuple[int, ...] | None = None) -> Derivative:
+                        differentiable_outputs: tuple[int, ...] | None = None,
+                        order: tuple[int, ...] | None = None) -> Derivative:
     """Define ``qualname``'s derivative and register its kernel at the Autograd alias key."""
     op = _dispatcher.find_op(qualname)
     d = Derivative(op, node_name, inputs, formula, mutates=mutates,
-                   differentiable_outputs=differentiable_outputs)
+                   differentiable_outputs=differentiable_outputs, order=order)
     _derivatives[qualname] = d
     if qualname == "aten::as_strided":
         _AS_STRIDED[:] = [d]

@@ -957,12 +957,6 @@ def _scaled(t: Tensor, factor: Any) -> Tensor:
     return t if factor == 1 else A.mul.Scalar(t, factor)
 
 
-def _addmm_self(g: Tensor, self_shape: Any, beta: Any = 1) -> Tensor:
-    from ..autograd.kernels import sum_to
-
-    return sum_to(_scaled(g, beta), tuple(self_shape))
-
-
 def _zeros_like(t: Tensor) -> Tensor:
     return A.zeros_like.default(t)
 
@@ -1018,12 +1012,17 @@ def register_autograd(lib: Library) -> None:
     def r(name: str, node: str, inputs: tuple[str, ...], formula: Any, **kw: Any) -> None:
         register_derivative(lib, f"aten::{name}", node, inputs, formula, **kw)
 
-    addmm = (lambda g, self_shape, beta: _addmm_self(g, self_shape, beta),
-             lambda g, mat2, alpha: _scaled(A.mm.default(g, A.t.default(mat2)), alpha),
-             lambda g, mat1, alpha: _scaled(A.mm.default(A.t.default(mat1), g), alpha))
-    r("addmm", "AddmmBackward0", ("self", "mat1", "mat2"), addmm)
-    r("addmm_", "AddmmBackward0", ("self", "mat1", "mat2"),
-      (lambda g, beta: _scaled(g, beta), addmm[1], addmm[2]), mutates="self")
+    from ..autograd.derivatives import mm_mat1_backward, mm_mat2_backward
+
+    # self's gradient is grad * beta, reduced to self's shape by the engine's validate_outputs;
+    # torch's generated AddmmBackward0 computes mat1's and mat2's first
+    addmm = (lambda g, beta: _scaled(g, beta),
+             lambda g, mat2, mat1_shape, mat1_strides, alpha: mm_mat1_backward(g, mat2, mat1_shape, mat1_strides,
+                                                                               alpha),
+             lambda g, mat1, mat2_shape, mat2_strides, alpha: mm_mat2_backward(g, mat1, mat2_shape, mat2_strides,
+                                                                               alpha))
+    r("addmm", "AddmmBackward0", ("self", "mat1", "mat2"), addmm, order=(1, 2, 0))
+    r("addmm_", "AddmmBackward0", ("self", "mat1", "mat2"), addmm, mutates="self", order=(1, 2, 0))
     r("convolution", "ConvolutionBackward0", ("input", "weight", "bias"), _conv_backward)
     r("_convolution", "ConvolutionBackward1", ("input", "weight", "bias"), _conv_backward)
     r("_slow_conv2d_forward", "SlowConv2DBackward0", ("self", "weight", "bias"),

@@ -31,6 +31,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..library import Library
 from ..ops import aten as A
@@ -220,6 +222,9 @@ def like_strides(t: Tensor, memory_format: Any) -> list[int]:
     """
     from ..shapes import channels_last_strides, contiguous_strides
 
+    data = t._data
+    if memory_format is None and data.__class__ is np.ndarray and data.flags.c_contiguous:
+        return list(t.stride())  # preserve_format of a contiguous (so dense) tensor: its strides
     shape, strides = tuple(t.shape), tuple(t.stride())
     fmt = _format_name(memory_format)
     if fmt == "preserve_format":

@@ -1,4 +1,4 @@
-"""A third-party device that trains a model with fifteen kernels: ``mydev`` on PrivateUse1.
+"""A third-party device that trains a model with fourteen kernels: ``mydev`` on PrivateUse1.
 
 PyTorch reserves the PrivateUse1 backend for out-of-tree devices: name it with
 ``torch.utils.rename_privateuse1_backend("mydev")``, register kernels for the ``PrivateUse1`` key
@@ -143,7 +143,8 @@ def store_out(out: dc.Tensor, values: np.ndarray) -> dc.Tensor:
 # --- 2. the kernels mydev writes -------------------------------------------------------------------
 # Parameter names and defaults follow the aten schemas, as Library.impl checks at registration.
 # Allocation, views and data movement: the primitives every composite ends in.
-def empty_mydev(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+def empty_mydev(size, *, dtype=None):
+    """A contiguous buffer for the device's own kernels (``relu`` below); no aten operator."""
     return allocate(size, contiguous_strides(size), dtype or dc.get_default_dtype())
 
 
@@ -235,7 +236,7 @@ def relu_mydev(self):
 
 
 KERNELS: dict[str, Callable[..., Any]] = {
-    "empty.memory_format": empty_mydev, "empty_strided": empty_strided_mydev, "as_strided": as_strided_mydev,
+    "empty_strided": empty_strided_mydev, "as_strided": as_strided_mydev,
     "view": view_mydev, "_copy_from": copy_from_mydev, "fill_.Scalar": fill_mydev,
     "zero_": zero_mydev, "add.out": add_out_mydev, "sub.out": sub_out_mydev, "mul.out": mul_out_mydev,
     "mm.out": mm_out_mydev, "threshold_backward.grad_input": threshold_backward_mydev, "sum.IntList_out": sum_out_mydev,

@@ -554,3 +554,93 @@ def test_hooks_and_retain_grad_across_inplace_match_torch():
         return b.grad.tolist(), v.grad, c.grad.tolist(), seen, x.grad.tolist()
 
     assert run(dc) == run(torch)
+
+
+# --- AccumulateGrad's layout contract -------------------------------------------------------------------
+def _grad_layout_programs(m):
+    """(leaf, program) pairs whose first gradient reaches the leaf in some layout."""
+    m.manual_seed(0)
+    linear = m.nn.Linear(8, 3)
+    x = m.randn(4, 8)
+    dense_t = m.randn(4, 3).t().detach().requires_grad_()  # a transposed (dense) leaf
+    sparse_view = m.randn(4, 6)[:, ::2].detach().requires_grad_()  # a non-dense leaf
+    plain = m.randn(3, 4, requires_grad=True)
+    row = m.randn(1, 4, requires_grad=True)
+    g = m.randn(4, 3)
+    return [
+        ("linear weight", linear.weight, lambda: linear(x).sum().backward()),
+        ("linear bias", linear.bias, lambda: linear(x).sum().backward()),
+        ("transposed leaf, contiguous grad", dense_t, lambda: (dense_t * 2).sum().backward()),
+        ("non-dense leaf", sparse_view, lambda: (sparse_view * 2).sum().backward()),
+        ("leaf reached through t()", plain, lambda: plain.t().backward(g)),
+        ("size-1 dim", row, lambda: row.expand(3, 4).sum().backward()),
+    ]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_a_leafs_first_grad_gets_torchs_strides(index):
+    for m in (torch, dc):
+        label, leaf, run = _grad_layout_programs(m)[index]
+        run()
+        if m is torch:
+            expected = (leaf.grad.stride(), leaf.grad.tolist())
+        else:
+            assert (leaf.grad.stride(), leaf.grad.tolist()) == expected, label
+
+
+# --- mm/addmm backward: torch's mm_mat1_backward / mm_mat2_backward ----------------------------------------
+def _mm_programs(m):
+    m.manual_seed(0)
+    a = m.randn(4, 3, requires_grad=True)
+    b = m.randn(3, 5, requires_grad=True)
+    bias = m.randn(5, requires_grad=True)
+    col_a = m.randn(3, 4).t().detach().requires_grad_()  # column-major leaves
+    col_b = m.randn(5, 3).t().detach().requires_grad_()
+    w = m.randn(5, 3, requires_grad=True)
+    return [
+        ([a, b], lambda: m.mm(a, b).sum().backward()),
+        ([col_a, col_b], lambda: m.mm(col_a, col_b).sum().backward()),
+        ([a, w, bias], lambda: m.nn.functional.linear(a, w, bias).sum().backward()),
+        ([col_a, b, bias], lambda: m.addmm(bias, col_a, b, beta=3, alpha=2).sum().backward()),
+    ]
+
+
+def _backward_ops(m, run):
+    """The aten calls of ``run`` as each library's dispatch mode sees them, AccumulateGrad's copies left out.
+
+    torch steals an unshared gradient (``aten.detach``) where dispatchcore copies it (``aten.clone``),
+    so ``.grad``'s layout is the same (test_a_leafs_first_grad_gets_torchs_strides) by other calls.
+    """
+    skip = {"aten.detach.default", "aten.clone.default", "aten.empty_strided.default", "aten.copy_.default"}
+    if m is torch:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Record(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.names = []
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.names.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        with Record() as rec:
+            run()
+        names = rec.names
+    else:
+        with dc.LoggingMode() as log:
+            run()
+        names = log.ops
+    return [n for n in names if n not in skip]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_mm_backward_calls_torchs_ops_and_gives_its_grad_layouts(index):
+    for m in (torch, dc):
+        leaves, run = _mm_programs(m)[index]
+        ops = _backward_ops(m, run)
+        grads = [(leaf.grad.stride(), np.round(np.asarray(leaf.grad.tolist()), 5).tolist()) for leaf in leaves]
+        if m is torch:
+            expected = (ops, grads)
+        else:
+            assert (ops, grads) == expected
