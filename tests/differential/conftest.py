@@ -21,3 +21,25 @@ def raises_alike() -> Callable[[Callable[[], Any], Callable[[], Any]], None]:
         assert str(got.value) == str(expected.value).split("\n")[0]
 
     return check
+
+
+@pytest.fixture
+def torch_ops() -> Callable[[Callable[[], Any]], list[str]]:
+    """``torch_ops(fn)``: the aten overloads real torch dispatches while ``fn()`` runs, as a dispatch mode sees them."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Record(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.names: list[str] = []
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            self.names.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    def record(fn: Callable[[], Any]) -> list[str]:
+        with Record() as rec:
+            fn()
+        return rec.names
+
+    return record

@@ -605,7 +605,7 @@ def _mm_programs(m):
     ]
 
 
-def _backward_ops(m, run):
+def _backward_ops(m, run, torch_ops):
     """The aten calls of ``run`` as each library's dispatch mode sees them, AccumulateGrad's copies left out.
 
     torch steals an unshared gradient (``aten.detach``) where dispatchcore copies it (``aten.clone``),
@@ -613,20 +613,7 @@ def _backward_ops(m, run):
     """
     skip = {"aten.detach.default", "aten.clone.default", "aten.empty_strided.default", "aten.copy_.default"}
     if m is torch:
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        class Record(TorchDispatchMode):
-            def __init__(self):
-                super().__init__()
-                self.names = []
-
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                self.names.append(str(func))
-                return func(*args, **(kwargs or {}))
-
-        with Record() as rec:
-            run()
-        names = rec.names
+        names = torch_ops(run)
     else:
         with dc.LoggingMode() as log:
             run()
@@ -635,10 +622,10 @@ def _backward_ops(m, run):
 
 
 @pytest.mark.parametrize("index", range(4))
-def test_mm_backward_calls_torchs_ops_and_gives_its_grad_layouts(index):
+def test_mm_backward_calls_torchs_ops_and_gives_its_grad_layouts(index, torch_ops):
     for m in (torch, dc):
         leaves, run = _mm_programs(m)[index]
-        ops = _backward_ops(m, run)
+        ops = _backward_ops(m, run, torch_ops)
         grads = [(leaf.grad.stride(), np.round(np.asarray(leaf.grad.tolist()), 5).tolist()) for leaf in leaves]
         if m is torch:
             expected = (ops, grads)

@@ -286,23 +286,6 @@ def test_loss_value_and_grad_match_torch(name):
     _close(dx.grad, tx.grad)
 
 
-def _torch_ops(fn):
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Record(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.names = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.names.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    with Record() as rec:
-        fn()
-    return rec.names
-
-
 def _dc_ops(fn):
     with dc.LoggingMode() as log:
         fn()
@@ -312,14 +295,14 @@ def _dc_ops(fn):
 @pytest.mark.parametrize("name", ["linear", "mlp", "cnn", "conv2d", "conv1d_reflect", "layernorm", "batchnorm1d",
                                   "batchnorm2d_nostats", "maxpool", "avgpool", "relu", "gelu", "softmax", "flatten",
                                   "dropout_eval"])
-def test_module_forward_calls_torchs_aten_ops(name):
+def test_module_forward_calls_torchs_aten_ops(name, torch_ops):
     make, shapes = MODULES[name]
     mine, theirs = _pair_module(make)
     data = RNG.standard_normal(shapes[0]).astype("float32")
     x, tx = dc.tensor(data), torch.tensor(data)
     # torch's autograd logs an aten.detach when it saves an output (relu, log_softmax) for backward;
     # dispatchcore's engine saves outputs without a dispatched call, so those entries are left out.
-    theirs_ops = [op for op in _torch_ops(lambda: theirs(tx)) if op != "aten.detach.default"]
+    theirs_ops = [op for op in torch_ops(lambda: theirs(tx)) if op != "aten.detach.default"]
     assert _dc_ops(lambda: mine(x)) == theirs_ops
 
 
@@ -397,11 +380,11 @@ def test_one_hot_matches_torch(num_classes):
 @pytest.mark.parametrize("name", ["linear", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "gelu", "elu",
                                   "leaky_relu", "hardtanh", "pad_constant", "pad_reflect", "normalize",
                                   "cross_entropy_plain", "bce_logits", "batch_norm_train"])
-def test_functional_calls_torchs_aten_ops(name):
+def test_functional_calls_torchs_aten_ops(name, torch_ops):
     data = RNG.standard_normal((6, 4)).astype("float32")
     x, tx = dc.tensor(data), torch.tensor(data)
     mine = _dc_ops(lambda: FUNCTIONAL[name](nn.functional, dc, x))
-    theirs = _torch_ops(lambda: FUNCTIONAL[name](TNN.functional, torch, tx))
+    theirs = torch_ops(lambda: FUNCTIONAL[name](TNN.functional, torch, tx))
     assert mine == theirs
 
 
