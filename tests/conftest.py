@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import warnings
 from typing import Any
 
 import dispatchcore_backends as _backends
@@ -52,6 +53,16 @@ def lib(ns):
     library = dc.Library(ns, "DEF")
     yield library
     library._destroy()
+
+
+@pytest.fixture
+def aten_impl():
+    """An IMPL library on aten whose override warnings are silenced (they are expected here)."""
+    lib = dc.Library("aten", "IMPL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        yield lib
+    lib._destroy()
 
 
 @pytest.fixture(autouse=True)

@@ -16,16 +16,6 @@ import dispatchcore as dc
 from dispatchcore.ops import aten
 
 
-@pytest.fixture
-def aten_impl():
-    """An IMPL library on aten whose override warnings are silenced (they are expected here)."""
-    lib = dc.Library("aten", "IMPL")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        yield lib
-    lib._destroy()
-
-
 def test_fused_view_path_records_base_and_version_like_the_adinplaceorview_kernel():
     x = dc.ones(2, 3, requires_grad=True)
     v = x.view(-1)

@@ -7,24 +7,12 @@ fused ADInplaceOrView bookkeeping with keyword arguments (autograd/kernels.py) r
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import dispatchcore as dc
 from dispatchcore.ops import aten
 from dispatchcore.trace import trace
-
-
-@pytest.fixture
-def aten_impl():
-    """An IMPL library on aten whose override warnings are silenced (they are expected here)."""
-    lib = dc.Library("aten", "IMPL")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        yield lib
-    lib._destroy()
 
 
 def test_a_keyword_entry_computes_what_the_operator_computes():
