@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from dispatchcore import dtypes
-from dispatchcore.dtypes import TYPEMETA_NAMES
 from dispatchcore.native import pointwise as P
 from dispatchcore.tensor import Tensor, wrap_cpu
 
@@ -476,14 +475,6 @@ def _activation_kernels() -> dict[str, Callable[..., Any]]:
 
 
 # --- ternary ops: addcmul, addcdiv, lerp (PointwiseOpsKernel.cpp, LerpKernel.cpp) -------------------------
-_ADDCDIV_INTEGER = ("Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
-                    "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
-                    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
-                    "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
-                    "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all "
-                    "dtypes.")
-
-
 def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Dekker's product: ``a * b == p + e`` exactly (float64, barring overflow)."""
     p = a * b
@@ -590,13 +581,7 @@ def _ternary(name: str, self: Any, first: Any, second: Any, value: Any = None, o
             return done
     tensors = [t for t in (self, first, second) if isinstance(t, Tensor)]
     arrays = [t._data for t in tensors]
-    if name == "lerp":
-        for arg, t in (("end", first), ("weight", second)):
-            if isinstance(t, Tensor) and t.dtype is not self.dtype:
-                raise RuntimeError(f"expected dtype {TYPEMETA_NAMES[self.dtype.name]} for `{arg}` but got dtype "
-                                   f"{TYPEMETA_NAMES[t.dtype.name]}")
-    elif name == "addcdiv" and not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (first, second)):
-        raise RuntimeError(_ADDCDIV_INTEGER)
+    P.ternary_check(name, self, first, second)
     dt = _k._result_np(*tensors)
     shape = _k._broadcast_shapes(*(a.shape for a in arrays))
     if out is not None:

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 from dispatchcore import dtypes as _dt
-from dispatchcore.dtypes import TYPEMETA_NAMES
 from dispatchcore.native import pointwise as P
 from dispatchcore.tensor import Tensor
 
@@ -175,15 +174,7 @@ def _ternary(name: str, self: Tensor, first: Tensor, second: Any, out: Tensor | 
     """addcmul/addcdiv/lerp's meta function: TensorIterator's ternary op (lerp: one dtype throughout)."""
     tensors = [t for t in (self, first, second) if isinstance(t, Tensor)]
     _device_check((*tensors, out))
-    if name == "lerp":
-        for arg, t in (("end", first), ("weight", second)):
-            if isinstance(t, Tensor) and t.dtype is not self.dtype:
-                raise RuntimeError(f"expected dtype {TYPEMETA_NAMES[self.dtype.name]} for `{arg}` but got dtype "
-                                   f"{TYPEMETA_NAMES[t.dtype.name]}")
-    elif name == "addcdiv" and not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (first, second)):
-        from dispatchcore_backends.cpu.pointwise import _ADDCDIV_INTEGER
-
-        raise RuntimeError(_ADDCDIV_INTEGER)
+    P.ternary_check(name, self, first, second)
     common = _dt.result_type(*tensors)
     return _tensor_iterator([_promoted(t, common) for t in tensors], common, out=out,
                             inplace=self if inplace else None)

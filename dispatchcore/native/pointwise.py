@@ -427,6 +427,29 @@ def check_out(rule: str, name: str, result: Any, out: Any) -> None:
         raise RuntimeError(f"{name} does not support non-boolean outputs.")
 
 
+ADDCDIV_INTEGER = ("Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
+                   "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+                   "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+                   "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
+                   "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all "
+                   "dtypes.")
+
+
+def ternary_check(name: str, self: Tensor, first: Any, second: Any) -> None:
+    """The dtype checks of addcmul/addcdiv/lerp, before promotion (shared by the CPU and Meta kernels).
+
+    ``lerp`` takes one dtype throughout (``end`` and a tensor ``weight`` must be ``self``'s);
+    ``addcdiv`` refuses two integer (or bool) operands, with torch's text.
+    """
+    if name == "lerp":
+        for arg, t in (("end", first), ("weight", second)):
+            if isinstance(t, Tensor) and t.dtype is not self.dtype:
+                raise RuntimeError(f"expected dtype {TYPEMETA_NAMES[self.dtype.name]} for `{arg}` but got dtype "
+                                   f"{TYPEMETA_NAMES[t.dtype.name]}")
+    elif name == "addcdiv" and not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (first, second)):
+        raise RuntimeError(ADDCDIV_INTEGER)
+
+
 def _exact_bool(out: Tensor) -> None:
     """The generated ``out=`` wrappers' check (``isnan.out``, ``isinf.out``)."""
     if out.dtype is not _bool:

@@ -103,16 +103,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
     expanded_target = target if list(target.shape) == shape else target.expand(shape)
     if weight is None:
         return aten.mse_loss.default(expanded_input, expanded_target, _reduction_enum(reduction))
-    if weight.shape != input.shape:
-        raise ValueError("Weights and input must have the same size.")
-    weighted = _functions.pow(expanded_input - expanded_target, 2) * weight
-    if reduction == "none":
-        return weighted
-    if reduction == "sum":
-        return _functions.sum(weighted)
-    if reduction == "mean":
-        return _functions.sum(weighted) / _functions.sum(weight)
-    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    return _weighted(_functions.pow(expanded_input - expanded_target, 2), weight, input, reduction)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
