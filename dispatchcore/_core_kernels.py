@@ -30,6 +30,7 @@ from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
 from .library import Library
 from .ops import aten
 from .tensor import _DEVICES, Tensor
+from .tensor import BACKEND_BITS_BY_DEVICE as _BITS_BY_DEVICE
 from .tls import AutoDispatchBelowADInplaceOrView, per_thread, tls_get
 
 __all__ = ["register_core_kernels"]
@@ -123,6 +124,17 @@ def _register_inplace_ad(lib: Library) -> None:
 
 # --- BackendSelect --------------------------------------------------------------------------
 def _backend_bits(device: Any) -> int:
+    try:  # the same few device arguments come again and again
+        return _BITS_BY_DEVICE[device]
+    except (KeyError, TypeError):  # TypeError: an unhashable argument, refused below
+        pass
+    bits = _backend_bits_uncached(device)
+    if len(_BITS_BY_DEVICE) < 64:
+        _BITS_BY_DEVICE[device] = bits
+    return bits
+
+
+def _backend_bits_uncached(device: Any) -> int:
     dev = _device(device) if device is not None else _device("cpu")
     info = _DEVICES.get(dev.type)
     if info is None:

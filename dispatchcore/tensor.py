@@ -45,6 +45,9 @@ class Size(tuple):
 
 # device type -> (device object, key bits of a normal tensor, key bits of an inference tensor)
 _DEVICES: dict[str, tuple[device, int, int]] = {}
+# a device argument as given (None, a device, a string) -> its backend's Dense runtime bits, for
+# BackendSelect (_core_kernels._backend_bits); emptied whenever a device type is (re)declared
+BACKEND_BITS_BY_DEVICE: dict[Any, int] = {}
 
 
 def register_device(type_name: str, backend_key: DispatchKey | str) -> device:
@@ -57,6 +60,7 @@ def register_device(type_name: str, backend_key: DispatchKey | str) -> device:
         device(type='cpu')
     """
     dev = device(type_name)
+    BACKEND_BITS_BY_DEVICE.clear()
     _DEVICES[type_name] = (
         dev,
         int(tensor_keyset(backend_key)),
@@ -456,11 +460,9 @@ class Tensor(metaclass=_TensorType):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
             return self._grad_fn._register_output_pre_hook(self._output_nr, hook)
-        from .autograd.graph import _HookHandle, grad_accumulator
+        from .autograd.graph import grad_accumulator
 
-        acc = grad_accumulator(self)
-        acc._tensor_hooks.append(hook)
-        return _HookHandle(acc._tensor_hooks, hook)
+        return grad_accumulator(self)._register_output_pre_hook(0, hook)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor too (``torch.Tensor.retain_grad``)."""

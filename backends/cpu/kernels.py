@@ -10,6 +10,7 @@ numpy views of their input's memory, never copies. Kernel names are ``<name>_<ov
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Any
@@ -130,7 +131,7 @@ def _result(r: Any) -> np.ndarray:
     """
     r = _arr(r)
     if r.size and (r.ndim < 2 or r.flags.c_contiguous and (1 not in r.shape
-                                                            or _strides(r) == _contiguous_strides(r.shape))):
+                                                            or r.strides == _c_byte_strides(r.shape, r.itemsize))):
         return r
     out = _new(r.shape, r.dtype)
     _copyto(out, r)
@@ -1062,6 +1063,16 @@ def sum_cpu(self, *, dtype=None):
 
 def sum_dim_intlist_cpu(self, dim, keepdim=False, *, dtype=None):
     a = self._data
+    dt = a.dtype
+    # the usual call (sum_to's reduction of a broadcast gradient, a bias gradient): one dim of a
+    # float32/float64 tensor, summed in its own dtype as the general path does
+    if dtype is None and (dt is _F32 or dt is _F64) and dim.__class__ is list and len(dim) == 1:
+        d, n = dim[0], a.ndim
+        if d.__class__ is int and n and -n <= d < n:
+            try:
+                return wrap_cpu(_result(_add_reduce(a, d, None, None, keepdim)))
+            except _FP_ERRORS:
+                pass
     dims = _reduce_dims(dim, a.ndim)
     acc, dt = _sum_dtypes(a, dtype)
     return wrap_cpu(_sum(a, dims, keepdim, acc, dt))
@@ -1443,6 +1454,12 @@ def _empty_strided(shape: tuple, strides: tuple, dt: np.dtype) -> np.ndarray:
     n = 0 if 0 in shape else 1 + sum((s - 1) * st for s, st in zip(shape, strides))
     buffer = _empty(max(n, 1), dt)
     return np.ndarray(shape, dt, buffer, 0, tuple(st * dt.itemsize for st in strides))
+
+
+@functools.lru_cache(maxsize=256)
+def _c_byte_strides(shape: tuple, itemsize: int) -> tuple:
+    """``_contiguous_strides`` in bytes, as numpy's ``strides`` reads (cached: results repeat shapes)."""
+    return tuple(s * itemsize for s in _contiguous_strides(shape))
 
 
 def _contiguous_strides(shape: tuple) -> tuple:
@@ -1846,6 +1863,8 @@ def empty_strided_cpu(size, stride, *, dtype=None, layout=None, device=None, pin
     if any(s < 0 for s in strides):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={_shape_str(shape)} and "
                            f"strides={_shape_str(strides)}")
+    if strides == _contiguous_strides(shape):  # empty_like of a contiguous tensor: plain np.empty
+        return wrap_cpu(_new(shape, _np_dtype(dtype)))
     return wrap_cpu(_empty_strided(shape, strides, _np_dtype(dtype)))
 
 

@@ -22,6 +22,7 @@ from numpy import ndarray as _ndarray
 
 from ..shapes import is_non_overlapping_and_dense
 from ..tensor import TENSOR_DTYPE
+from ..tensor import detached_alias as _detached_alias  # t.detach() without dispatching
 from ..tls import per_thread as _pt
 
 __all__ = ["AccumulateGrad", "Node", "SavedTensor", "backward", "grad", "run_backward"]
@@ -56,6 +57,10 @@ class Node:
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         raise NotImplementedError(f"{type(self).__name__} does not implement apply()")
+
+    # how many outputs the node's forward had: the length of its gradient buffer (nodes of
+    # multi-output ops set their own)
+    _num_outputs = 1
 
     # torch's hand-written C++ nodes (torch/csrc/autograd/functions/) name themselves by their
     # qualified C++ name; generated and custom-Function nodes by their class name
@@ -125,19 +130,17 @@ class _HookHandle:
 class AccumulateGrad(Node):
     """The sink of a leaf that requires grad: adds incoming gradients into ``leaf.grad``.
 
-    The leaf's tensor hooks are this node's pre-hooks (``_tensor_hooks`` is ``_pre_hooks[0]``),
+    The leaf's tensor hooks are this node's pre-hooks for output 0 (``_register_output_pre_hook``),
     so the engine runs them before it captures or accumulates, as torch does.
     """
 
-    __slots__ = ("variable", "_tensor_hooks")
+    __slots__ = ("variable",)
     _qualified_name = "torch::autograd::AccumulateGrad"
 
     def __init__(self, variable: Any) -> None:
         super().__init__(())
         self._seq = _ACCUMULATE_GRAD_SEQ
         self.variable = variable
-        self._tensor_hooks: list[Callable[..., Any]] = []
-        self._pre_hooks = {0: self._tensor_hooks}
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         grad = grads[0]
@@ -278,13 +281,6 @@ class SavedTensor:
         return t
 
 
-def _detached_alias(t: Any) -> Any:
-    """``t.detach()`` without dispatching: same data and version counter, no autograd history."""
-    from ..tensor import detached_alias
-
-    return detached_alias(t)
-
-
 _new = object.__new__
 
 
@@ -324,18 +320,22 @@ def _modified_message(t: Any, saved: SavedTensor, node: Node | None) -> str:
 
 # --- the engine ---------------------------------------------------------------------------------
 def _dependencies(roots: Sequence[Node]) -> dict[Node, int]:
-    deps: dict[Node, int] = {}
-    seen = set()
-    stack = list(roots)
+    """How many edges of the graph reach each node (``compute_dependencies``); roots included.
+
+    A node enters the dict when it is first reached, so "not in the dict yet" is "not visited
+    yet": one dict lookup per edge, no separate visited set.
+    """
+    deps = dict.fromkeys(roots, 0)
+    stack = list(deps)
     while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                stack.append(nxt)
+                count = deps.get(nxt)
+                if count is None:
+                    deps[nxt] = 1
+                    stack.append(nxt)
+                else:
+                    deps[nxt] = count + 1
     return deps
 
 
@@ -359,13 +359,6 @@ def _needed(roots: Sequence[Node], targets: set[Node], captured: set[Node]) -> s
         stack.append((node, True))
         stack.extend((n, False) for n, _ in node.next_functions if n is not None and n not in memo)
     return {n for n, needed in memo.items() if needed}
-
-
-def _accumulate(buffer: list[Any], index: int, grad: Any) -> None:
-    if grad is None:
-        return
-    current = buffer[index]
-    buffer[index] = grad if current is None else current + grad
 
 
 def _call_tensor_pre_hooks(node: Node, grads: list[Any]) -> None:
@@ -399,12 +392,14 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
     root_nodes = [n for n, _, _ in roots]
     deps = _dependencies(root_nodes)
     captures: dict[Node, list[tuple[int, int]]] | None = None
-    needed: set[Node] | None = None
+    # with ``inputs``: the nodes that may receive a gradient (those that run, and captured ones)
+    keep: set[Node] | None = None
+    needed: set[Node] = set()
     captured: list[Any] = []
     if inputs is not None:
         input_nodes = {n for n, _ in inputs if n is not None}
         if accumulate_grad:
-            needed = _needed(root_nodes, input_nodes, set())
+            needed = keep = _needed(root_nodes, input_nodes, set())
         else:
             captures = {}
             for slot, (n, i) in enumerate(inputs):
@@ -412,24 +407,27 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                     captures.setdefault(n, []).append((i, slot))
             captured = [None] * len(inputs)
             needed = _needed(root_nodes, set(), input_nodes)
+            keep = needed | input_nodes
     buffers: dict[Node, list[Any]] = {}
-    ready: list[tuple[int, int, Node]] = []
-    tie = itertools.count()
-    buf: list[Any] | None  # a node's gradient buffer; None from buffers.get() below
     for node, output_nr, g in roots:
-        buf = buffers.setdefault(node, [None] * max(_num_outputs(node), output_nr + 1))
-        _accumulate(buf, output_nr, g)
-    for node in dict.fromkeys(root_nodes):
-        if deps.get(node, 0) == 0 and (needed is None or node in needed or (captures and node in captures)):
-            heapq.heappush(ready, (-node._seq, next(tie), node))
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * max(node._num_outputs, output_nr + 1)
+        if g is not None:
+            current = buf[output_nr]
+            buf[output_nr] = g if current is None else current + g
+    tie = itertools.count()  # FIFO among equal sequence numbers (the AccumulateGrads)
+    ready = [(-node._seq, next(tie), node) for node in dict.fromkeys(root_nodes)
+             if deps[node] == 0 and (keep is None or node in keep)]
+    heapq.heapify(ready)
     saved_state = _pt.state.autograd
     _pt.state.autograd = (create_graph, saved_state[1])
     push, pop = heapq.heappush, heapq.heappop
     try:
         while ready:
             node = pop(ready)[2]
-            grads = buffers.pop(node, None) or [None] * _num_outputs(node)
-            if needed is not None:
+            grads = buffers.pop(node, None) or [None] * node._num_outputs
+            if keep is not None:
                 is_needed = node in needed
                 if captures:
                     slots = captures.get(node)
@@ -463,26 +461,27 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                     continue
                 remaining = deps[nxt] - 1
                 deps[nxt] = remaining
-                if needed is not None and nxt not in needed and not (captures and nxt in captures):
+                if keep is not None and nxt not in keep:
                     continue  # not on a path to the requested inputs
                 if g is not None:
                     buf = buffers.get(nxt)
                     if buf is None:  # the first gradient for nxt: its buffer starts with it
-                        buf = buffers[nxt] = [None] * max(_num_outputs(nxt), input_nr + 1)
-                        buf[input_nr] = g
+                        n = nxt._num_outputs
+                        if input_nr == 0 and n == 1:
+                            buffers[nxt] = [g]
+                        else:
+                            buf = buffers[nxt] = [None] * max(n, input_nr + 1)
+                            buf[input_nr] = g
                     else:
                         if input_nr >= len(buf):
                             buf.extend([None] * (input_nr + 1 - len(buf)))
-                        _accumulate(buf, input_nr, g)
+                        current = buf[input_nr]
+                        buf[input_nr] = g if current is None else current + g
                 if remaining == 0:
                     push(ready, (-nxt._seq, next(tie), nxt))
     finally:
         _pt.state.autograd = saved_state
     return captured
-
-
-def _num_outputs(node: Node) -> int:
-    return getattr(node, "_num_outputs", 1)
 
 
 def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any] | None) -> list[Any]:
