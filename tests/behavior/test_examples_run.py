@@ -115,8 +115,9 @@ def _readme_block(after: str) -> list[str]:
 
 
 def test_readme_shows_what_the_mlp_example_prints_on_dispatchcore():
-    shown = _readme_block("$ python -m dispatchcore run docs/examples/mlp_classification.py")
-    assert "\n".join(shown) + "\n" == on_dispatchcore("mlp_classification")
+    shown = "\n".join(_readme_block("$ python -m dispatchcore run docs/examples/mlp_classification.py")) + "\n"
+    # numbers as the example tests compare them: the last digits follow the CPU's BLAS kernels
+    assert not differences(on_dispatchcore("mlp_classification"), shown)
 
 
 def test_readme_log_ops_excerpt_is_lines_of_the_real_table():
