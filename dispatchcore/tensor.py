@@ -43,6 +43,9 @@ class Size(tuple):
         return n
 
 
+# (numpy byte strides, itemsize) -> torch's element strides, for Tensor.stride()
+_ELEMENT_STRIDES: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
+
 # device type -> (device object, key bits of a normal tensor, key bits of an inference tensor)
 _DEVICES: dict[str, tuple[device, int, int]] = {}
 # a device argument as given (None, a device, a string) -> its backend's Dense runtime bits, for
@@ -281,9 +284,14 @@ class Tensor(metaclass=_TensorType):
     def stride(self, dim: int) -> int: ...
 
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
-        itemsize = self._data.dtype.itemsize
-        strides = tuple(s // itemsize for s in self._data.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+        data = self._data
+        key = (data.strides, data.dtype.itemsize)
+        strides = _ELEMENT_STRIDES.get(key)
+        if strides is None:  # byte strides -> element strides, memoised: layouts repeat
+            strides = tuple(s // key[1] for s in key[0])
+            if len(_ELEMENT_STRIDES) < 1024:
+                _ELEMENT_STRIDES[key] = strides
+        return strides if dim is None else strides[_wrap_dim(dim, data.ndim)]
 
     def storage_offset(self) -> int:
         data = self._data

@@ -788,6 +788,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
     # exactly one or two when the schema fixes that count, else any; it does what
     # autograd_kernel does, and hands anything unusual to it.
     two_tensors = positions == (0, 1)
+    tail = tuple(p - 1 for p in positions[1:])  # bound_n's other Tensor inputs, as indices into rest
     nargs = op._lo if op._lo == op._hi else 0
 
     def bind_keyset(bits: int) -> Callable[..., Any]:
@@ -818,14 +819,19 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
 
         def bound_n(a: Any, *rest: Any) -> Any:  # optional positional arguments: any count
             try:
-                needs = (a._requires_grad or (two_tensors and rest[0]._requires_grad)) and _pt.state.autograd[0]
-            except (AttributeError, IndexError):  # not Tensors
-                return autograd_kernel(bits, a, *rest)
-            if leaf:
-                result = below(a, *rest)
+                needs = a._requires_grad
+                if not needs:
+                    for i in tail:  # the other Tensor inputs (addmm's mat1 and mat2)
+                        if rest[i]._requires_grad:
+                            needs = True
+                            break
+                needs = needs and _pt.state.autograd[0]
+            except (AttributeError, IndexError):  # not Tensors (None for a Tensor?), or left out:
+                pass  # the general kernel, past the handler (See Note [No chained errors] in operator.py)
             else:
-                result = call_below(below, a, *rest)
-            return record(result, (a, *rest), _NO_KWARGS) if needs else result
+                result = below(a, *rest) if leaf else call_below(below, a, *rest)
+                return record(result, (a, *rest), _NO_KWARGS) if needs else result
+            return autograd_kernel(bits, a, *rest)
 
         bound = bound1 if nargs == 1 else bound2 if nargs == 2 else bound_n
         bound.__qualname__ = f"{autograd_kernel.__qualname__}.bound"
@@ -835,7 +841,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         return bound
 
     autograd_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
-    if simple and positions in ((0,), (0, 1)):
+    if simple and positions == tuple(range(len(positions))) and positions:  # leading Tensors
         autograd_kernel.bind_keyset = bind_keyset  # type: ignore[attr-defined]
         bind_keyset.kernel = autograd_kernel  # type: ignore[attr-defined]
     return autograd_kernel
