@@ -334,6 +334,8 @@ class BuiltinNode(Node):
     def _release_variables(self) -> None:
         self._released = True
         values = self._values
+        if values is _NO_VALUES:  # saved nothing (never mutated: nothing to free)
+            return
         for name, v in values.items():
             if type(v) is SavedTensor:
                 v.free()
@@ -945,8 +947,8 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
                 out._requires_grad = True  # a view of a tensor that requires grad requires grad
         return out
 
-    # Note [Bound kernels] for the common calls: a view of a base tensor that records nothing
-    # (grad mode off, or nothing requires grad), the built-in ADInplaceOrView kernel below
+    # Note [Bound kernels] for the common calls: a view that records nothing (grad mode off, as
+    # in a backward pass, or nothing requires grad), the built-in ADInplaceOrView kernel below
     # (fused: Note [Fused ADInplaceOrView]), up to three positional arguments. It does exactly
     # what the kernel above does for those cases; every other call goes there.
     def bind_keyset(bits: int) -> Callable[..., Any]:
@@ -960,7 +962,7 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
             st = _pt.state
             grad_mode = st.autograd[0]
             try:
-                general = rest or self._base is not None or (grad_mode and self._requires_grad)
+                general = rest or (grad_mode and self._requires_grad)
             except AttributeError:  # not a Tensor (See Note [No chained errors] in operator.py)
                 general = True
             if general:
@@ -969,14 +971,20 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
                 out = below(self) if x is _NO_ARG else below(self, x) if y is _NO_ARG else below(self, x, y)
             else:
                 out = call_below(below, self, *_present(x, y))
-            out._base = self  # as_view of a base tensor
+            base = self._base
+            out._base = self if base is None else base  # as_view
             out._vc = self._vc
             if out._key_bits != self._key_bits:
                 as_view(self, out)
-            if not grad_mode and out._vc is not None and out._data.dtype.kind in _FLOAT_KINDS:
-                out._meta = ViewMeta(CREATION_NO_GRAD, out._vc[0])  # a view made under no_grad
-                if self._requires_grad:
-                    out._requires_grad = True
+            if not grad_mode:
+                if out._vc is not None and out._data.dtype.kind in _FLOAT_KINDS:
+                    out._meta = ViewMeta(CREATION_NO_GRAD, out._vc[0])  # a view made under no_grad
+                    if out._base._requires_grad:
+                        out._requires_grad = True
+            elif base is not None:  # propagate_creation_meta of a no_grad/inference view
+                m = self._meta
+                if type(m) is ViewMeta and m.creation_meta != CREATION_DEFAULT:
+                    out._meta = ViewMeta(m.creation_meta, out._vc[0])
             return out
 
         bound_autograd_view_kernel.__qualname__ = f"{autograd_view_kernel.__qualname__}.bound"
