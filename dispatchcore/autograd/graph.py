@@ -466,11 +466,11 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                 if g is not None:
                     buf = buffers.get(nxt)
                     if buf is None:  # the first gradient for nxt: its buffer starts with it
-                        n = nxt._num_outputs
-                        if input_nr == 0 and n == 1:
+                        size = nxt._num_outputs
+                        if input_nr == 0 and size == 1:
                             buffers[nxt] = [g]
                         else:
-                            buf = buffers[nxt] = [None] * max(n, input_nr + 1)
+                            buf = buffers[nxt] = [None] * max(size, input_nr + 1)
                             buf[input_nr] = g
                     else:
                         if input_nr >= len(buf):

@@ -15,8 +15,8 @@ from typing import Any
 from ..autograd import no_grad
 from ..tensor import Tensor
 
-__all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "uniform_",
-           "xavier_normal_", "xavier_uniform_", "zeros_"]
+__all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
+           "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
@@ -85,6 +85,73 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
     """Fill ``tensor`` with draws from N(mean, std²), without recording grad."""
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: Any = None) -> Tensor:
+    """Fill ``tensor`` from N(mean, std²) truncated to ``[a, b]``, torch's draws for the same seed.
+
+    torch 2.13's rejection sampler, call for call: when the interval holds more than 30% of the
+    normal's mass, normal draws with the ones outside ``[a, b]`` redrawn until none is left (the
+    bounds cast to the tensor's dtype first); otherwise uniform proposals on ``[a, b]`` accepted
+    with probability ``pdf(x) / pdf(mode)``. A meta tensor is returned as it is.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> w = trunc_normal_(dc.empty(1000), std=0.02, a=-0.04, b=0.04)
+        >>> bool(((w >= -0.04) & (w <= 0.04)).all())
+        True
+    """
+    from .. import where  # late: the package imports nn
+
+    if tensor.is_meta:
+        return tensor
+
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    with no_grad():
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if p > 0.3:
+            lo = tensor.new_tensor(a, device="cpu").item()
+            hi = tensor.new_tensor(b, device="cpu").item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                result = where(mask, _empty_like(result).normal_(mean, std, generator=generator), result)
+            if tensor is not result:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        candidates = _empty_like(tensor)
+        accept_buf = _empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)  # the first proposals straight into the tensor
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)  # log pdf(x) - log pdf(mode)
+        pending = accept_buf.uniform_(generator=generator).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = where(pending, candidates, result)
+                candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                pending = where(pending, accept_buf.uniform_(generator=generator).log_().gt(candidates), pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
+        return tensor
+
+
+def _empty_like(t: Tensor) -> Tensor:
+    from .. import empty_like  # late: the package imports nn
+
+    return empty_like(t)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

@@ -7,7 +7,9 @@ and every traversal (``named_parameters``, ``state_dict``, ``repr``) walks that 
 
 from __future__ import annotations
 
+import functools
 import itertools
+import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
@@ -16,6 +18,7 @@ from typing import Any
 from ..autograd import no_grad
 from ..dtypes import dtype as _dtype
 from ..tensor import Tensor
+from ..utils.hooks import BackwardHook, RemovableHandle
 from .parameter import Buffer, Parameter, plain_detached
 
 __all__ = ["Module", "RemovableHandle"]
@@ -61,42 +64,42 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
-class RemovableHandle:
-    """A handle that removes a hook from its dict (``torch.utils.hooks.RemovableHandle``).
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
-    The dicts are held by weak reference (so an ``OrderedDict``, as modules keep hooks in).
 
-    Example:
-        >>> hooks = OrderedDict()
-        >>> handle = RemovableHandle(hooks)
-        >>> hooks[handle.id] = print
-        >>> handle.remove(); len(hooks)
-        0
+class _WrappedHook:
+    """A hook called with its module first, held by weak reference (``torch.nn.modules.module._WrappedHook``)."""
+
+    def __init__(self, hook: Callable[..., Any], module: Module | None = None) -> None:
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = module is not None
+        if module is not None:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
+
+
+class _HookedCall:
+    """One hooked module call's arguments and result, as ``_call_impl``'s closure keeps them.
+
+    The hooks may replace the arguments; ``always_call`` forward hooks still run, with what the
+    call had reached, when the forward raises (``called``: those that ran already).
     """
 
-    _next_id = 0
+    __slots__ = ("args", "kwargs", "result", "called")
 
-    def __init__(self, hooks_dict: dict[int, Any], *, extra_dict: Any = None) -> None:
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-        extras = extra_dict if isinstance(extra_dict, list) else [] if extra_dict is None else [extra_dict]
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extras)
-
-    def remove(self) -> None:
-        hooks = self.hooks_dict_ref()
-        if hooks is not None and self.id in hooks:
-            del hooks[self.id]
-        for ref in self.extra_dict_ref:
-            extra = ref()
-            if extra is not None and self.id in extra:
-                del extra[self.id]
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *args: Any) -> None:
-        self.remove()
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.args = args
+        self.kwargs = kwargs
+        self.result: Any = None
+        self.called: set[int] = set()
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -132,6 +135,7 @@ class Module:
     _parameters: dict[str, Parameter | None]
     _buffers: dict[str, Tensor | None]
     _modules: dict[str, Module | None]
+    _is_full_backward_hook: bool | None  # None: no backward hook yet; then full (True) or the legacy kind
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if kwargs:
@@ -150,6 +154,13 @@ class Module:
         setattr_("_forward_hooks_always_called", OrderedDict())
         setattr_("_forward_pre_hooks", OrderedDict())
         setattr_("_forward_pre_hooks_with_kwargs", OrderedDict())
+        setattr_("_backward_hooks", OrderedDict())
+        setattr_("_backward_pre_hooks", OrderedDict())
+        setattr_("_is_full_backward_hook", None)
+        setattr_("_state_dict_hooks", OrderedDict())
+        setattr_("_state_dict_pre_hooks", OrderedDict())
+        setattr_("_load_state_dict_pre_hooks", OrderedDict())
+        setattr_("_load_state_dict_post_hooks", OrderedDict())
         setattr_("_modules", {})
 
     def forward(self, *input: Any) -> Any:
@@ -541,44 +552,180 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """Run ``hook(module, grad_output)`` when the gradients of the outputs are computed.
+
+        A non-``None`` result (a tuple as long as ``grad_output``) replaces them for the rest of
+        the backward pass. As in torch, the module's Tensor inputs and outputs then pass through
+        ``BackwardHookFunction``, an identity whose node is ``BackwardHookFunctionBackward``
+        (``dispatchcore.utils.hooks``).
+
+        Example:
+            >>> import dispatchcore as dc
+            >>> lin = dc.nn.Linear(2, 1)
+            >>> _ = lin.register_full_backward_pre_hook(lambda m, g: print("grad_output", list(g[0].shape)))
+            >>> lin(dc.ones(3, 2, requires_grad=True)).sum().backward()
+            grad_output [3, 1]
+        """
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """Run ``hook(module, grad_input, grad_output)`` when the gradients of the inputs are computed.
+
+        ``grad_input`` has one entry per positional argument (``None`` for a non-Tensor and for
+        an input that does not require grad); a non-``None`` result replaces it.
+
+        Example:
+            >>> import dispatchcore as dc
+            >>> lin = dc.nn.Linear(2, 1)
+            >>> _ = lin.register_full_backward_hook(lambda m, gi, go: print(list(gi[0].shape), list(go[0].shape)))
+            >>> lin(dc.ones(3, 2, requires_grad=True)).sum().backward()
+            [3, 2] [3, 1]
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a "
+                               "single Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """The deprecated module backward hook, on the output's ``grad_fn`` (prefer the full one).
+
+        ``hook(module, grad_input, grad_output)`` sees the gradients of that one node, which are
+        the module's only when its forward is a single autograd node; torch warns otherwise, and
+        so does this.
+        """
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a "
+                               "single Module. Please use only one of them.")
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
+        call = _HookedCall(args, kwargs)
+        try:
+            return self._call_with_hooks(call)
+        except Exception:
+            for hook_id, hook in self._forward_hooks.items():  # always_call hooks that did not run
+                if hook_id in self._forward_hooks_always_called and hook_id not in call.called:
+                    try:
+                        if hook_id in self._forward_hooks_with_kwargs:
+                            hook(self, call.args, call.kwargs, call.result)
+                        else:
+                            hook(self, call.args, call.result)
+                    except Exception as e:
+                        warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
+                                      f"silenced as another error was raised in forward: {e}", stacklevel=2)
+            raise
+
+    def _call_with_hooks(self, call: _HookedCall) -> Any:
+        """``_call_impl``'s ``inner``: pre-hooks, backward-hook wrapping, forward, forward hooks."""
+        full_backward_hooks: list[Any] = []
+        non_full_backward_hooks: list[Any] = []
+        if self._backward_hooks:
+            hooks = list(self._backward_hooks.values())
+            if self._is_full_backward_hook:
+                full_backward_hooks = hooks
+            else:
+                non_full_backward_hooks = hooks
+        backward_pre_hooks = list(self._backward_pre_hooks.values())
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
-                result = hook(self, args, kwargs)
+                result = hook(self, call.args, call.kwargs)
                 if result is not None:
                     if not (isinstance(result, tuple) and len(result) == 2):
                         raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
                                            f"but got {result}.")
-                    args, kwargs = result
+                    call.args, call.kwargs = result
             else:
-                result = hook(self, args)
+                result = hook(self, call.args)
                 if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        called: set[int] = set()
-        try:
-            output = self.forward(*args, **kwargs)
-        except Exception:
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called and hook_id not in called:
-                    try:
-                        if hook_id in self._forward_hooks_with_kwargs:
-                            hook(self, args, kwargs, None)
-                        else:
-                            hook(self, args, None)
-                    except Exception:  # torch warns and re-raises the forward's error
-                        pass
-            raise
+                    call.args = result if isinstance(result, tuple) else (result,)
+        bw_hook = None
+        if full_backward_hooks or backward_pre_hooks:
+            bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+            call.args = bw_hook.setup_input_hook(call.args)
+        call.result = self.forward(*call.args, **call.kwargs)
         for hook_id, hook in list(self._forward_hooks.items()):
-            called.add(hook_id)
+            if hook_id in self._forward_hooks_always_called:
+                call.called.add(hook_id)
             if hook_id in self._forward_hooks_with_kwargs:
-                result = hook(self, args, kwargs, output)
+                result = hook(self, call.args, call.kwargs, call.result)
             else:
-                result = hook(self, args, output)
+                result = hook(self, call.args, call.result)
             if result is not None:
-                output = result
-        return output
+                call.result = result
+        if bw_hook is not None:
+            if not isinstance(call.result, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                              f"Tensors but received {type(call.result)}", stacklevel=2)
+            call.result = bw_hook.setup_output_hook(call.result)
+        if non_full_backward_hooks:
+            var = call.result
+            while not isinstance(var, Tensor):
+                var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+            grad_fn = var.grad_fn
+            if grad_fn is not None:
+                for hook in non_full_backward_hooks:
+                    grad_fn.register_hook(_WrappedHook(hook, self))
+                self._maybe_warn_non_full_backward_hook(call.args, call.result, grad_fn)
+        return call.result
+
+    def _maybe_warn_non_full_backward_hook(self, inputs: Any, result: Any, grad_fn: Any) -> None:
+        """Warn (FutureWarning, torch's texts) where a non-full backward hook would miss gradients."""
+        if not isinstance(result, Tensor):
+            if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+                warnings.warn(
+                    "Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of "
+                    "Tensors is deprecated and will be removed in future versions. This hook will be missing some "
+                    "of the grad_output. Please use register_full_backward_hook to get the documented behavior.",
+                    FutureWarning, stacklevel=2)
+                return
+        else:
+            result = (result,)
+        if not isinstance(inputs, Tensor):
+            if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+                warnings.warn(
+                    "Using non-full backward hooks on a Module that does not take as input a single Tensor or a "
+                    "tuple of Tensors is deprecated and will be removed in future versions. This hook will be "
+                    "missing some of the grad_input. Please use register_full_backward_hook to get the documented "
+                    "behavior.", FutureWarning, stacklevel=2)
+                return
+        else:
+            inputs = (inputs,)
+        out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+        if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+            warnings.warn(
+                "Using a non-full backward hook when outputs are nested in python data structure is deprecated "
+                "and will be removed in future versions. This hook will be missing some grad_output.",
+                FutureWarning, stacklevel=2)
+        elif len(out_grad_fn) > 1:
+            warnings.warn(
+                "Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+                "deprecated and will be removed in future versions. This hook will be missing some grad_output. "
+                "Please use register_full_backward_hook to get the documented behavior.",
+                FutureWarning, stacklevel=2)
+        else:
+            inputs_grad_fn = {i.grad_fn for i in inputs if i.grad_fn is not None}
+            next_functions = {n[0] for n in grad_fn.next_functions}
+            if inputs_grad_fn != next_functions:
+                warnings.warn(
+                    "Using a non-full backward hook when the forward contains multiple autograd Nodes is "
+                    "deprecated and will be removed in future versions. This hook will be missing some "
+                    "grad_input. Please use register_full_backward_hook to get the documented behavior.",
+                    FutureWarning, stacklevel=2)
 
     # --- state dict ----------------------------------------------------------------------------------
     def _save_to_state_dict(self, destination: dict[str, Any], prefix: str, keep_vars: bool) -> None:
@@ -588,6 +735,20 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else plain_detached(buf)
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def get_extra_state(self) -> Any:
+        """State beyond parameters and buffers, saved as ``<prefix>_extra_state``; override with ``set_extra_state``."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. Please file an issue at "
+            "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what ``get_extra_state`` saved (called by ``load_state_dict``)."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. Please file an issue at "
+            "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug.")
 
     def state_dict(self, *args: Any, destination: Any = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict[str, Tensor]:
@@ -609,21 +770,97 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        local_metadata = {"version": self._version}
         metadata = getattr(destination, "_metadata", None)
         if metadata is not None:
-            metadata[prefix[:-1]] = {"version": self._version}
+            metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            hook_result = hook(self, destination, prefix, local_metadata)
+            if not getattr(hook, "_from_public_api", False):
+                if hook_result is not None:  # the private API's hooks may return a new dict
+                    destination = hook_result
+            elif hook_result is not None:
+                raise RuntimeError("state_dict post-hook must return None")
         return destination
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata)`` after this module and its children are saved.
+
+        The hook edits ``state_dict`` in place and returns ``None``.
+
+        Example:
+            >>> import dispatchcore as dc
+            >>> lin = dc.nn.Linear(2, 1)
+            >>> def drop_bias(module, state_dict, prefix, local_metadata):
+            ...     del state_dict[prefix + "bias"]
+            >>> _ = lin.register_state_dict_post_hook(drop_bias)
+            >>> list(lin.state_dict())
+            ['weight']
+        """
+        hook._from_public_api = True  # type: ignore[attr-defined]
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """The private post-hook: on the root module, a returned dict replaces the state dict."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was "
+                               "previously registered via register_state_dict_post_hook")
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run a hook before this module loads its entries; it may edit ``state_dict``.
+
+        The call is ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)``.
+        """
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                           with_module: bool = False) -> RemovableHandle:
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(hook, self if with_module else None)
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(module, incompatible_keys)`` after this module and its children are loaded.
+
+        The hook may edit ``incompatible_keys.missing_keys``/``unexpected_keys`` in place (for
+        instance to forgive a key); it must return ``None``.
+        """
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
 
     def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str, local_metadata: dict[str, Any],
                               strict: bool, missing_keys: list[str], unexpected_keys: list[str],
                               error_msgs: list[str]) -> None:
+        """Load this module's own entries (not its children's), as ``load_state_dict`` calls it per module.
+
+        ``local_metadata["assign_to_params_buffers"]`` (``assign=True``) assigns the checkpoint's
+        tensors instead of copying into the existing ones; problems go to the three lists.
+        """
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent_buffers = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
                        if v is not None}
+        assign = local_metadata.get("assign_to_params_buffers", False)
         for name, param in local_state.items():
             key = prefix + name
             if key not in state_dict:
@@ -635,22 +872,48 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
                                   f"Tensor-like object from checkpoint but received {type(input_param)}")
                 continue
+            if param.dim() == 0 and input_param.dim() == 1 and input_param.shape[0] == 1:
+                input_param = input_param[0]  # torch's compatibility with 0.3's 1-element scalars
             if tuple(input_param.shape) != tuple(param.shape):
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
+            if param.is_meta and not input_param.is_meta and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta "
+                              "parameter in the current model, which is a no-op. (Did you mean to "
+                              "pass `assign=True` to assign items in the state dictionary to their "
+                              "corresponding key in the module instead of copying them in place?)", stacklevel=2)
             try:
                 with no_grad():
-                    param.copy_(input_param)
+                    if assign:
+                        if isinstance(param, Parameter):
+                            if not isinstance(input_param, Parameter):
+                                input_param = Parameter(input_param, requires_grad=param.requires_grad)
+                            else:
+                                input_param.requires_grad_(param.requires_grad)
+                        setattr(self, name, input_param)
+                    else:
+                        param.copy_(input_param)
             except Exception as ex:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
                                   f"{param.size()} and whose dimensions in the checkpoint are "
                                   f"{input_param.size()}, an exception occurred : {ex.args}.")
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
         if strict:
             for key in state_dict:
-                if key.startswith(prefix):
+                if key.startswith(prefix) and key != extra_state_key:
                     input_name = key[len(prefix):].split(".", 1)
-                    if input_name[0] not in self._modules and input_name[0] not in local_state:
+                    if len(input_name) > 1:  # a dotted name belongs to a submodule
+                        if input_name[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif input_name[0] not in local_state:
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
@@ -660,7 +923,9 @@ class Module:
         Args:
             state_dict: dotted name -> tensor, as ``state_dict()`` makes (or torch's, converted).
             strict: raise on missing or unexpected keys (size mismatches always raise).
-            assign: not supported (values are always copied into the existing tensors).
+            assign: keep the checkpoint's tensors themselves instead of copying into the module's
+                (a checkpoint tensor for a ``Parameter`` becomes a ``Parameter`` with the old one's
+                ``requires_grad``), as torch does for ``assign=True``.
 
         Returns:
             ``(missing_keys, unexpected_keys)``, printing ``<All keys matched successfully>`` when both are empty.
@@ -670,8 +935,6 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        if assign:
-            raise NotImplementedError("load_state_dict(assign=True) is not supported by dispatchcore.nn")
         missing_keys: list[str] = []
         unexpected_keys: list[str] = []
         error_msgs: list[str] = []
@@ -682,6 +945,8 @@ class Module:
 
         def load(module: Module, local_state_dict: Mapping[str, Any], prefix: str = "") -> None:
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
             module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
                                          unexpected_keys, error_msgs)
             for name, child in module._modules.items():
@@ -689,6 +954,12 @@ class Module:
                     child_prefix = prefix + name + "."
                     child_state = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
                     load(child, child_state, child_prefix)
+            incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)  # hooks may edit the lists
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, incompatible_keys) is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to return "
+                        "new values, if incompatible_keys need to be modified, it should be done inplace.")
 
         load(self, state_dict)
         if strict:

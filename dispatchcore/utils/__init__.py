@@ -1,4 +1,4 @@
-"""``dispatchcore.utils``: ``data`` (datasets, samplers, ``DataLoader``), as ``torch.utils``.
+"""``dispatchcore.utils``: ``data`` (datasets, samplers, ``DataLoader``) and ``hooks``, as ``torch.utils``.
 
 Example:
     >>> import dispatchcore as dc
@@ -9,6 +9,6 @@ Example:
 
 from __future__ import annotations
 
-from . import data
+from . import data, hooks
 
-__all__ = ["data"]
+__all__ = ["data", "hooks"]

@@ -8,6 +8,7 @@ modules, not the random numbers); ``test_seeded_construction_*`` checks that the
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -206,6 +207,33 @@ def test_init_functions_draw_torchs_numbers(init_name, args):
     dc.manual_seed(3)
     mine = getattr(nn.init, init_name)(dc.empty(5, 4, 3), *args)
     _same_draws(mine.numpy(), theirs.numpy(), normal="normal" in init_name)
+
+
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+@pytest.mark.parametrize("shape", ((7,), (33,), (40, 25)))
+@pytest.mark.parametrize("kwargs", [
+    {},  # p > 0.3: normal draws, the ones outside [a, b] redrawn
+    {"std": 0.02, "a": -0.04, "b": 0.04},
+    {"mean": 0.5, "std": 0.1, "a": 0.0, "b": 1.0},
+    {"mean": 0.0, "std": 1.0, "a": 1.5, "b": 3.0},  # p <= 0.3: uniform proposals, accepted by the pdf ratio
+    {"mean": 0.0, "std": 0.5, "a": 2.0, "b": 2.5},  # far in the tail: torch's warning too
+])
+def test_trunc_normal_draws_torchs_numbers_on_both_sampler_paths(kwargs, shape, dtype):
+    def run(m, init):
+        m.manual_seed(11)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = init.trunc_normal_(m.empty(*shape, dtype=getattr(m, dtype)), **kwargs)
+        return out.numpy(), [str(w.message) for w in caught]
+
+    (theirs, their_warnings), (mine, my_warnings) = run(torch, TNN.init), run(dc, nn.init)
+    assert my_warnings == their_warnings
+    lo, hi = kwargs.get("a", -2.0), kwargs.get("b", 2.0)
+    assert ((mine >= lo) & (mine <= hi)).all()
+    # the draws are torch's (normal ones to torch's ulp, see _same_draws); a rejection decided by
+    # that last ulp would shift every later value, so equal values mean the same accept/reject path
+    _same_draws(mine, theirs, normal=True)
+    assert dc.get_rng_state().numpy().tobytes() == torch.get_rng_state().numpy().tobytes()
 
 
 @pytest.mark.parametrize("nonlinearity, param", [("linear", None), ("conv2d", None), ("sigmoid", None),

@@ -351,3 +351,91 @@ def test_to_keeps_parameter_identity_like_torchs_set_data():
     assert weight.requires_grad and weight.is_leaf
     lin(dc.ones(1, 2, dtype=dc.float64)).sum().backward()
     assert weight.grad.numpy().tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+# --- backward hooks, state-dict hooks, assign, extra state (torch-free; tests/differential compares with torch) ---
+@pytest.mark.parametrize("module_name", ["dispatchcore.nn.module", "dispatchcore.nn.init", "dispatchcore.utils.hooks"])
+def test_docstring_examples_of_modules_hooks_and_init_run(module_name):
+    import doctest
+    import importlib
+
+    failures, attempted = doctest.testmod(importlib.import_module(module_name), optionflags=doctest.ELLIPSIS)
+    assert attempted and not failures
+
+
+def test_full_backward_hook_output_goes_through_the_identity_node_and_gradients_are_unchanged():
+    lin = nn.Linear(3, 2)
+    x = dc.ones(4, 3, requires_grad=True)
+    plain = lin(x).sum()
+    plain.backward()
+    expected = x.grad.clone()
+    x.grad = None
+    seen = []
+    lin.register_full_backward_hook(lambda m, gi, go: seen.append((m, len(gi), len(go))))
+    y = lin(x)
+    assert y.grad_fn.name() == "BackwardHookFunctionBackward"
+    y.sum().backward()
+    assert seen == [(lin, 1, 1)]
+    assert x.grad.tolist() == expected.tolist()
+
+
+def test_backward_pre_hook_may_replace_grad_output_but_not_with_the_wrong_count():
+    lin = nn.Linear(3, 2)
+    lin.register_full_backward_pre_hook(lambda m, go: (go[0], go[0]))
+    with pytest.raises(RuntimeError, match="Backward pre hook returned an invalid number of grad_output, got 2, "
+                                           "but expected 1"):
+        lin(dc.ones(1, 3, requires_grad=True)).sum().backward()
+
+
+def test_full_and_legacy_backward_hooks_cannot_share_a_module():
+    lin = nn.Linear(1, 1)
+    lin.register_backward_hook(lambda *a: None)
+    with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"):
+        lin.register_full_backward_hook(lambda *a: None)
+
+
+def test_hooks_of_a_forward_without_grad_are_not_wired():
+    lin = nn.Linear(2, 2)
+    lin.register_full_backward_hook(lambda *a: None)
+    with dc.no_grad():
+        y = lin(dc.ones(1, 2, requires_grad=True))
+    assert y.grad_fn is None
+
+
+def test_state_dict_pre_and_post_hooks_run_around_the_save_and_handles_remove_them():
+    lin = nn.Linear(2, 1)
+    calls = []
+    pre = lin.register_state_dict_pre_hook(lambda m, prefix, keep: calls.append(("pre", prefix, keep)))
+
+    def post(m, sd, prefix, meta):
+        calls.append(("post", list(sd), meta["version"]))
+
+    lin.register_state_dict_post_hook(post)
+    lin.state_dict(prefix="p.", keep_vars=True)
+    assert calls == [("pre", "p.", True), ("post", ["p.weight", "p.bias"], 1)]
+    pre.remove()
+    calls.clear()
+    lin.state_dict()
+    assert [c[0] for c in calls] == ["post"]
+
+
+def test_load_post_hook_must_not_return_a_value():
+    lin = nn.Linear(2, 1)
+    lin.register_load_state_dict_post_hook(lambda m, keys: keys)
+    with pytest.raises(AssertionError, match="are not expected to return new values"):
+        lin.load_state_dict(lin.state_dict())
+
+
+def test_assign_replaces_parameters_and_buffers_by_the_checkpoint_tensors():
+    bn = nn.BatchNorm1d(2)
+    sd = {k: v.clone() for k, v in bn.state_dict().items()}
+    bn.load_state_dict(sd, assign=True)
+    assert bn.running_mean is sd["running_mean"]
+    assert isinstance(bn.weight, nn.Parameter) and bn.weight.requires_grad
+    sd["weight"].fill_(3.0)  # the Parameter aliases the checkpoint tensor
+    assert bn.weight.tolist() == [3.0, 3.0]
+
+
+def test_base_module_extra_state_methods_refuse_to_run():
+    with pytest.raises(RuntimeError, match=r"Module.get_extra_state\(\) that should never be called"):
+        nn.Module().get_extra_state()
