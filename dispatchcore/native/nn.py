@@ -90,6 +90,11 @@ SCHEMAS: tuple[str, ...] = (
     "addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
     "addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
     "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+    "bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor",
+    "_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, "
+    "int unroll_dim=1) -> Tensor",
+    "_trilinear.out(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, "
+    "int unroll_dim=1, *, Tensor(a!) out) -> Tensor(a!)",
     f"convolution({_CONV_ARGS}) -> Tensor",
     f"_convolution({_CONV_ARGS}, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor",
     "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, "
@@ -841,6 +846,164 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return output if bias is None else A.add.Tensor(output, bias)
 
 
+def _dims_bitset(dims: Sequence[int], ndim: int) -> list[bool]:
+    """``dim_list_to_bitset``: which of ``ndim`` dims the list names (wrapped; a repeat is an error)."""
+    from ..shapes import wrap_dim
+
+    bits = [False] * ndim
+    for d in dims:
+        w = wrap_dim(d, ndim)
+        if bits[w]:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        bits[w] = True
+    return bits
+
+
+def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: Sequence[int]) -> Tensor:
+    """``(left * right).sum(sum_dims, keepdim=True)`` as one ``bmm`` (Linear.cpp's ``sumproduct_pair``).
+
+    The operands have the same number of dims (size 1 where one of them is broadcast). Dims are
+    sorted into those of both operands and the output (``lro``), of one operand and the output
+    (``lo``, ``ro``) and the summed ones, each operand is permuted and flattened to a 3-d batch,
+    and the product's view is permuted back, a size-1 dim standing where each sum was.
+    """
+    if not sum_dims:
+        return A.mul.Tensor(left, right)
+    ndim = left.dim()
+    summed = _dims_bitset(sum_dims, ndim)
+    lro: list[int] = []
+    lo: list[int] = []
+    ro: list[int] = []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(ndim):
+        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+        if summed[i]:
+            if sl and sr:
+                if left.shape[i] != right.shape[i]:
+                    raise RuntimeError("non-broadcast dimensions must match")
+                sum_size *= left.shape[i]
+            elif sl:  # in one operand only: summed at once
+                left = A.sum.dim_IntList(left, [i], True)
+            elif sr:
+                right = A.sum.dim_IntList(right, [i], True)
+        elif sl and sr:
+            if left.shape[i] != right.shape[i]:
+                raise RuntimeError("non-broadcast dimensions must match")
+            lro.append(i)
+            lro_size *= left.shape[i]
+        elif sl:
+            lo.append(i)
+            lo_size *= left.shape[i]
+        else:
+            ro.append(i)
+            ro_size *= right.shape[i]
+    sums = list(sum_dims)
+    out_size = [left.shape[d] for d in lro] + [left.shape[d] for d in lo] + [1] * len(sums) + \
+        [right.shape[d] for d in ro]
+    order = lro + lo + sums + ro
+    back = [order.index(d) for d in range(len(order))]
+    lhs = A.reshape.default(A.permute.default(left, lro + lo + sums + ro), [lro_size, lo_size, sum_size])
+    rhs = A.reshape.default(A.permute.default(right, lro + sums + ro + lo), [lro_size, sum_size, ro_size])
+    return A.permute.default(A.view.default(A.bmm.default(lhs, rhs), out_size), back)
+
+
+def _trilinear(i1: Tensor, i2: Tensor, i3: Tensor, expand1: Sequence[int], expand2: Sequence[int],
+               expand3: Sequence[int], sumdim: Sequence[int], unroll_dim: int = 1) -> Tensor:
+    """``(i1.unsqueeze(expand1) * i2.unsqueeze(expand2) * i3.unsqueeze(expand3)).sum(sumdim)`` (``at::_trilinear``).
+
+    torch's algorithm: the product is computed one slice of ``unroll_dim`` at a time, each as two
+    ``sumproduct_pair`` contractions, and added into a zero output; the summed dims are squeezed
+    at the end. ``bilinear`` and its backward are both this one operator.
+    """
+    total_dim = i1.dim() + len(expand1)
+    if not 0 <= unroll_dim < total_dim:
+        raise RuntimeError(f"unroll_dim must be in [0,{total_dim - 1}]")
+    e1, e2, e3 = (_dims_bitset(e, total_dim) for e in (expand1, expand2, expand3))
+    summed = _dims_bitset(sumdim, total_dim)
+    output_size: list[int] = []
+    sum_dims_12: list[int] = []
+    sum_dims_23: list[int] = []
+    unroll_size = -1
+    for i in range(total_dim):
+        s = 0
+        if e1[i]:
+            i1 = A.unsqueeze.default(i1, i)
+        else:
+            s = i1.shape[i]
+        if e2[i]:
+            i2 = A.unsqueeze.default(i2, i)
+        else:
+            s = i2.shape[i]
+        if e3[i]:
+            i3 = A.unsqueeze.default(i3, i)
+            if summed[i] and i != unroll_dim:
+                sum_dims_12.append(i)
+        else:
+            s = i3.shape[i]
+            if summed[i] and i != unroll_dim:
+                sum_dims_23.append(i)
+        output_size.append(1 if summed[i] else s)
+        if i == unroll_dim:
+            unroll_size = s
+    m1, m2, m3 = (0 if e[unroll_dim] else 1 for e in (e1, e2, e3))
+    output = A.zeros.default(output_size, dtype=i1.dtype, device=i1.device)
+    if i1.numel() and i2.numel() and i3.numel():
+        for k in range(unroll_size):
+            buf = _sumproduct_pair(A.narrow.default(i1, unroll_dim, k * m1, 1),
+                                   A.narrow.default(i2, unroll_dim, k * m2, 1), sum_dims_12)
+            buf = _sumproduct_pair(buf, A.narrow.default(i3, unroll_dim, k * m3, 1), sum_dims_23)
+            target = output if summed[unroll_dim] else A.narrow.default(output, unroll_dim, k, 1)
+            A.add_.Tensor(target, buf)
+    # torch squeezes the summed dims in place (squeeze_); the result must not be a view of the
+    # zeros it was summed into, so its new shape comes from _unsafe_view (untracked as a view)
+    return A._unsafe_view.default(output, [s for s, gone in zip(output_size, summed) if not gone])
+
+
+def _trilinear_out(i1: Tensor, i2: Tensor, i3: Tensor, expand1: Sequence[int], expand2: Sequence[int],
+                   expand3: Sequence[int], sumdim: Sequence[int], unroll_dim: int = 1, *, out: Tensor) -> Tensor:
+    """``_trilinear.out``: torch's generated out= composite (the functional result, copied into ``out``)."""
+    from .indexing import _write_out
+
+    return _write_out(A._trilinear.default(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim), out)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``at::bilinear``: ``x1ᵀ W x2 + b`` per output feature, as one ``_trilinear`` over flattened batches."""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got "
+                               f"{input1.shape[i]} and {input2.shape[i]}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {weight.shape[2]}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but "
+                           f"expected {weight.shape[0]}")
+    output_size = [*input1.shape[:-1], weight.shape[0]]
+    flat1 = A.reshape.default(input1, [-1, input1.shape[-1]])
+    flat2 = A.reshape.default(input2, [-1, input2.shape[-1]])
+    output = A.reshape.default(A._trilinear.default(flat1, weight, flat2, [1, 3], [0], [1, 2], [2, 3]), output_size)
+    return output if bias is None else A.add.Tensor(output, bias)
+
+
+def _trilinear_backward(grad: Tensor, i1: Any, i2: Any, i3: Any, expand1: Any, expand2: Any, expand3: Any,
+                        sumdim: Any, grad_input_mask: Any) -> tuple[Any, Any, Any]:
+    """``_trilinear_backward`` (FunctionsManual.cpp): each input's gradient is another ``_trilinear``.
+
+    The summed dims and the input's expanded dims trade places: the gradient of ``i1`` contracts
+    ``grad`` with ``i2`` and ``i3`` over what ``i1`` was expanded along.
+    """
+    g1 = A._trilinear.default(grad, i2, i3, sumdim, expand2, expand3, expand1) if grad_input_mask[0] else None
+    g2 = A._trilinear.default(i1, grad, i3, expand1, sumdim, expand3, expand2) if grad_input_mask[1] else None
+    g3 = A._trilinear.default(i1, i2, grad, expand1, expand2, sumdim, expand3) if grad_input_mask[2] else None
+    return g1, g2, g3
+
+
 def _max_pool_n(n: int) -> Callable[..., Tensor]:
     def max_pool(self: Tensor, kernel_size: Any, stride: Any = (), padding: Any = (0,) * n, dilation: Any = (1,) * n,
                  ceil_mode: bool = False) -> Tensor:
@@ -929,9 +1092,12 @@ def upsample_bilinear2d_vec(input: Tensor, output_size: Any, align_corners: bool
 
 EXPLICIT: dict[str, Callable[..., Any]] = {
     "convolution": convolution, "_convolution": _convolution, "convolution_backward": convolution_backward,
+    "_trilinear.out": _trilinear_out,
 }
+NONFUNCTIONAL: dict[str, Callable[..., Any]] = {"_trilinear": _trilinear}
 IMPLICIT: dict[str, Callable[..., Any]] = {
-    "linear": linear, "_convolution_double_backward": _convolution_double_backward, "thnn_conv2d": thnn_conv2d,
+    "linear": linear, "bilinear": bilinear, "_convolution_double_backward": _convolution_double_backward,
+    "thnn_conv2d": thnn_conv2d,
     "conv1d": _conv_n(1), "conv2d": _conv_n(2), "conv3d": _conv_n(3),
     "conv1d.padding": _conv_padding_n(1), "conv2d.padding": _conv_padding_n(2), "conv3d.padding": _conv_padding_n(3),
     "conv_transpose1d": _conv_transpose_n(1), "conv_transpose2d.input": _conv_transpose_n(2),
@@ -947,6 +1113,8 @@ def register(lib: Library) -> None:
     """The composite kernels, at the keys torch registers them."""
     for name, kernel in EXPLICIT.items():
         lib.impl(name, kernel, "CompositeExplicitAutograd")
+    for name, kernel in NONFUNCTIONAL.items():
+        lib.impl(name, kernel, "CompositeExplicitAutogradNonFunctional")
     for name, kernel in IMPLICIT.items():
         lib.impl(name, kernel, "CompositeImplicitAutograd")
 
@@ -1023,6 +1191,7 @@ def register_autograd(lib: Library) -> None:
                                                                                alpha))
     r("addmm", "AddmmBackward0", ("self", "mat1", "mat2"), addmm, order=(1, 2, 0))
     r("addmm_", "AddmmBackward0", ("self", "mat1", "mat2"), addmm, mutates="self", order=(1, 2, 0))
+    r("_trilinear", "TrilinearBackward0", ("i1", "i2", "i3"), _trilinear_backward)
     r("convolution", "ConvolutionBackward0", ("input", "weight", "bias"), _conv_backward)
     r("_convolution", "ConvolutionBackward1", ("input", "weight", "bias"), _conv_backward)
     r("_slow_conv2d_forward", "SlowConv2DBackward0", ("self", "weight", "bias"),

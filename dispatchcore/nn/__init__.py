@@ -13,6 +13,7 @@ from .layers import (
     AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
+    Bilinear,
     Conv1d,
     Conv2d,
     Dropout,
@@ -46,8 +47,8 @@ from .loss import (
 from .module import Module
 from .parameter import Buffer, Parameter
 
-__all__ = ["ELU", "GELU", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Buffer", "Conv1d",
-           "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "HuberLoss", "Identity", "KLDivLoss",
-           "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict",
-           "ModuleList", "NLLLoss", "Parameter", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
-           "Softmax", "Softplus", "Tanh", "functional", "init"]
+__all__ = ["ELU", "GELU", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear",
+           "Buffer", "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "HuberLoss",
+           "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d",
+           "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ReLU", "ReLU6", "Sequential", "SiLU",
+           "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "functional", "init"]

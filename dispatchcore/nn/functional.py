@@ -33,7 +33,7 @@ from ..tensor import Tensor
 
 _dc: Any = _dispatchcore  # functions attached at import (torch bindings), untyped
 
-__all__ = ["avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d",
+__all__ = ["avg_pool2d", "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d",
            "conv2d", "cross_entropy", "dropout", "elu", "embedding", "embedding_bag", "gelu", "grid_sample",
            "hardtanh", "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
            "logsigmoid", "max_pool2d", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6",
@@ -169,6 +169,17 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         tensor([[2., 2., 2.]])
     """
     return aten.linear.default(input, weight, bias)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``F.bilinear``: ``aten::bilinear``, ``y[..., o] = input1 @ weight[o] @ input2 + bias[o]``.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> bilinear(dc.ones(1, 2), dc.ones(1, 3), dc.ones(4, 2, 3))
+        tensor([[6., 6., 6., 6.]])
+    """
+    return aten.bilinear.default(input1, input2, weight, bias)
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,

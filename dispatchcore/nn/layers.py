@@ -20,9 +20,9 @@ from .parameter import Parameter
 
 _dc: Any = _dispatchcore  # functions attached at import (torch bindings), untyped
 
-__all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "Dropout", "Embedding",
-           "Flatten", "Identity", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MaxPool2d", "ReLU", "ReLU6",
-           "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh"]
+__all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv1d", "Conv2d", "Dropout",
+           "Embedding", "Flatten", "Identity", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MaxPool2d", "ReLU",
+           "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh"]
 
 
 def _factory_kwargs(device: Any, dtype: Any) -> dict[str, Any]:
@@ -113,6 +113,45 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """``y = x1ᵀ A x2 + b`` per output feature (``torch.nn.Bilinear``); weight ``(out, in1, in2)``.
+
+    Weight and bias drawn from ``U(-1/sqrt(in1_features), 1/sqrt(in1_features))``, as torch does.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> m = Bilinear(3, 4, 2)
+        >>> m
+        Bilinear(in1_features=3, in2_features=4, out_features=2, bias=True)
+        >>> m(dc.ones(5, 3), dc.ones(5, 4)).shape
+        dispatchcore.Size([5, 2])
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        kw = _factory_kwargs(device, dtype)
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        _weight_and_bias(self, (out_features, in1_features, in2_features), bias, kw)
+
+    def reset_parameters(self) -> None:
+        if self.in1_features <= 0:
+            raise ValueError(f"in1_features must be > 0, but got (in1_features={self.in1_features})")
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Any, input2: Any) -> Any:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
 class _ConvNd(Module):
