@@ -469,6 +469,89 @@ def torch_training() -> dict:
     return _training(_torch())
 
 
+# the I19 graphs' lengths; --quick (the CI smoke run) divides them by _QUICK_DIVISOR
+GRAPH_STEPS = {"deep": 100_000, "inplace": 20_000, "function": 20_000}
+_QUICK_DIVISOR = 100
+_graph_divisor = 1
+
+
+def _graphs(lib) -> dict:
+    """The autograd workloads of issue #19, written against ``lib`` (``dispatchcore`` or ``torch``).
+
+    Long graphs (a 100,000-op chain, 20,000 in-place ``mul_`` on one tensor, 20,000 custom
+    Function nodes), each built and run backward once per call, and a larger training step
+    (784-256-128-10 MLP, batch 64, cross-entropy, SGD) from ``manual_seed(0)``.
+    """
+
+    class MulConst(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0001
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 1.0001
+
+    leaf = lib.ones(10, requires_grad=True)
+    deep, inplace, function = (GRAPH_STEPS[k] // _graph_divisor for k in ("deep", "inplace", "function"))
+
+    def deep_chain():
+        x = leaf
+        for _ in range(deep):
+            x = x * 1.0001
+        x.sum().backward()
+        grad, leaf.grad = leaf.grad, None
+        return grad
+
+    def inplace_chain():
+        x = leaf.clone()
+        for _ in range(inplace):
+            x.mul_(1.0001)
+        x.sum().backward()
+        grad, leaf.grad = leaf.grad, None
+        return grad
+
+    def function_chain():
+        x = leaf
+        for _ in range(function):
+            x = MulConst.apply(x)
+        x.sum().backward()
+        grad, leaf.grad = leaf.grad, None
+        return grad
+
+    nn = lib.nn
+    lib.manual_seed(0)
+    mlp = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+    opt = lib.optim.SGD(mlp.parameters(), lr=0.01)
+    xb, yb = lib.randn(64, 784), lib.randint(0, 10, (64,))
+    loss_fn = nn.CrossEntropyLoss()
+
+    def big_mlp_step():
+        opt.zero_grad()
+        loss = loss_fn(mlp(xb), yb)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return {"deep_chain": deep_chain, "inplace_chain": inplace_chain, "function_chain": function_chain,
+            "big_mlp_step": big_mlp_step, "GRAPH_STEPS": GRAPH_STEPS, "_graph_divisor": _graph_divisor}
+
+
+@functools.cache
+def dc_graphs() -> dict:
+    """The dispatchcore side of the long-graph rows."""
+    import dispatchcore as dc
+
+    dc.load_backends()
+    return _graphs(dc)
+
+
+@functools.cache
+def torch_graphs() -> dict:
+    """The torch eager side of the long-graph rows."""
+    return _graphs(_torch())
+
+
 # --- the table of cases ---------------------------------------------------------------------
 _DEFAULT_ROUTE = (
     'assert route(op1, c) == "AutogradCPU" and op1.table_entry("AutogradCPU")[1] == "backend fallback"\n'
@@ -586,6 +669,40 @@ _TRAINING_CASES: list[Case] = [
                      check=_STEP_CHECK.format(step="cnn_step", loss0="cnn_loss0")),
          recorded_note="not recorded"),
 ]
+
+# each chain multiplies by 1.0001 per step: the leaf's gradient is 1.0001 ** steps (float32: to 1%)
+_CHAIN_CHECK = ("g = {stmt}\nsteps = GRAPH_STEPS['{kind}'] // _graph_divisor\n"
+                "assert abs(g[0].item() - 1.0001 ** steps) < 1e-2 * 1.0001 ** steps, g")
+I19 = dict(kind="ratio", gc_enabled=True)
+_GRAPH_CASES: list[Case] = [
+    Case("I19", "backward through a 100,000-op chain (x = x * 1.0001), fwd+bwd (gc on)", **I19, must=0.75,
+         target=0.75,
+         dc=Side(dc_graphs, "deep_chain()", label="x = x * 1.0001 (100,000 times); x.sum().backward()",
+                 check=_CHAIN_CHECK.format(stmt="deep_chain()", kind="deep")),
+         anchor=Side(torch_graphs, "deep_chain()", label="torch eager: the same",
+                     check=_CHAIN_CHECK.format(stmt="deep_chain()", kind="deep")),
+         recorded_note="not recorded"),
+    Case("I19", "20,000 in-place mul_ on a leaf's clone, fwd+bwd (gc on)", **I19, must=1.0, target=1.0,
+         dc=Side(dc_graphs, "inplace_chain()", label="x = leaf.clone(); x.mul_(1.0001) (20,000 times); backward",
+                 check=_CHAIN_CHECK.format(stmt="inplace_chain()", kind="inplace")),
+         anchor=Side(torch_graphs, "inplace_chain()", label="torch eager: the same",
+                     check=_CHAIN_CHECK.format(stmt="inplace_chain()", kind="inplace")),
+         recorded_note="not recorded"),
+    Case("I19", "20,000 custom Function nodes (MulConst.apply), fwd+bwd (gc on)", **I19, must=0.75, target=0.75,
+         dc=Side(dc_graphs, "function_chain()", label="x = MulConst.apply(x) (20,000 times); backward",
+                 check=_CHAIN_CHECK.format(stmt="function_chain()", kind="function")),
+         anchor=Side(torch_graphs, "function_chain()", label="torch eager: the same",
+                     check=_CHAIN_CHECK.format(stmt="function_chain()", kind="function")),
+         recorded_note="not recorded"),
+    Case("I19", "784-256-128-10 MLP training step (batch 64, CrossEntropyLoss, SGD; gc on)", kind="info",
+         gc_enabled=True,
+         dc=Side(dc_graphs, "big_mlp_step()", label="zero_grad; loss_fn(mlp(xb), yb).backward(); SGD step",
+                 check="first = big_mlp_step().item()\nassert min(big_mlp_step().item() for _ in range(3)) < first"),
+         anchor=Side(torch_graphs, "big_mlp_step()", label="torch eager: the same",
+                     check="first = big_mlp_step().item()\nassert min(big_mlp_step().item() for _ in range(3)) < first"),
+         recorded_note="not recorded"),
+]
+
 
 # --- eager tensor ops (G1-G9) ---------------------------------------------------------------
 def _eager_arrays() -> dict:
@@ -820,6 +937,7 @@ CASES: list[Case] = [
 ]
 CASES += _AUTOGRAD_CASES
 CASES += _TRAINING_CASES
+CASES += _GRAPH_CASES
 CASES = _EAGER_CASES + CASES
 
 
@@ -1002,7 +1120,7 @@ delta rows (+us goals): dispatchcore and anchor are overheads = min(op call) - m
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _NO_TORCH
+    global _NO_TORCH, _graph_divisor
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", default="", help="comma-separated goal ids, e.g. G15,G18 (default: all)")
     p.add_argument("--rounds", type=int, default=21, help="interleaved rounds per row (default 21)")
@@ -1016,6 +1134,7 @@ def main(argv: list[str] | None = None) -> int:
                         "use many short samples, e.g. --target 0.002 --rounds 200)")
     args = p.parse_args(argv)
     _NO_TORCH = args.no_torch
+    _graph_divisor = _QUICK_DIVISOR if args.quick else 1
     target = args.target if args.target is not None else (0.0005 if args.quick else 0.02)
     only = {g.strip().upper() for g in args.only.split(",") if g.strip()}
     cases = [c for c in CASES if not only or c.goal.upper() in only]
@@ -1033,6 +1152,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"#   {k}: {v}")
     print(f"#   rounds: {args.rounds}, target per sample: {target * 1e3:g} ms"
           + (", all rows interleaved together" if args.together else ""))
+    if args.quick:
+        print(f"#   --quick: the I19 graphs are 1/{_QUICK_DIVISOR} of the lengths their rows name")
     if args.together:
         rows = _run_together(cases, args.rounds, target)
         for row in rows:

@@ -1,4 +1,4 @@
-"""pytest-benchmark cases for one training step of the docs/examples programs (issue 16).
+"""pytest-benchmark cases for training steps (issue 16) and long autograd graphs (issue 19).
 
 The steps are ``bench/compare.py``'s ``I16`` rows (the same statements, built by its
 ``_training``): the MLP of docs/examples/mlp_classification.py (Linear-ReLU-Linear,
@@ -34,3 +34,25 @@ def test_training_step(benchmark, steps, model):
     assert math.isclose(first, steps[f"{model}_loss0"], rel_tol=1e-5), first
     benchmark(step)
     assert step().item() < first  # the model learned while it was timed
+
+
+@pytest.fixture(scope="module")
+def graphs():
+    return compare.dc_graphs()
+
+
+@pytest.mark.benchmark(group="I19 long graphs")
+@pytest.mark.parametrize("name, steps", [("deep_chain", "deep"), ("inplace_chain", "inplace"),
+                                         ("function_chain", "function")])
+def test_long_graph_forward_and_backward(benchmark, graphs, name, steps):
+    """``bench/compare.py``'s I19 rows: 100,000 multiplications, 20,000 ``mul_``, 20,000 Function nodes."""
+    grad = benchmark.pedantic(graphs[name], rounds=1, iterations=1)
+    expected = 1.0001 ** compare.GRAPH_STEPS[steps]
+    assert abs(grad[0].item() - expected) < 1e-2 * expected
+
+
+@pytest.mark.benchmark(group="I19 long graphs")
+def test_larger_mlp_training_step(benchmark, graphs):
+    first = graphs["big_mlp_step"]().item()
+    benchmark(graphs["big_mlp_step"])
+    assert graphs["big_mlp_step"]().item() < first

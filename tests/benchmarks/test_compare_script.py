@@ -47,6 +47,9 @@ def test_compare_script_prints_the_table(extra):
     assert any(r.startswith("G18 ") for r in rows)
     if not extra and importlib.util.find_spec("torch") is not None:  # the training steps have no recorded anchor
         assert sum(r.startswith("I16 ") and ("PASS" in r or "MISS" in r) for r in rows) == 2
+        # issue 19's long graphs (at 1/100 of their lengths under --quick) and the larger step
+        assert sum(r.startswith("I19 ") and ("PASS" in r or "MISS" in r) for r in rows) == 3
+        assert sum(r.startswith("I19 ") for r in rows) == 4
     if extra:
         assert "(rec)" in proc.stdout
 
