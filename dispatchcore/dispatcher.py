@@ -58,6 +58,9 @@ class Dispatcher:
 
     _ops: dict[str, OperatorHandle] = attrs.field(factory=dict)
     _fallbacks: dict[DispatchKey, KernelRegistration] = attrs.field(factory=dict)
+    # the (registration, "backend fallback") table entry of each fallback, one tuple shared by
+    # every operator's table (See Note [Shared table entries] in operator.py)
+    _fallback_entries: dict[DispatchKey, tuple[KernelRegistration, str]] = attrs.field(factory=dict)
     _lock: threading.RLock = attrs.field(factory=threading.RLock)
     _def_libraries: dict[str, SourceLocation] = attrs.field(factory=dict)
     _python_impls: set[tuple[str, DispatchKey]] = attrs.field(factory=set)
@@ -198,12 +201,14 @@ class Dispatcher:
                     "registering another."
                 )
             self._fallbacks[reg.key] = reg
+            self._fallback_entries[reg.key] = (reg, "backend fallback")
             self._refresh_key(reg.key)
 
     def deregister_fallback(self, reg: KernelRegistration) -> None:
         with self._lock:
             if self._fallbacks.get(reg.key) is reg:
                 del self._fallbacks[reg.key]
+                del self._fallback_entries[reg.key]
                 self._refresh_key(reg.key)
 
     def _refresh_key(self, key: DispatchKey) -> None:

@@ -865,10 +865,11 @@ def what_if(op: Any, add: Iterable[Any] = (), remove: Iterable[Any] = ()) -> Wha
 
 # --- commutativity ----------------------------------------------------------------------------
 class _ShadowDispatcher:
-    """What an ``OperatorHandle`` reads from its dispatcher: the fallbacks (a private copy)."""
+    """What an ``OperatorHandle`` reads from its dispatcher: the fallbacks (a private copy) and their entries."""
 
     def __init__(self, fallbacks: Mapping[DispatchKey, Any]) -> None:
         self._fallbacks = dict(fallbacks)
+        self._fallback_entries = {k: (reg, "backend fallback") for k, reg in self._fallbacks.items()}
 
 
 def _register_in_order(qualname: str, base: Mapping[DispatchKey, Sequence[Any]],

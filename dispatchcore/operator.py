@@ -269,6 +269,7 @@ def protocol_attr(obj: Any, name: str) -> Any:
 
 
 _wrap: list[Any] = []  # (_composites.wrapped_number, tensor.wrap_cpu), imported on first use
+_UNSHARED: Any = object()  # no slot made yet for a kernel (See Note [Shared table entries])
 _PY_NUMBERS = frozenset({int, float, bool, complex})
 
 
@@ -968,22 +969,32 @@ class OperatorHandle:
         else:
             self._lo, self._hi = 1, 0
 
+    # Note [Shared table entries]: an operator's table has ~90 runtime keys but ~30 distinct
+    # registrations behind them (an alias key's kernel fills every backend's slot, a fallback
+    # registered per backend shares one function). One entry tuple per (registration, label) and
+    # one slot per kernel, shared by the keys that use them, keep the ~800 aten operators'
+    # tables at a fraction of the objects a tuple and a closure per key would make: the garbage
+    # collector walks every one of them in each full collection, which a long autograd graph
+    # triggers again and again while it grows. Nothing depends on a slot's identity.
     def _rebuild(self, keys: Any = None) -> None:
         """Recompute table entries (all, or just ``keys``) and swap in a new dispatch state."""
-        fallbacks = self._dispatcher._fallbacks
+        dispatcher = self._dispatcher
+        fallbacks = dispatcher._fallbacks
         entries = dict(self._entries)
         masks_stale = keys is None
+        shared_slots: dict[Any, _Slot] = {}
         if keys is None:
             keys = set()
             for k in self._kernels:
                 keys |= affected_keys(k)
-            entries = {k: (fallbacks[k], "backend fallback") for k in fallbacks}
+            entries = dict(dispatcher._fallback_entries)
             table: list[_Slot] = [None] * TABLE_SIZE
             for k, entry in entries.items():
-                table[k] = self._slot(k, entry)
+                table[k] = self._slot(k, entry, shared_slots)
         else:  # only ``keys`` can change: keep the other slots' bound kernels and, unless a
             # fallthrough comes or goes, the masks (a fallback change touches every operator)
             table = list(self._dispatch[1])
+        shared_entries = {(id(e[0]), e[1]): e for e in entries.values()}
         for k in keys:
             entry = compute_table_entry(self._kernels, fallbacks, k)
             old = entries.get(k)
@@ -991,9 +1002,10 @@ class OperatorHandle:
                 entries.pop(k, None)
                 table[k] = None
             else:
+                entry = shared_entries.setdefault((id(entry[0]), entry[1]), entry)
                 entries[k] = entry
                 if old is None or old[0] is not entry[0] or table[k] is None:
-                    table[k] = self._slot(k, entry)
+                    table[k] = self._slot(k, entry, shared_slots)
             if getattr(old and old[0], "fallthrough", False) != getattr(entry[0], "fallthrough", False):
                 masks_stale = True
         self._entries = entries
@@ -1005,8 +1017,9 @@ class OperatorHandle:
     def _rewrap(self) -> None:
         """Re-make every slot from the current entries (the tracer switched ``slot_wrapper``)."""
         table: list[_Slot] = [None] * TABLE_SIZE
+        shared_slots: dict[Any, _Slot] = {}
         for k, entry in self._entries.items():
-            table[k] = self._slot(k, entry)
+            table[k] = self._slot(k, entry, shared_slots)
         self._dispatch = (self._dispatch[0], table, {}, {}, {})
         for forget in self._on_rebuild:
             forget()
@@ -1017,11 +1030,26 @@ class OperatorHandle:
         for forget in self._on_rebuild:
             forget()
 
-    def _slot(self, key: DispatchKey, entry: tuple[Any, str]) -> _Slot:
-        """The table slot for one entry; wrapped by the tracer while a trace is possible."""
-        slot = _bound_kernel(self, entry[0])
-        if slot_wrapper is not None and slot is not None:
-            slot = slot_wrapper(self, key, entry, slot)
+    def _slot(self, key: DispatchKey, entry: tuple[Any, str], shared: dict[Any, _Slot]) -> _Slot:
+        """The table slot for one entry; wrapped by the tracer while a trace is possible.
+
+        ``shared`` holds the slots made so far for this table, by what ``_bound_kernel`` reads
+        of a registration (See Note [Shared table entries]); a traced slot names its key, so it
+        is never shared.
+        """
+        reg = entry[0]
+        if slot_wrapper is not None:
+            slot = _bound_kernel(self, reg)
+            return slot if slot is None else slot_wrapper(self, key, entry, slot)
+        if reg is None or reg is AMBIGUOUS_AUTOGRADOTHER:
+            return _bound_kernel(self, reg)
+        what = (reg.bind, reg.kernel, reg.boxed_fallback, reg.with_keyset)
+        try:
+            slot = shared.get(what, _UNSHARED)
+        except TypeError:  # a kernel that cannot be hashed is never shared
+            return _bound_kernel(self, reg)
+        if slot is _UNSHARED:
+            slot = shared[what] = _bound_kernel(self, reg)
         return slot
 
     @staticmethod
