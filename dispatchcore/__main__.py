@@ -199,7 +199,7 @@ def tour_guards(out: Callable[[str], Any] = print) -> None:
     for note in notes:
         out(note)
     out(f"   * AutogradFunctionality ({hidden:#x}) has no backend bit, so printing a key set hides it;")
-    out("     excluding it turns off every Autograd<Backend> key at once (spec §3.2).")
+    out("     excluding it turns off every Autograd<Backend> key at once (c10/core/impl/LocalDispatchKeySet.h).")
     out("Only the key-set guards skip the Autograd kernel; under no_grad it runs and records nothing.")
 
 

@@ -2,7 +2,7 @@
 
 * ADInplaceOrView (``torch/csrc/autograd/generated/ADInplaceOrViewType*.cpp``): view ops record
   ``_base`` and share the version counter; in-place and ``out=`` ops bump it. Every other op
-  falls through this key (the global fallthrough), spec §10.
+  falls through this key (the global fallthrough, BackendSelectFallbackKernel.cpp).
 * BackendSelect (``aten/src/ATen/BackendSelectRegister.cpp``): factories have no tensor
   argument, so this kernel turns ``device=`` into a key set and redispatches.
 * CompositeImplicitAutograd decompositions (``aten/src/ATen/native/*.cpp``): matmul, reshape,

@@ -430,7 +430,7 @@ def ambiguous_autogradother_error(op: OperatorHandle) -> RuntimeError:
     )
 
 
-# --- built-in backend fallbacks (spec §5.1): registered through the same registry -------------
+# --- built-in backend fallbacks (VariableFallbackKernel.cpp): registered through the same registry
 _AUTOGRAD_FALLBACK_MODE = "warn"
 
 
@@ -453,7 +453,8 @@ def set_autograd_fallback_mode(mode: str) -> None:
     _AUTOGRAD_FALLBACK_MODE = mode
 
 
-# The autograd package installs the graph-recording part of the "warn" mode here (spec §5.3);
+# The autograd package installs the graph-recording part of the "warn" mode here
+# (autograd_not_implemented_fallback.cpp);
 # without it (no tensor requires grad) both modes simply redispatch below autograd.
 autograd_fallback_hook: list[Callable[..., Any]] = []
 
@@ -525,7 +526,8 @@ def _pass_through(key: DispatchKey) -> Callable[..., Any]:
     return pass_through
 
 
-# Keys with PyTorch 2.13 built-in fallbacks, as _dispatch_dump_table lists them (spec §4.4, §5.1).
+# Keys with PyTorch 2.13 built-in fallbacks, as _dispatch_dump_table lists them
+# (OperatorEntry.cpp's dumpComputedTable; VariableFallbackKernel.cpp).
 _FALLTHROUGH_KEYS = (
     "BackendSelect", "ADInplaceOrView", "AutocastCPU", "AutocastMTIA", "AutocastMAIA",
     "AutocastXPU", "AutocastMPS", "AutocastCUDA", "FuncTorchVmapMode", "VmapMode",

@@ -1,9 +1,9 @@
 """Explain a call's dispatch decision without running it, and simulate registrations.
 
-Three tools for the questions the dispatcher's behaviour raises (teaching.md §7, items 4 and 6):
+Three tools for the questions the dispatcher's behaviour raises:
 
 * ``explain(op, *args, **kwargs)`` answers "which kernel would this call run, and why (not)?"
-  It replays ``Dispatcher::call`` (spec §6.1) step by step on the call's arguments and this
+  It replays ``Dispatcher::call`` (``ATen/core/dispatch/Dispatcher.h``) step by step on the call's arguments and this
   thread's state: the key set each dispatch argument contributes, what the thread-local include
   and exclude sets add and mask, the operator's fallthrough keys, the effective key set, the
   chosen runtime key, its table entry and the rule of ``compute_table_entry`` that chose it, then
@@ -424,7 +424,7 @@ class Explanation:
 
 
 def _tls_notes(included: int, excluded: int) -> list[str]:
-    """Which guard or mode most likely produced these thread-local sets (spec §3.3, §3.4)."""
+    """Which guard or mode most likely produced these thread-local sets (LocalDispatchKeySet.h, InferenceMode.h)."""
     notes = []
     extra_ex, lifted_ex = excluded & ~DEFAULT_EXCLUDED, DEFAULT_EXCLUDED & ~excluded
     extra_in, lifted_in = included & ~DEFAULT_INCLUDED, DEFAULT_INCLUDED & ~included

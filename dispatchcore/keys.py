@@ -381,8 +381,9 @@ _ALIAS_EXPANSION: dict[DispatchKey, frozenset[DispatchKey]] = {
 def alias_expansion(key: DispatchKey | str) -> frozenset[DispatchKey]:
     """Mirror ``getRuntimeDispatchKeySet``: the runtime keys a registration at ``key`` populates.
 
-    An alias key expands to the runtime keys it covers (spec table §1.4; ``Undefined`` is handled
-    separately by the table rules); any other key stands for itself.
+    An alias key expands to the runtime keys it covers (``getRuntimeDispatchKeySet`` in
+    ``c10/core/DispatchKeySet.cpp``; ``Undefined`` is handled separately by the table rules); any
+    other key stands for itself.
 
     Example:
         >>> DispatchKey.AutogradCPU in alias_expansion(DispatchKey.Autograd)

@@ -338,7 +338,7 @@ def autocast_keyset_for_backend(backend: BackendComponent) -> int:
 
 
 def tensor_keyset(backend_key: DispatchKey | str, *, inference: bool = False) -> DispatchKeySet:
-    """The key set a tensor of ``backend_key`` gets (TensorImpl's constructor, spec §2.4).
+    """The key set a tensor of ``backend_key`` gets (TensorImpl's constructor, c10/core/TensorImpl.cpp).
 
     Example:
         >>> tensor_keyset("CPU")

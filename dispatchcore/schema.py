@@ -529,7 +529,7 @@ class FunctionSchema:
 
     @property
     def dispatch_arguments(self) -> tuple[tuple[int, str, str, bool], ...]:
-        """``(index, name, dispatch_kind, kwarg_only)`` for each dispatch argument (spec 6.2)."""
+        """``(index, name, dispatch_kind, kwarg_only)`` for each dispatch argument (``DispatchKeyExtractor``)."""
         return self._dispatch_arguments
 
     def __str__(self) -> str:

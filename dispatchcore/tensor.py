@@ -1,7 +1,7 @@
 """Tensor: a ``__slots__`` handle over backend data whose every operation goes through the dispatcher.
 
 Mirrors ``c10/core/TensorImpl.h`` for what dispatch needs: the key set (``_key_bits``, computed
-once from the device as TensorImpl's constructor does, spec §2.4), a version counter shared by a
+once from the device as TensorImpl's constructor does, c10/core/TensorImpl.cpp), a version counter shared by a
 base and its views (a one-element list), and ``_base`` for views. The data object is the
 backend's: a numpy ``ndarray`` for CPU; any object with numpy's ``shape``, ``strides`` (bytes),
 ``dtype`` and ``ndim`` attributes for other devices (see Note [Backend data protocol]).

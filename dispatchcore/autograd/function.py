@@ -1,8 +1,8 @@
 """Custom autograd ``Function``: forward/backward (or setup_context), the ctx, output wrapping.
 
-Mirrors ``torch/autograd/function.py`` and ``torch/csrc/autograd/custom_function.{h,cpp}``
-(spec §9). As in torch, the ctx *is* the graph node: ``MyFn.apply`` creates a
-``MyFnBackward`` node, runs ``forward`` with grad mode off, wraps the outputs (§9.3) and saves
+Mirrors ``torch/autograd/function.py`` and ``torch/csrc/autograd/custom_function.{h,cpp}``.
+As in torch, the ctx *is* the graph node: ``MyFn.apply`` creates a
+``MyFnBackward`` node, runs ``forward`` with grad mode off, wraps the outputs (``_wrap_outputs``) and saves
 tensors with version checks. The ctx speaks both dialects: Python's ``save_for_backward`` /
 ``saved_tensors`` and C++'s ``get_saved_variables()`` / ``saved_data``. A Function subclass can
 also be registered as an operator's Autograd-key kernel (``lib.impl(op, MyFn, "Autograd")``).
@@ -375,7 +375,7 @@ _AS_IS_SAVED = (
 
 def _wrap_outputs(ctx: BackwardCFunction, tensor_inputs: list[Any], output: Any, executable: bool,
                   custom_setup: bool) -> Any:
-    """``_wrap_outputs`` (spec §9.3): attach the node, handle dirty, non-differentiable and aliases."""
+    """``_wrap_outputs`` (custom_function.cpp): attach the node; handle dirty, non-differentiable, aliased outputs."""
     single = not isinstance(output, tuple)
     raw = (output,) if single else output
     dirty = ctx._dirty

@@ -1,10 +1,10 @@
 """Grad mode and inference mode: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
 
 Mirrors ``torch/autograd/grad_mode.py`` over ``c10/core/GradMode.h`` and ``InferenceMode.h``.
-Grad mode is a thread-local flag that changes no dispatch key (spec §3.5): Autograd kernels
+Grad mode is a thread-local flag that changes no dispatch key (c10/core/GradMode.h): Autograd kernels
 still run and simply record nothing. Inference mode is different: it also edits the dispatch
 key sets (drops ADInplaceOrView from the included set, excludes the autograd keys) and makes
-new tensors inference tensors (spec §3.4). The state is per thread (``tls.per_thread.state.autograd``).
+new tensors inference tensors (c10/core/InferenceMode.h). The state is per thread (``tls.per_thread.state.autograd``).
 """
 
 from __future__ import annotations

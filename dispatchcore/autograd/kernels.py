@@ -4,7 +4,7 @@ Mirrors the generated ``VariableType`` kernels (``torch/csrc/autograd/generated/
 ``torch/csrc/autograd/{variable.cpp,VariableTypeUtils.h,functions/tensor.cpp}`` (views, in-place,
 ``CopySlices``) and ``autograd_not_implemented_fallback.cpp``. A built-in kernel takes the raw key
 set, runs the op below autograd (``AutoDispatchBelowADInplaceOrView`` + redispatch with
-``ks & after_autograd_keyset``, spec §6.3), and, when grad mode is on and an input requires grad,
+``ks & after_autograd_keyset``, c10/core/DispatchKeySet.h), and, when grad mode is on and an input requires grad,
 records a ``<Op>Backward<N>`` node whose ``apply`` calls the derivative formula. Formulas use
 dispatched operators only, so ``create_graph=True`` differentiates them again.
 
@@ -140,8 +140,9 @@ INFERENCE_INPLACE_ERROR = (
 def as_view(base: Any, out: Any) -> None:
     """ADInplaceOrView's ``as_view`` for a view of a tensor made inside inference mode (the rare case).
 
-    A view of a normal tensor is a normal tensor, remembered as created in inference mode (spec
-    §3.4); the common case (same key set) is inlined by the callers.
+    A view of a normal tensor is a normal tensor, remembered as created in inference mode
+    (``CreationMeta::INFERENCE_MODE``, ``torch/csrc/autograd/variable.h``); the common case (same
+    key set) is inlined by the callers.
     """
     out._key_bits = base._key_bits
     if base._vc is not None:
@@ -1305,7 +1306,7 @@ def _constant(array: np.ndarray, like: Any) -> Any:
     return t
 
 
-# --- the autograd fallback's "warn" mode (spec §5.3) ---------------------------------------------
+# --- the autograd fallback's "warn" mode (autograd_not_implemented_fallback.cpp) ----------------
 class WarnNotImplemented(Node):
     """The node the autograd fallback attaches: warns at backward and returns no gradients."""
 

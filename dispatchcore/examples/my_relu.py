@@ -3,7 +3,8 @@
 ``forward`` saves its input with ``ctx.save_for_backward`` and returns ``input.clamp_min(0)``;
 ``backward`` reads it back from ``ctx.saved_tensors`` and returns ``grad_output * (input > 0)``.
 ``MyReLU.apply(x)`` runs ``forward`` with grad mode off and, because ``x`` requires grad, gives the
-output a ``MyReLUBackward`` node (spec §9.2). The dispatch key sets are untouched throughout:
+output a ``MyReLUBackward`` node (named as ``python_function.cpp`` names it). The dispatch key sets
+are untouched throughout:
 ``clamp_min`` inside ``forward`` still reaches the AutogradCPU kernel, which records nothing
 because grad mode is off.
 """

@@ -1,6 +1,6 @@
 """torchvision's ``roi_align`` as a dispatched operator with a custom-Function autograd kernel.
 
-The pattern of ``torchvision/csrc/ops/`` and of PyTorch's C++ custom-autograd tutorial (spec §9.4):
+The pattern of ``torchvision/csrc/ops/`` and of PyTorch's C++ custom-autograd tutorial:
 
 1. ``define()`` defines ``torchvision::roi_align`` and ``torchvision::_roi_align_backward`` with
    torchvision's schemas in a ``Library("torchvision", "DEF")`` (``TORCH_LIBRARY(torchvision, m)``);
@@ -85,9 +85,9 @@ def _hop(message: Callable[[], str]) -> None:
 def dispatch_keyset(op: dc.OperatorHandle, *tensors: dc.Tensor) -> dc.DispatchKeySet:
     """The key set a call of ``op`` with these tensor arguments dispatches on, here and now.
 
-    Spec §3.2: the union of the arguments' key sets, plus the thread-local included keys, minus
-    the excluded keys, minus the keys at which ``op``'s table holds a fallthrough. Its highest
-    key picks the kernel.
+    ``computeDispatchKeySet`` (``DispatchKeyExtractor.h``): the union of the arguments' key sets,
+    plus the thread-local included keys, minus the excluded keys, minus the keys at which ``op``'s
+    table holds a fallthrough. Its highest key picks the kernel.
     """
     ks = dc.DispatchKeySet()
     for t in tensors:
@@ -382,7 +382,7 @@ def demo_inference_mode(out: Callable[[str], Any] = print) -> list[BaseException
     """(a) ``inference_mode`` instead of the guard inside ``forward``: what goes wrong.
 
     ``inference_mode`` excludes the Autograd keys too, so the inner call does reach the CPU
-    kernel; but it is the user-facing mode, not a kernel guard (spec §3.6): every tensor allocated
+    kernel; but it is the user-facing mode, not a kernel guard (ATen/core/LegacyTypeDispatch.h): every tensor allocated
     inside is an inference tensor, without a version counter or Autograd keys. Saving the inner
     output then fails at once; not saving it gives an output whose graph breaks at the next
     operation and which cannot be updated in place. PyTorch 2.13 behaves the same. Returns the

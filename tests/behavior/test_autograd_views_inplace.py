@@ -1,5 +1,6 @@
 """In-place ops and views under autograd: rebase_history, CopySlices, view grad_fn regeneration,
-creation-mode errors, version counters and ``_base``, saved-tensor version checks (spec §3.4, §9.3, §10)."""
+creation-mode errors, version counters and ``_base``, saved-tensor version checks (torch's
+``VariableTypeUtils.h``, ``variable.cpp``, ``custom_function.cpp``, ``InferenceMode.h``)."""
 
 from __future__ import annotations
 
@@ -209,7 +210,7 @@ def test_double_backward_through_copy_slices():
     assert gradgradcheck(f, (x, y))
 
 
-# --- creation mode of views (spec §3.4) ----------------------------------------------------------------------
+# --- creation mode of views (c10/core/InferenceMode.h) ----------------------------------------------------------------
 NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
                 "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
                 "both the view and the inplace either both inside the no_grad block (if you don't want the inplace "

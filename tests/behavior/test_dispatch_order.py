@@ -27,7 +27,7 @@ def by_backend(lib, name, keys=("CPU", "Meta", "SparseCPU", "QuantizedCPU")):
         lib.impl(name, lambda *args, _k=key, **kwargs: _k, key)
 
 
-# --- argument extraction (spec §6.2) --------------------------------------------------------------
+# --- argument extraction (DispatchKeyExtractor.h) --------------------------------------------------------------
 def test_positional_keyword_and_default_arguments(lib, ops, carrier):
     lib.define("f(Tensor x, Tensor y, int n=1) -> Tensor")
     lib.impl("f", lambda x, y, n=1: ("CPU", n), "CPU")
@@ -84,7 +84,7 @@ def test_non_tensor_arguments_never_contribute(lib, ops, carrier):
 
 
 def test_mixed_cpu_and_meta_arguments_pick_meta(lib, ops, carrier):
-    """Meta is the highest backend bit (spec §1.1)."""
+    """Meta is the highest backend bit (c10/core/DispatchKey.h)."""
     lib.define("f(Tensor x, Tensor y) -> Tensor")
     by_backend(lib, "f")
     assert ops.f(carrier("CPU"), carrier("Meta")) == "Meta"
@@ -124,7 +124,7 @@ def test_positional_value_for_a_kwarg_only_argument(lib, ops, carrier):
     assert ops.f(carrier(), n=3) == 3
 
 
-# --- thread-local state (spec §3.2) -------------------------------------------------------------
+# --- thread-local state (c10/core/impl/LocalDispatchKeySet.h) ---------------------------------------------------------
 def test_tls_include_dispatches_to_the_key_even_without_tensors(lib, ops, carrier):
     lib.define("f(Tensor x) -> Tensor")
     lib.define("make(int n) -> Tensor")
@@ -197,7 +197,7 @@ def test_per_op_fallthrough_walks_down(lib, ops, carrier):
         assert ops.f(carrier("CPU")) == "Python"
 
 
-# --- redispatch (spec §6.3) -----------------------------------------------------------------------
+# --- redispatch (c10/core/DispatchKeySet.h) -----------------------------------------------------------------------
 def test_redispatch_ignores_tls_and_the_fallthrough_mask(lib, ops, carrier):
     lib.define("f(Tensor x) -> Tensor")
     by_backend(lib, "f")
@@ -234,7 +234,7 @@ def test_redispatch_to_a_missing_kernel_reports_it(lib, ops, carrier):
         ops.f.default.redispatch(KS("CPU"), carrier())
 
 
-# --- BackendSelect and calls without tensors (spec §6.4) -------------------------------------------
+# --- BackendSelect and calls without tensors (BackendSelectFallbackKernel.cpp) ----------------------------------------
 def test_factory_without_backend_select_kernel_has_no_tensor_arguments(lib, ops):
     lib.define("make(int n, *, Device? device=None) -> Tensor")
     lib.impl("make", lambda n, *, device=None: "CPU", "CPU")

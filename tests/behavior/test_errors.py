@@ -1,4 +1,4 @@
-"""Dispatch errors: PyTorch's text verbatim (spec §7), the table dump, then dispatchcore's explanation."""
+"""Dispatch errors: PyTorch's text verbatim (OperatorEntry.cpp), the table dump, then dispatchcore's explanation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import dispatchcore as dc
 
 KS = dc.DispatchKeySet
 
-# spec §7, verbatim: the keys a Meta-only operator has entries for
+# OperatorEntry.cpp, verbatim: the keys a Meta-only operator has entries for
 META_ONLY_AVAILABLE = (
     "[Meta, BackendSelect, Python, FuncTorchDynamicLayerBackMode, Functionalize, Conjugate, Negative, "
     "ZeroTensor, ADInplaceOrView, AutogradOther, AutogradCPU, AutogradCUDA, AutogradXLA, AutogradMPS, "

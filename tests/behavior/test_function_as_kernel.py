@@ -1,4 +1,7 @@
-"""A Function subclass as an operator's Autograd kernel (spec §9.4) and the autograd fallback (spec §5.3)."""
+"""A Function subclass as an operator's Autograd kernel (torchvision's roi_align) and the autograd fallback.
+
+The fallback is torch's ``autograd_not_implemented_fallback.cpp``.
+"""
 
 from __future__ import annotations
 
@@ -183,7 +186,7 @@ def test_function_kernel_backward_sees_grad_mode_off_and_normal_tls(lib, ns):
     assert x.grad.tolist() == [2.0]
 
 
-# --- the autograd fallback for ops without an autograd kernel (spec §5.3) ---------------------
+# --- the autograd fallback for ops without an autograd kernel (autograd_not_implemented_fallback.cpp) -----------------
 @pytest.fixture
 def plain_op(lib, ns):
     """``ns::foo(Tensor x)`` with only a CPU kernel (no autograd kernel)."""

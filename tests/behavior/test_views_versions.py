@@ -1,4 +1,4 @@
-"""Views, version counters and the ADInplaceOrView key, end to end (spec §10)."""
+"""Views, version counters and the ADInplaceOrView key, end to end (ADInplaceOrView, VariableTypeManual.cpp)."""
 
 from __future__ import annotations
 

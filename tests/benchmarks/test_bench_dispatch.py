@@ -268,7 +268,7 @@ def test_g17_grad_mode_guard(benchmark, name):
     if name == "no_grad":
         with dc.no_grad():
             assert not dc.is_grad_enabled()
-            assert tls_get() == before  # grad mode is not a dispatch key (spec §3.5)
+            assert tls_get() == before  # grad mode is not a dispatch key (c10/core/GradMode.h)
         timed = no_grad_guard
     else:
         with dc.inference_mode():

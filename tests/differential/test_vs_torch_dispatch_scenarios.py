@@ -8,7 +8,7 @@ and after every step ``torch._C._dispatch_dump`` / ``_dispatch_dump_table`` must
 ``dc.dump_state`` / ``dc.dump_table`` line by line, built-in fallback locations masked; a
 registration refused by one must be refused by the other with the same text.
 
-torch's cached table can be stale after some orders (spec §4.3: a registration recomputes only the
+torch's cached table can be stale after some orders (OperatorEntry.cpp: a registration recomputes only the
 keys it can affect, so e.g. CIA then CEA leaves AutogradCPU's cached entry at the math kernel).
 ``test_dispatch.py`` never sees that: it compares only the dumps, and ``_dispatch_dump_table``
 computes every entry afresh from the registrations (``OperatorEntry::dumpComputedTable``). The

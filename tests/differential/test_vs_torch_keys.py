@@ -298,7 +298,7 @@ def test_guard_raw_values_match_torch_inside_and_after(ours, theirs):
 
 
 def test_inference_mode_raw_values_are_the_documented_formula():
-    """dispatchcore has no InferenceMode guard; torch's numbers pin the formula (spec §3.4)."""
+    """dispatchcore has no InferenceMode guard; torch's numbers pin the formula (c10/core/InferenceMode.h)."""
     with torch.inference_mode():
         inside = torch_raw()
         with torch.inference_mode(False):

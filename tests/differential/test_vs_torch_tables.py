@@ -120,7 +120,7 @@ class Pair:
         return kernel
 
     def refresh_torch(self) -> None:
-        """Make torch's cached table canonical (spec §4.3 quirk): a CIA registration refreshes every
+        """Make torch's cached table canonical (OperatorEntry.cpp quirk): a CIA registration refreshes every
         key whose entry can depend on others; its removal recomputes them from the real state."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -219,7 +219,7 @@ def test_override_warning_text_matches_torch():
         p.close()
 
 
-# --- tables and dumps (spec §4.5 scenarios and more) ----------------------------------------------
+# --- tables and dumps (test/test_dispatch.py scenarios and more) ----------------------------------------------
 CIA, CEA = "CompositeImplicitAutograd", "CompositeExplicitAutograd"
 CEANF, CIANT = "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutogradNestedTensor"
 
@@ -315,7 +315,7 @@ def test_calls_reach_the_same_kernel_or_error_as_torch(pair, regs):
 
 
 def test_known_divergence_stale_cached_entries(pair):
-    """Spec §4.3: torch refreshes only some keys per registration, so a CEA kernel registered after
+    """OperatorEntry.cpp: torch refreshes only some keys per registration, so a CEA kernel registered after
     a CIA one leaves AutogradCPU at the math kernel in torch's cache (its recomputing dump shows the
     backend fallback). dispatchcore keeps the table canonical."""
     p = pair()
@@ -450,7 +450,7 @@ def test_binding_errors_match_torch(pair, call):
 
 
 def _library_errors(lib_module, ns: str):
-    """Provoke each Library error of spec §4.6 through one Library implementation."""
+    """Provoke each Library error of torch/library.py through one Library implementation."""
     Library = lib_module  # noqa: N806
     out = {}
 

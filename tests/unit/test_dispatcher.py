@@ -90,7 +90,7 @@ def test_dump_order_is_undefined_then_full_iteration():
     assert DUMP_ORDER.index(D.NestedTensorMeta) < DUMP_ORDER.index(D.BackendSelect)
 
 
-# --- built-in fallbacks (spec §4.4, §5.1) ---------------------------------------------------------
+# --- built-in fallbacks (OperatorEntry.cpp, VariableFallbackKernel.cpp) -----------------------------------------------
 FALLTHROUGH = {"BackendSelect", "ADInplaceOrView", "AutocastCPU", "AutocastMTIA", "AutocastMAIA",
                "AutocastXPU", "AutocastMPS", "AutocastCUDA", "FuncTorchVmapMode", "VmapMode"}
 AUTOGRAD = {"AutogradOther", "AutogradCPU", "AutogradXPU", "AutogradCUDA", "AutogradMTIA", "AutogradMAIA",

@@ -333,7 +333,7 @@ def test_what_if_cpu_on_a_cia_op_moves_autogradcpu_to_the_fallback(lib):
     assert cpu_line == "CPU: what-if k_cpu [kernel]"
     autograd_cpu = [(old, new) for old, new in diff.changed if old.startswith("AutogradCPU:")][0]
     assert autograd_cpu[0].endswith("[math kernel]") and autograd_cpu[1].endswith("[backend fallback]")
-    assert len(changed) == 2  # AutogradCUDA keeps the math kernel (spec §4.5)
+    assert len(changed) == 2  # AutogradCUDA keeps the math kernel (test/test_dispatch.py)
     text = str(diff)
     assert "- AutogradCPU:" in text and "+ CPU: what-if k_cpu [kernel]" in text
     assert "nothing was registered" in text

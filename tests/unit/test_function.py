@@ -1,4 +1,4 @@
-"""Custom autograd Functions (spec §9.1-§9.3): ctx API, setup_context, output wrapping, every error."""
+"""Custom autograd Functions (custom_function.cpp): ctx API, setup_context, output wrapping, every error."""
 
 from __future__ import annotations
 
@@ -362,7 +362,7 @@ def test_kwarg_binding_errors(call, message):
     assert str(info.value) == message
 
 
-# --- output wrapping (spec §9.3) -------------------------------------------------------------
+# --- output wrapping (custom_function.cpp) -------------------------------------------------------------
 def test_input_returned_as_is_gets_an_alias():
     class Ident(Function):
         @staticmethod
@@ -700,7 +700,7 @@ def test_differentiable_backward_supports_double_backward():
     assert g2.item() == 12.0
 
 
-# --- errors (spec §9.2) ------------------------------------------------------------------------
+# --- errors (python_function.cpp) ------------------------------------------------------------------------
 def test_incorrect_number_of_gradients():
     class Bad(Function):
         @staticmethod

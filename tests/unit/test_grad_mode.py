@@ -1,4 +1,4 @@
-"""Grad mode and inference mode (spec §3.4, §3.5): guards, decorators, TLS effects, inference tensors."""
+"""Grad mode and inference mode (``GradMode.h``, ``InferenceMode.h``): guards, decorators, TLS, inference tensors."""
 
 from __future__ import annotations
 
@@ -235,7 +235,7 @@ def test_decorated_generator_send_throw_close():
     assert state() == (True, False)
 
 
-# --- no_grad leaves the dispatch TLS alone (spec §3.5) --------------------------------------
+# --- no_grad leaves the dispatch TLS alone (c10/core/GradMode.h) --------------------------------------
 @pytest.mark.parametrize("guard", [dc.no_grad, dc.enable_grad, lambda: dc.set_grad_enabled(False)],
                          ids=["no_grad", "enable_grad", "set_grad_enabled"])
 def test_grad_mode_guards_leave_dispatch_tls_untouched(guard):
@@ -254,7 +254,7 @@ def test_no_grad_autograd_kernel_still_runs_but_records_nothing():
     assert (x * 2).grad_fn is not None
 
 
-# --- inference mode: TLS and autograd state (spec §3.4) -------------------------------------
+# --- inference mode: TLS and autograd state (c10/core/InferenceMode.h) -------------------------------------
 def test_inference_mode_tls_raw_values():
     included, excluded = raw_tls()
     with dc.inference_mode():

@@ -40,7 +40,7 @@ BACKENDS = [
     "CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HPU", "VE", "Lazy", "MTIA", "MAIA",
     "PrivateUse1", "PrivateUse2", "PrivateUse3", "Meta",
 ]
-# (functionality, StartOf<F>Backends value, runtime-key prefix), spec §1.3
+# (functionality, StartOf<F>Backends value, runtime-key prefix), c10/core/DispatchKey.h
 PB_BLOCKS = [
     ("Dense", 48, ""),
     ("Quantized", 65, "Quantized"),
@@ -302,7 +302,7 @@ def test_is_alias_key_only_for_150_to_155():
     assert [int(k) for k in DispatchKey if is_alias_key(k)] == list(range(150, 156))
 
 
-# --- alias expansion (spec §1.4) ---------------------------------------------------------------
+# --- alias expansion (c10/core/DispatchKeySet.cpp) ---------------------------------------------------------------
 
 
 def _block(prefix, backends=BACKENDS):

@@ -44,7 +44,7 @@ CPU_TENSOR = KS(["CPU", "ADInplaceOrView", "AutogradCPU", "AutocastCPU"])
 PB_BITS = sum(1 << (NUM_BACKENDS + int(f) - 1) for f in PER_BACKEND_FUNCTIONALITIES)
 FUNCTIONALITY_MASK = FULL & ~BACKEND_MASK
 
-# --- construction and raw values (spec §2.1) ---------------------------------------------------
+# --- construction and raw values (c10/core/DispatchKeySet.h) ---------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -108,7 +108,7 @@ def test_from_raw_rejects_values_outside_62_bits(raw):
         KS.from_raw(raw)
 
 
-# --- algebra (spec §2.2) -----------------------------------------------------------------------
+# --- algebra (c10/core/DispatchKeySet.h) -----------------------------------------------------------------------
 
 
 def test_union_intersection_xor_are_plain_bit_ops():
@@ -216,7 +216,7 @@ def test_has_backend():
     assert KS("Meta").has_backend(16)
 
 
-# --- priority (spec §2.2) ----------------------------------------------------------------------
+# --- priority (c10/core/DispatchKeySet.h) ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -306,7 +306,7 @@ def test_full_iterates_every_runtime_key_but_undefined():
     assert D.Undefined not in keys and D.StartOfDenseBackends not in keys
 
 
-# --- FULL, FULL_AFTER and named sets (spec §2.3) -----------------------------------------------
+# --- FULL, FULL_AFTER and named sets (c10/core/DispatchKeySet.h) -----------------------------------------------
 
 
 def test_full_value():
@@ -351,7 +351,7 @@ def test_named_sets():
     assert BACKEND_MASK == 0xFFFF
 
 
-# --- a tensor's key set (spec §2.4) ------------------------------------------------------------
+# --- a tensor's key set (c10/core/TensorImpl.cpp) ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

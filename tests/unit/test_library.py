@@ -1,4 +1,4 @@
-"""library.py: DEF/FRAGMENT/IMPL rules, kernel checks, fallbacks, overrides, lifetime (spec §4.6, §5)."""
+"""library.py: DEF/FRAGMENT/IMPL rules, kernel checks, fallbacks, overrides, lifetime (torch/library.py)."""
 
 from __future__ import annotations
 
@@ -434,7 +434,7 @@ def test_fallthrough_fallback_skips_the_key_for_every_op(lib, global_lib, carrie
         foo(fake)
 
 
-# --- fallthrough semantics (§5.2) ---------------------------------------------------------------
+# --- fallthrough semantics (c10's fallthrough_kernel) ---------------------------------------------------------------
 @pytest.mark.parametrize("key", ["AutogradCPU", "Autograd"])
 def test_per_op_autograd_fallthrough_runs_backend_with_autograd_not_excluded(lib, carrier, key):
     lib.define("foo(Tensor x) -> Tensor")

@@ -169,7 +169,7 @@ def test_positional_arguments_given_by_keyword_reach_the_kernel_by_position(lib,
 
 
 def test_with_keyset_kernel_gets_the_masked_keyset(lib, carrier):
-    """Spec §3.2: only CPU and AutogradCPU are non-fallthrough, so those are all the kernel sees."""
+    """computeDispatchKeySet: only CPU and AutogradCPU are non-fallthrough, so those are all the kernel sees."""
     lib.define("f(Tensor x) -> Tensor")
     seen = []
     op = dc.find_op(f"{lib.ns}::f")
@@ -239,7 +239,7 @@ def test_dump_state_snapshot(lib):
 
 
 def test_dump_table_snapshot(lib):
-    """Spec §4.4's example table: CPU kernel plus an Autograd alias kernel."""
+    """The example table of OperatorEntry.cpp's dump: CPU kernel plus an Autograd alias kernel."""
     lib.define("mysin(Tensor x) -> Tensor")
     lib.impl("mysin", lambda x: x, "CPU")
     lib.impl("mysin", lambda x: x, "Autograd")

@@ -1,4 +1,4 @@
-"""resolution.py: the reference rules of computeDispatchTableEntry, on plain dicts (spec §4.2)."""
+"""resolution.py: the reference rules of computeDispatchTableEntry, on plain dicts (OperatorEntry.cpp)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_cia_alone_serves_backends_autograd_nested_and_undefined():
 
 
 def test_cia_plus_cpu_sends_autogradcpu_to_the_backend_fallback():
-    """Spec §4.2 key consequence: AutogradCPU has a backend kernel, so CIA does not serve it."""
+    """computeDispatchTableEntry's consequence: AutogradCPU has a backend kernel, so CIA does not serve it."""
     regs = kernels(CIA, D.CPU)
     assert entry(regs, D.AutogradCPU) == ("fb:AutogradCPU", "backend fallback")
     assert entry(regs, D.AutogradCUDA) == ("CompositeImplicitAutograd", "math kernel")
@@ -103,7 +103,7 @@ def test_cea_serves_backends_and_undefined_but_not_nested_or_autograd():
 
 
 def test_cea_disables_cia_everywhere():
-    """Spec §4.5 row "CEA (± CIA)": CEA counts as a backend kernel for every key."""
+    """test_dispatch.py's case "CEA (± CIA)": CEA counts as a backend kernel for every key."""
     regs = kernels(CEA, CIA)
     assert entry(regs, D.CPU) == ("CompositeExplicitAutograd", "default backend kernel")
     assert entry(regs, D.Undefined) == ("CompositeExplicitAutograd", "default backend kernel")
