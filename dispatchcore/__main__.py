@@ -158,7 +158,7 @@ def tour_roi_align(out: Callable[[str], Any] = print) -> None:
         out("   python docs/examples/roi_align.py adds a numerical gradient check and shows what goes wrong")
         out("   without the guard.")
     finally:
-        lib._destroy()
+        lib.destroy()
 
 
 def tour_guards(out: Callable[[str], Any] = print) -> None:

@@ -83,7 +83,7 @@ class Library:
             definitions, any number of them) or ``"IMPL"`` (kernels only).
         dispatch_key: default key for ``impl``; an IMPL library with a key accepts only that key.
 
-    Destroying the library (``lib._destroy()``, leaving a ``with`` block, or garbage collection)
+    Destroying the library (``lib.destroy()``, leaving a ``with`` block, or garbage collection)
     removes every registration it made, newest first.
 
     Example:
@@ -156,7 +156,7 @@ class Library:
             >>> lib = dc.Library("doc_def", "DEF")
             >>> lib.define("scale.Tensor(Tensor x, Tensor s, *, float eps=0.0) -> Tensor")
             'scale'
-            >>> lib._destroy()
+            >>> lib.destroy()
         """
         if alias_analysis not in _ALIAS_ANALYSIS:
             raise RegistrationError(f"Invalid alias_analysis type {alias_analysis}")
@@ -310,7 +310,7 @@ class Library:
         if self._destroyed:
             raise AssertionError(
                 "Library object has been destroyed. "
-                f"(dispatchcore: {self!r}, created at {self.location}, was destroyed by _destroy() "
+                f"(dispatchcore: {self!r}, created at {self.location}, was destroyed by destroy() "
                 "or at the end of its with block, and registers nothing more. "
                 f"Create a new Library({self.ns!r}, ...) to register again.)"
             )
@@ -347,22 +347,33 @@ class Library:
         return handle
 
     # --- lifetime -----------------------------------------------------------------------------
-    def _destroy(self) -> None:
-        """Remove every registration of this library, newest first (``Library._destroy``).
+    def destroy(self) -> None:
+        """Remove every registration of this library, newest first; the tables before it come back.
 
-        Idempotent. Afterwards ``define``, ``impl`` and ``fallback`` raise ``AssertionError``.
+        torch calls this ``Library._destroy``, which is an alias here. Leaving a ``with`` block
+        destroys the library too. Idempotent. Afterwards ``define``, ``impl`` and ``fallback``
+        raise ``AssertionError``.
+
+        Example:
+            >>> import dispatchcore as dc
+            >>> with dc.Library("doc_destroy", "DEF") as lib:
+            ...     _ = lib.define("f(Tensor x) -> Tensor")
+            ...     "doc_destroy::f" in dc.get_dispatcher().operator_names()
+            True
+            >>> "doc_destroy::f" in dc.get_dispatcher().operator_names()
+            False
         """
         with self._dispatcher._lock:  # no registration of this library can start or finish meanwhile
             self._destroyed = True
             _destroy_all(self._handles)
 
-    destroy = _destroy
+    _destroy = destroy  # torch's name
 
     def __enter__(self) -> Library:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        self._destroy()
+        self.destroy()
 
     def __repr__(self) -> str:
         key = self.dispatch_key.name if self.dispatch_key else ""
@@ -582,7 +593,7 @@ def define(qualname: Any, schema: str, *legacy: Any, lib: Library | None = None,
         >>> dc.library.define("doc_mdef::twice", "(Tensor x) -> Tensor", lib=lib)
         >>> print(dc.find_op("doc_mdef::twice").schema)
         doc_mdef::twice(Tensor x) -> Tensor
-        >>> lib._destroy()
+        >>> lib.destroy()
     """
     if isinstance(qualname, Library):  # the old API, kept by torch for BC
         return _legacy_define(qualname, schema, *legacy)
@@ -635,7 +646,7 @@ def impl(qualname: Any, types: str | Sequence[str], func: Callable[..., Any] | N
         >>> dc.library.impl("doc_mimpl::twice", "cpu", lambda x: "cpu kernel", lib=lib)
         >>> dc.dump_table("doc_mimpl::twice").splitlines()[0].split(":")[0]
         'CPU'
-        >>> lib._destroy()
+        >>> lib.destroy()
     """
     if isinstance(qualname, Library):  # the old API, kept by torch for BC: impl(lib, name, key="")
         legacy_lib, name, key = qualname, str(types), str(func) if func is not None else ""

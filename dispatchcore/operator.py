@@ -321,7 +321,7 @@ class OperatorHandle:
         ...     _key_bits = int(dc.tensor_keyset("CPU"))
         >>> dc.ops.doc_op.twice(Carrier())[0]
         'CPU kernel ran'
-        >>> lib._destroy()
+        >>> lib.destroy()
     """
 
     __slots__ = (

@@ -164,7 +164,7 @@ def register(lib: Library | None = None) -> Library:
         >>> lib = cpu.register()
         >>> cpu.register() is lib
         True
-        >>> lib._destroy()
+        >>> lib.destroy()
     """
     global _library
     if lib is None:

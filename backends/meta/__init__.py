@@ -33,7 +33,7 @@ def register(lib: Library | None = None) -> Library:
         >>> x = meta_tensor((2, 3), dc.float32)
         >>> dc.ops.aten.sum.dim_IntList(x, [0]).shape
         dispatchcore.Size([3])
-        >>> lib._destroy()
+        >>> lib.destroy()
     """
     lib = lib if lib is not None else Library("aten", "IMPL", dispatch_key=DispatchKey.Meta)
     for op_name, kernel in kernel_table().items():

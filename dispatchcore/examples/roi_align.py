@@ -270,7 +270,7 @@ class ROIAlignBackwardFunction(Function):
 def define(lib: dc.Library | None = None) -> dc.Library:
     """Define both operators and register their CPU and Autograd kernels; returns the Library.
 
-    ``lib`` defaults to a new ``Library("torchvision", "DEF")``. Destroy it (``lib._destroy()``)
+    ``lib`` defaults to a new ``Library("torchvision", "DEF")``. Destroy it (``lib.destroy()``)
     to remove everything again.
     """
     if lib is None:
@@ -459,7 +459,7 @@ def main() -> None:
         out("\n(b) forgetting the guard:")
         demo_missing_guard(out)
     finally:
-        lib._destroy()
+        lib.destroy()
 
 
 if __name__ == "__main__":

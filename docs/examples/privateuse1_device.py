@@ -360,7 +360,7 @@ def main() -> None:
         print(f"equal: {losses == cpu}")
     finally:
         # --- 4. clean up: every table the library touched is recomputed without it -------------
-        lib._destroy()
+        lib.destroy()
     print(f"tables restored: {all(dc.dump_table(q) == before[q] for q in touched)}")
 
 

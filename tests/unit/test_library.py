@@ -994,3 +994,14 @@ def test_a_destroy_racing_an_impl_leaves_no_registration_behind(ns, monkeypatch)
     monkeypatch.setattr(library, "RegistrationHandle", real_handle)
     destroyer.join()
     assert dc.dump_table(f"{ns}::f") == "" and not lib._handles
+
+
+def test_destroy_is_public_torchs_underscore_name_is_its_alias_and_with_blocks_destroy():
+    assert dc.Library.destroy is dc.Library._destroy
+    with dc.Library("destroy_alias_ns", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        assert "destroy_alias_ns::f" in dc.get_dispatcher().operator_names()
+    assert "destroy_alias_ns::f" not in dc.get_dispatcher().operator_names()
+    lib.destroy()  # idempotent
+    with pytest.raises(AssertionError):
+        lib.define("g(Tensor x) -> Tensor")
