@@ -1118,3 +1118,16 @@ if __name__ == "__main__":  # regenerate EXPECTED from live torch
 
     recorded = {c.id: summary(_run(c, TorchMaker())[2]) for c in CASES}
     print("EXPECTED: dict[str, Any] = " + pprint.pformat(recorded, width=110, sort_dicts=False))
+
+
+def test_a_meta_factory_works_first_thing_in_a_fresh_interpreter():
+    """The Meta key's error fallback loads the pending backends and runs the call again."""
+    import subprocess
+    import sys
+
+    code = ("import dispatchcore as dc\n"
+            "t = dc.zeros(2, 3, device='meta')\n"
+            "print(t.device.type, tuple(t.shape), t.stride())")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "meta (2, 3) (3, 1)"
