@@ -257,10 +257,19 @@ def _check_sizes(shape: tuple[int, ...]) -> None:
 
 
 def _device_check(tensors: Sequence[Any]) -> None:
-    """TensorIterator's device rule: operands live on meta, except 0-dim CPU tensors."""
+    """TensorIterator's device rule, its operands given outputs first, as TensorIterator orders them.
+
+    The first operand that is not a 0-dim CPU tensor sets the expected device (``compute_types``'
+    common device); another operand elsewhere is refused, naming the two as torch does. A call
+    reaches the Meta kernel only when some operand is on meta.
+    """
+    expected = None
     for t in tensors:
-        if isinstance(t, Tensor) and t._device.type != _META and t.dim() != 0:
-            raise RuntimeError(f"Tensor on device {t._device} is not on the expected device meta!")
+        if isinstance(t, Tensor) and (t._device.type != "cpu" or t.dim() != 0):
+            if expected is None:
+                expected = t._device
+            elif t._device != expected:
+                raise RuntimeError(f"Tensor on device {t._device} is not on the expected device {expected}!")
 
 
 # --- TensorIterator ----------------------------------------------------------------------------
@@ -364,7 +373,7 @@ def _arith(name: str, self: Tensor, other: Any, alpha: Any = None, *, out: Tenso
     """add/sub/mul/div on a tensor and a tensor or (wrapped) number."""
     if not isinstance(other, Tensor):
         other = _scalar(other)
-    _device_check((self, other, out))
+    _device_check((out, self, other))
     other_dtype = other.dtype if isinstance(other, Tensor) else _scalar_dtype(other)
     if name == "sub":
         _sub_check(self.dtype, other_dtype)

@@ -38,7 +38,7 @@ def _binary(name: str, self: Any, other: Any, out: Tensor | None = None, inplace
     rule = P.BINARY[name].rule
     self = self if isinstance(self, Tensor) else _scalar(self)
     other = other if isinstance(other, Tensor) else _scalar(other)
-    _device_check((self, other, out))
+    _device_check((out, self, other))
     common = _dt.result_type(self, other)
     result = P.binary_result_dtype(rule, common, _dt.get_default_dtype())
     work = result if rule == P.FLOAT else common
@@ -51,7 +51,7 @@ def _binary(name: str, self: Any, other: Any, out: Tensor | None = None, inplace
 
 def _same(inputs: tuple[Tensor, ...], out: Tensor | None = None, inplace: bool = False) -> Tensor:
     """Activations and their backward ops: the inputs' promoted dtype, an out= tensor of exactly it."""
-    _device_check((*inputs, out))
+    _device_check((out, *inputs))
     common = _dt.result_type(*inputs)
     return _tensor_iterator([_promoted(t, common) for t in inputs], common, out=out,
                             inplace=inputs[0] if inplace else None, same_dtype=True)
@@ -173,7 +173,7 @@ def _ternary(name: str, self: Tensor, first: Tensor, second: Any, out: Tensor | 
              inplace: bool = False) -> Tensor:
     """addcmul/addcdiv/lerp's meta function: TensorIterator's ternary op (lerp: one dtype throughout)."""
     tensors = [t for t in (self, first, second) if isinstance(t, Tensor)]
-    _device_check((*tensors, out))
+    _device_check((out, *tensors))
     P.ternary_check(name, self, first, second)
     common = _dt.result_type(*tensors)
     return _tensor_iterator([_promoted(t, common) for t in tensors], common, out=out,

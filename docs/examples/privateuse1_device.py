@@ -40,19 +40,12 @@ from __future__ import annotations
 
 import itertools
 import re
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-try:
-    import dispatchcore as dc
-except ModuleNotFoundError:  # run from a source checkout without `pip install -e .`
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    import dispatchcore as dc
-
+import dispatchcore as dc
 from dispatchcore.shapes import compute_stride, infer_size_dv
 
 DEVICE = "mydev"

@@ -40,3 +40,30 @@ def test_bad_input_raises_as_torch_does(case: tuple[str, Any, Any, tuple[str, ..
     corpus.cold_memos(dc)  # the first call of each operator: independent of the cases before
     dc_exc = corpus.run(dc_program, dc, dc.Library)
     corpus.check(case, corpus.family(torch_exc), dc_exc, "dispatchcore")
+
+
+@pytest.mark.parametrize("case", ["meta+cpu", "cpu+meta", "out-cpu", "out-meta", "mul", "where", "cat",
+                                  "cpu-scalar"])
+def test_meta_and_cpu_operands_fail_naming_the_devices_in_torchs_order(case):
+    """The first operand (outputs first) that is not a 0-dim CPU tensor sets the expected device."""
+    import torch
+
+    calls = {
+        "meta+cpu": lambda m: m.ones(2, device="meta") + m.ones(2),
+        "cpu+meta": lambda m: m.ones(2) + m.ones(2, device="meta"),
+        "out-cpu": lambda m: m.add(m.ones(2), m.ones(2, device="meta"), out=m.empty(2)),
+        "out-meta": lambda m: m.add(m.ones(2, device="meta"), m.ones(2), out=m.empty(2, device="meta")),
+        "mul": lambda m: m.mul(m.ones(2), m.ones(2, device="meta")),
+        "where": lambda m: m.where(m.ones(2) > 0, m.ones(2), m.ones(2, device="meta")),
+        "cat": lambda m: m.cat([m.ones(2), m.ones(2, device="meta")]),
+        "cpu-scalar": lambda m: m.add(m.ones(()), m.ones(2, device="meta")),
+    }
+
+    def outcome(m):
+        try:
+            result = calls[case](m)
+        except RuntimeError as e:
+            return str(e)
+        return (result.device.type, tuple(result.shape))
+
+    assert outcome(dc) == outcome(torch)
