@@ -46,8 +46,6 @@ def test_bad_input_raises_as_torch_does(case: tuple[str, Any, Any, tuple[str, ..
                                   "cpu-scalar"])
 def test_meta_and_cpu_operands_fail_naming_the_devices_in_torchs_order(case):
     """The first operand (outputs first) that is not a 0-dim CPU tensor sets the expected device."""
-    import torch
-
     calls = {
         "meta+cpu": lambda m: m.ones(2, device="meta") + m.ones(2),
         "cpu+meta": lambda m: m.ones(2) + m.ones(2, device="meta"),
