@@ -762,7 +762,7 @@ examples:
   dispatchcore explain aten::add --arg cpu:3 --arg meta:3 --guard below_autograd
   dispatchcore what-if aten::matmul --add CPU     the table diff, computed on a copy
   dispatchcore trace script.py --format mermaid -o trace.md
-  dispatchcore run train.py --epochs 2           an unchanged PyTorch script, `torch` being dispatchcore
+  dispatchcore run train.py --epochs 2           an unchanged PyTorch script, with torch being dispatchcore
   dispatchcore run --log-ops train.py            ... and a table of its operator calls by op and key
   dispatchcore guards                            the bits each guard and mode flips
 exit status: 0 success; 1 failure (a call that would fail, a script that raised, ...); 2 usage errors
@@ -772,7 +772,7 @@ exit status: 0 success; 1 failure (a call that would fail, a script that raised,
 def build_parser() -> argparse.ArgumentParser:
     """The ``dispatchcore`` argument parser (one subcommand per tool)."""
     formatter = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(prog="dispatchcore", description=__doc__.splitlines()[0].strip("`"),
+    parser = argparse.ArgumentParser(prog="dispatchcore", description=__doc__.splitlines()[0].replace("``", ""),
                                      epilog=_EPILOG, formatter_class=formatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("tour", help="a guided tour of the dispatcher (the default)",
@@ -811,7 +811,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help="remove the active kernel at KEY; repeatable")
     p = sub.add_parser("trace", help="run a Python script and render every dispatch hop",
                        description="Run SCRIPT under dispatchcore.trace.trace() (as __main__, via runpy) and render "
-                                   "the recorded hops. Arguments after `--` go to the script.",
+                                   "the recorded hops. Arguments after -- go to the script.",
                        formatter_class=formatter,
                        epilog="example: dispatchcore trace train.py --format html -o trace.html -- --steps 3")
     p.add_argument("script", help="path of the Python script to run")
@@ -819,9 +819,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", "-f", choices=("text", "json", "mermaid", "html"), default="text",
                    help="output format (default: text)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the rendering to FILE instead of stdout")
-    p = sub.add_parser("run", help="run an unchanged PyTorch script with `torch` resolved to dispatchcore",
-                       description="Run SCRIPT as __main__ (via runpy) with an import hook under which `torch` and\n"
-                                   "every `torch.*` module resolve to dispatchcore (dispatchcore.compat); the first\n"
+    p = sub.add_parser("run", help="run an unchanged PyTorch script with torch resolved to dispatchcore",
+                       description="Run SCRIPT as __main__ (via runpy) with an import hook under which torch and\n"
+                                   "every torch.* module resolve to dispatchcore (dispatchcore.compat); the first\n"
                                    "torch API dispatchcore lacks stops the script with an error naming it.\n"
                                    "Options go before SCRIPT; everything after it goes to the script. The exit status\n"
                                    "is the script's. docs/run-unchanged.md has the details.",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from dispatchcore.__main__ import main, print_keys, tour_guards, tour_operator, tour_roi_align
 
 
@@ -54,3 +56,11 @@ def test_module_runs_as_a_program():
                             text=True, timeout=120)
     assert result.returncode == 0
     assert "AutogradFunctionality" in result.stdout
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["trace"], ["explain"], ["keys"], ["table"]])
+def test_help_texts_carry_no_rst_or_markdown_markup(command):
+    proc = subprocess.run([sys.executable, "-m", "dispatchcore", *command, "--help"], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "``" not in proc.stdout and "`torch" not in proc.stdout, proc.stdout
