@@ -249,6 +249,39 @@ def print_keys(out: Callable[[str], Any] = print) -> None:
     out("\n`dispatchcore keys AutogradCPU` describes one key (runtime keys included).")
 
 
+def describe_raw(value: int, out: Callable[[str], Any] = print) -> None:
+    """A raw key-set value (``0x9400010001``, what ``hex(int(ks))`` prints): its keys, highest first.
+
+    Each set bit is named, the backend bits (0-15) apart from the functionality bits above them,
+    then the runtime keys the set stands for, as ``DispatchKeySet`` iterates them.
+    """
+    if value < 0 or value >= 1 << 64:
+        raise CliError(f"{value:#x} is not a 64-bit key-set value",
+                       "a raw value is what hex(int(keyset)) prints, e.g. 0x9400010001")
+    ks = DispatchKeySet._from_bits(value)
+    out(f"{value:#x} = {ks!r}")
+    backends = [c.name for c in BackendComponent if c and value & key_bits(c)]
+    out(f"  backend bits: {', '.join(backends) or 'none'}")
+    functionality = [k.name for k in DispatchKey if 0 < int(k) < 47 and value & key_bits(k)]
+    out(f"  functionality bits: {', '.join(reversed(functionality)) or 'none'}")
+    unknown = value & ~int(DispatchKeySet._from_bits(value))
+    if unknown:
+        out(f"  bits no key names: {unknown:#x}")
+    keys = list(ks)[::-1]  # a key set iterates from its lowest key up, as torch's does
+    if keys:
+        out(f"  runtime keys, highest first: {', '.join(k.name for k in keys)}")
+        out(f"  the highest, where a call on this set starts: {ks.highest_priority_key().name} "
+            "(then below it, past fallthroughs)")
+
+
+def _raw_value(text: str) -> int | None:
+    """``text`` as a raw key-set value (hex or decimal), or None when it is a key name."""
+    try:
+        return int(text, 0)
+    except ValueError:
+        return None
+
+
 def describe_key(name: str, out: Callable[[str], Any] = print) -> None:
     """One key: its value, raw bits, functionality and backend, priority, and the aliases covering it."""
     try:
@@ -757,6 +790,7 @@ _EPILOG = """\
 examples:
   dispatchcore                                   the guided tour
   dispatchcore keys AutogradCPU                  one key: value, raw bits, priority, aliases
+  dispatchcore keys 0x9400010001                 the keys of a raw key-set value (hex(int(ks)))
   dispatchcore table aten::add.Tensor            the computed dispatch table
   dispatchcore explain aten::add --arg cpu:2x3:float32:grad --arg cpu:2x3
   dispatchcore explain aten::add --arg cpu:3 --arg meta:3 --guard below_autograd
@@ -780,8 +814,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("keys", help="the dispatch key layout: bits, priorities, aliases",
                        description="Without KEY: every backend bit and functionality/alias key with its raw bit, "
                                    "priority and kind. With KEY: one key in detail (runtime keys such as "
-                                   "AutogradCPU too).")
-    p.add_argument("key", nargs="*", help="key names to describe, e.g. AutogradCPU CompositeImplicitAutograd")
+                                   "AutogradCPU too). A number (0x9400010001, as hex(int(keyset)) prints) is "
+                                   "decoded into the keys of that key set.")
+    p.add_argument("key", nargs="*", help="key names to describe, e.g. AutogradCPU CompositeImplicitAutograd, "
+                                          "or raw key-set values, e.g. 0x9400010001")
     for name, help_text in (("table", "an operator's computed dispatch table (torch._C._dispatch_dump_table)"),
                             ("state", "an operator's registrations (torch._C._dispatch_dump)")):
         p = sub.add_parser(name, help=help_text, description=help_text + ".")
@@ -865,7 +901,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "keys":
             if args.key:
                 for name in args.key:
-                    describe_key(name)
+                    raw = _raw_value(name)
+                    if raw is None:
+                        describe_key(name)
+                    else:
+                        describe_raw(raw)
             else:
                 print_keys()
             return 0

@@ -64,3 +64,21 @@ def test_help_texts_carry_no_rst_or_markdown_markup(command):
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "``" not in proc.stdout and "`torch" not in proc.stdout, proc.stdout
+
+
+def test_keys_decodes_a_raw_key_set_value_into_its_keys(capsys):
+    assert main(["keys", "0x9400010001"]) == 0
+    out = capsys.readouterr().out
+    assert "0x9400010001 = DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)" in out
+    assert "backend bits: CPUBit" in out
+    assert "functionality bits: AutocastCPU, AutogradFunctionality, ADInplaceOrView, Dense" in out
+    assert "runtime keys, highest first: AutocastCPU, AutogradCPU, ADInplaceOrView, CPU" in out
+    assert "where a call on this set starts: AutocastCPU" in out
+
+
+def test_keys_mixes_names_and_values_and_refuses_a_value_outside_64_bits(capsys):
+    assert main(["keys", "AutogradCPU", str(0x1000000001)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("AutogradCPU = 134") and "= DispatchKeySet(AutogradCPU)" in out
+    assert main(["keys", hex(1 << 64)]) == 2
+    assert "is not a 64-bit key-set value" in capsys.readouterr().err
