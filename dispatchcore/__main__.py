@@ -103,7 +103,8 @@ def tour_operator(out: Callable[[str], Any] = print) -> None:
         out("An operator is a schema plus kernels, one per dispatch key (`dump_state`):\n")
         out("   " + _short(dump_state(op)).rstrip("\n").replace("\n", "\n   "))
         out("\nRegistration precomputes a table: one kernel per runtime key, and the rule that chose it")
-        out("(a few rows; `python -m dispatchcore table demo::mysin` shows all):\n")
+        out("(a few rows; demo::mysin lives only in this tour: `python -m dispatchcore table aten::sin` shows a")
+        out("whole table, and `--import yourmodule` or `--file yourscript.py` loads your own operators first):\n")
         for line in _table_rows(op, ("CPU", "Meta", "BackendSelect", "ADInplaceOrView", "AutogradCPU",
                                      "AutogradCUDA", "AutocastCPU")):
             out(line)
@@ -311,6 +312,35 @@ def describe_key(name: str, out: Callable[[str], Any] = print) -> None:
     aliases = [a.name for a in DispatchKey if is_alias_key(a) and key in alias_expansion(a)
                and a.name == DispatchKey(int(a)).name]
     out(f"  covered by the aliases: {', '.join(aliases) or 'none'}")
+
+
+# --- user code: registrations to load before a command --------------------------------------------
+def _user_code_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                   help="import MODULE first, so that its registrations are in place (repeatable)")
+    p.add_argument("--file", dest="files", action="append", default=[], metavar="SCRIPT",
+                   help="run SCRIPT first (not as __main__), so that its registrations are in place (repeatable)")
+
+
+_USER_CODE: list[Any] = []  # the namespaces of --file scripts: their Library objects stay alive
+
+
+def _load_user_code(imports: Sequence[str], files: Sequence[str]) -> None:
+    """Import the ``--import`` modules, then run the ``--file`` scripts, keeping what they registered."""
+    import importlib
+    import runpy
+
+    for name in imports:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            raise CliError(f"--import {name}: {e}", "give a module importable from here (the current "
+                                                    "directory is on the path), e.g. --import myops") from None
+    for path in files:
+        if not os.path.isfile(path):
+            raise CliError(f"--file {path}: no such file", "give the path of a Python script")
+        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its neighbours, as for ``python SCRIPT``
+        _USER_CODE.append(runpy.run_path(path, run_name="__dispatchcore_file__"))
 
 
 # --- table / state ------------------------------------------------------------------------------
@@ -822,6 +852,7 @@ def build_parser() -> argparse.ArgumentParser:
                             ("state", "an operator's registrations (torch._C._dispatch_dump)")):
         p = sub.add_parser(name, help=help_text, description=help_text + ".")
         p.add_argument("op", help="qualified name, e.g. aten::add.Tensor (aten.add.Tensor works too)")
+        _user_code_options(p)
     p = sub.add_parser("explain", help="why a call dispatches where it does (or fails), without running it",
                        description="Show the dispatcher's decision for one call: each argument's key set, the TLS "
                                    "include/exclude sets, fallthrough keys, the effective key set, the chosen key, "
@@ -834,6 +865,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="positional and keyword arguments in one string, after any --arg")
     p.add_argument("--guard", "-g", action="append", default=[], metavar="GUARD",
                    help="enter a guard or mode first (repeatable); see below")
+    _user_code_options(p)
     for name, help_text in (("what-if", "diff an operator's table against one with kernels added/removed"),
                             ("commutes", "check that registering an operator's kernels in any order gives one table")):
         p = sub.add_parser(name, help=help_text,
@@ -845,6 +877,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "what-if":
             p.add_argument("--remove", action="append", default=[], metavar="KEY",
                            help="remove the active kernel at KEY; repeatable")
+        _user_code_options(p)
     p = sub.add_parser("trace", help="run a Python script and render every dispatch hop",
                        description="Run SCRIPT under dispatchcore.trace.trace() (as __main__, via runpy) and render "
                                    "the recorded hops. Arguments after -- go to the script.",
@@ -909,6 +942,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 print_keys()
             return 0
+        _load_user_code(getattr(args, "imports", None) or (), getattr(args, "files", None) or ())
         if command in ("table", "state"):
             return _dump(command, args.op)
         if command == "explain":

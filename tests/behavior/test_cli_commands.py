@@ -276,3 +276,55 @@ def test_subprocess_explain_and_error_exit_codes():
     bad = subprocess.run([sys.executable, "-m", "dispatchcore", "table", "nope::missing"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "nope::missing" in bad.stderr and bad.stdout == ""
+
+
+# --- user code: --import and --file load registrations before the command ---------------------------
+_USER_OPS = '''import dispatchcore as dc
+lib = dc.Library("useropsns", "DEF")
+lib.define("twice(Tensor x) -> Tensor")
+lib.impl("twice", lambda x: x * 2, "CPU")
+'''
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dispatchcore", *args], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+@pytest.mark.parametrize("command", [["table"], ["state"], ["explain", "--arg", "cpu:2"], ["what-if", "--add", "Meta"],
+                                     ["commutes"]])
+def test_import_and_file_load_the_users_operators_before_the_command(tmp_path, command):
+    (tmp_path / "userops.py").write_text(_USER_OPS)
+    name, *rest = command
+    by_import = _cli(name, "useropsns::twice", *rest, "--import", "userops", cwd=tmp_path)
+    by_file = _cli(name, "useropsns::twice", *rest, "--file", str(tmp_path / "userops.py"), cwd=Path.cwd())
+    for proc in (by_import, by_file):
+        assert proc.returncode == 0, proc.stderr
+        assert "useropsns::twice" in proc.stdout or "CPU" in proc.stdout, proc.stdout
+    if name == "table":
+        assert "userops.py:4 [kernel]" in by_file.stdout.splitlines()[0]
+
+
+def test_without_the_users_code_the_operator_is_unknown_and_a_bad_import_is_a_usage_error(tmp_path):
+    proc = _cli("table", "useropsns::twice", cwd=tmp_path)
+    assert proc.returncode == 2 and "useropsns::twice" in proc.stderr
+    proc = _cli("table", "aten::sin", "--import", "no_such_module_here", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--import no_such_module_here: No module named 'no_such_module_here'" in proc.stderr
+    proc = _cli("state", "aten::sin", "--file", "missing.py", cwd=tmp_path)
+    assert proc.returncode == 2 and "--file missing.py: no such file" in proc.stderr
+
+
+def test_the_tours_next_step_commands_run_as_printed():
+    import re
+
+    lines: list[str] = []
+    cli.tour(lines.append)
+    commands = re.findall(r"`((?:python -m )?dispatchcore [^`]*)`", "\n".join(lines))
+    assert len(commands) >= 2, commands
+    for command in commands:
+        words = command.split()
+        argv = words[3:] if words[0] == "python" else words[1:]
+        proc = subprocess.run([sys.executable, "-m", "dispatchcore", *argv], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, (command, proc.stderr)
