@@ -63,7 +63,7 @@ class Hop:
     """One dispatch hop: an op called (or redispatched) and the kernel the table chose for it."""
 
     __slots__ = ("kind", "op", "key", "label", "kernel", "arg_keys", "included", "excluded",
-                 "keyset", "skipped", "parent", "children", "events", "depth", "seq")
+                 "keyset", "skipped", "parent", "children", "events", "depth", "seq", "tls", "inline_from")
 
     def __init__(self, kind: str, op: OperatorHandle, key: DispatchKey, label: str, kernel: str,
                  keyset: int, parent: Hop | None) -> None:
@@ -82,6 +82,10 @@ class Hop:
         self.events: list[Event] = []
         self.depth: int = 0 if parent is None else parent.depth + 1
         self.seq = -1  # position among all hops and events of the trace (set when recorded)
+        # the (included, excluded) TLS this hop's kernel runs under, as the trace knows it: its
+        # start state, then the state its last recorded guard left (See Note [Inline guards])
+        self.tls: tuple[int, int] = (0, 0)
+        self.inline_from: tuple[int, int] | None = None  # the TLS before an inline guard it entered
 
     @property
     def reason(self) -> str:
@@ -238,9 +242,14 @@ def _record_hop(rec: Trace | None, op: OperatorHandle, key: DispatchKey, label: 
     elif rec is None and getattr(_local, "live_pending", False):
         is_call, _local.live_pending = True, False
     hop = Hop("call" if is_call else "redispatch", op, key, label, debug, bits, parent)
+    hop.included, hop.excluded, _ = tls_get()
+    hop.tls = (hop.included, hop.excluded)
+    if rec is not None and parent is not None and parent.tls != hop.tls:  # See Note [Inline guards]
+        if parent.inline_from is None:
+            parent.inline_from = parent.tls
+        _inline_guard(rec, parent, "guard_enter", parent.tls, hop.tls)
     if rec is not None:
         hop.seq = next(rec._seq)
-    hop.included, hop.excluded, _ = tls_get()
     hop.arg_keys = _arg_keys(op, args, kwargs)
     if is_call:
         contributed = 0
@@ -264,9 +273,48 @@ def _record_hop(rec: Trace | None, op: OperatorHandle, key: DispatchKey, label: 
         result = _invoke(fn, convention, bits, args, kwargs)
     finally:
         stack.pop()
+        if hop.inline_from is not None and rec is not None and tls_get()[:2] == hop.inline_from:
+            _inline_guard(rec, hop, "guard_exit", hop.tls, hop.inline_from)  # its kernel restored the TLS
+            hop.inline_from = None
     if rec is not None:
         _note_effects(rec, hop, op, versions, result, grad_fns)
     return result
+
+
+# Note [Inline guards]: dispatchcore's built-in Autograd kernels (and anything else on the hot
+# path) enter AutoDispatchBelowADInplaceOrView by setting the thread-local state directly, not
+# through a guard object, so no guard event would mark where the bits flip; torch's VariableType
+# kernels enter the guard object there. When a nested hop starts under other TLS than its caller
+# last had (its start state or the state its last recorded guard left), the caller changed it
+# inline: the trace records the guard on the caller, before the nested hop, named after the bits
+# that changed, and its exit when the caller's kernel returns with its state restored. The trace
+# then shows each guard where its bits flip, as the unfused path records it.
+def _inline_guard(rec: Trace, hop: Hop, kind: str, before: tuple[int, int], after: tuple[int, int]) -> None:
+    event = Event(kind, _guard_name(before, after), hop,
+                  {"guard": _guard_name(before, after), "included_before": before[0],
+                   "excluded_before": before[1], "included_after": after[0], "excluded_after": after[1]},
+                  next(rec._seq))
+    hop.events.append(event)
+    rec.events.append(event)
+    hop.tls = after
+
+
+def _guard_name(before: tuple[int, int], after: tuple[int, int]) -> str:
+    """The guard an inline TLS change stands for, from the bits it flips (either direction)."""
+    from .keyset import AUTOGRAD_KEYSET, AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW
+    from .modes import ABOVE_PYTHON
+
+    included = (before[0] ^ after[0]) & ~BACKEND_MASK
+    excluded = (before[1] ^ after[1]) & ~BACKEND_MASK
+    if not included and excluded == AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW & ~BACKEND_MASK:
+        return "AutoDispatchBelowADInplaceOrView"
+    if not included and excluded == AUTOGRAD_KEYSET & ~BACKEND_MASK:
+        return "AutoDispatchBelowAutograd"
+    if excluded and not excluded & ~ABOVE_PYTHON:  # the Python key's fallback (the mode keys may go too)
+        return "ExcludeDispatchKeyGuard"
+    if not included:
+        return "ExcludeDispatchKeyGuard"
+    return "IncludeDispatchKeyGuard" if not excluded else "ForceDispatchKeyGuard"
 
 
 def _note_effects(rec: Trace, hop: Hop, op: OperatorHandle, versions: list[Any], result: Any,
@@ -443,6 +491,8 @@ def _guard_wrapper(original: Any, name: str) -> Any:
             rec._event("guard_enter" if name == "__enter__" else "guard_exit", type(self).__name__,
                        guard=type(self).__name__, included_before=before[0], excluded_before=before[1],
                        included_after=after[0], excluded_after=after[1])
+            if rec._stack:  # the state the current hop's kernel now runs under (Note [Inline guards])
+                rec._stack[-1].tls = (after[0], after[1])
         return result
 
     return wrapped

@@ -13,7 +13,7 @@ import pytest
 import dispatchcore as dc
 from dispatchcore import trace_render as tr
 from dispatchcore.keys import BackendComponent, DispatchKey
-from dispatchcore.keyset import BACKEND_MASK, FULL, DispatchKeySet, key_bits
+from dispatchcore.keyset import AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW, BACKEND_MASK, FULL, DispatchKeySet, key_bits
 from dispatchcore.tls import AutoDispatchBelowAutograd
 from dispatchcore.trace import show_dispatch_trace, trace
 
@@ -184,7 +184,7 @@ def test_text_of_mul_then_add_():
     lines = text.splitlines()
     # every hop carries its detail lines, four columns in from the hop line
     first = lines.index(" [call] op=[aten::mul.Scalar], key=[AutogradCPU]")
-    assert lines[first + 1:first + 9] == [
+    assert lines[first + 1:first + 10] == [
         f"     arg self: DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU) = {CPU_TENSOR:#x}",
         f"     tls included: DispatchKeySet(BackendSelect, ADInplaceOrView) = {DEFAULT_INCLUDED:#x}",
         f"     tls excluded: DispatchKeySet({AUTOCAST}) = {DEFAULT_EXCLUDED:#x}",
@@ -192,16 +192,23 @@ def test_text_of_mul_then_add_():
         "     kernel: autograd kernel, registered at derivatives.py:N",
         "     reason: autograd kernel via the Autograd alias",
         "     fallthrough skipped: BackendSelect, ADInplaceOrView",
+        # the autograd kernel enters AutoDispatchBelowADInplaceOrView where its bits flip (Note
+        # [Inline guards] in trace.py), as torch's VariableType kernel enters the guard object
+        "     * guard entered: AutoDispatchBelowADInplaceOrView "
+        "(exclude +ADInplaceOrView +AutogradOther +AutogradFunctionality +AutogradNestedTensor)",
         "  [redispatch] op=[aten::mul.Scalar], key=[CPU]",
     ]
-    # the autograd kernel's own TLS change shows as a delta on the hop below it
+    # the same TLS change shows as a delta on the hop below it
     assert ("(vs caller: +ADInplaceOrView +AutogradOther +AutogradFunctionality +AutogradNestedTensor)"
-            in lines[first + 11])
+            in lines[first + 12])
     # events sit in the column of the hop they happened in, after the nested hops
     assert "     * autograd node created: MulBackward1 (node #0)" in lines
     assert "      * version bump: aten::add_.Scalar bumped self's version 0 -> 1 (tensor #0)" in lines
     assert "     * autograd node created: AddBackward1 (node #1)" in lines
     assert lines.index("     * autograd node created: AddBackward1 (node #1)") == len(lines) - 1
+    # the guard's exit follows the nested hops, when the kernel has restored the TLS
+    assert lines[-2] == ("     * guard left: AutoDispatchBelowADInplaceOrView "
+                         "(exclude -ADInplaceOrView -AutogradOther -AutogradFunctionality -AutogradNestedTensor)")
 
 
 def test_text_hop_lines_match_the_live_printer(capsys):
@@ -440,11 +447,18 @@ def test_mermaid_participants_arrows_and_notes():
         "ADInplaceOrView-->>CPU: [redispatch] aten::add_.Scalar",
     ]
     notes = [line.strip() for line in lines if "Note over" in line]
+    enter = ("Note over AutogradCPU: guard entered: AutoDispatchBelowADInplaceOrView "
+             "(exclude +ADInplaceOrView +AutogradOther +AutogradFunctionality +AutogradNestedTensor)")
+    leave = ("Note over AutogradCPU: guard left: AutoDispatchBelowADInplaceOrView "
+             "(exclude -ADInplaceOrView -AutogradOther -AutogradFunctionality -AutogradNestedTensor)")
     assert notes == [
+        enter, leave,
         "Note over AutogradCPU: autograd node created: MulBackward1 (node #35;0)",
+        enter,
         "Note over ADInplaceOrView: version bump: aten::add_.Scalar bumped self's version 0 → 1",
+        leave,
         "Note over AutogradCPU: autograd node created: AddBackward1 (node #35;1)",
-    ]  # guards that changed nothing inside a hop are left out
+    ]  # guards that changed nothing inside a hop (ADInplaceOrView's own) are left out
     activations = [line.strip().split()[0] for line in lines if "activate" in line]
     assert activations.count("activate") == activations.count("deactivate") == len(t.hops())
 
@@ -660,3 +674,73 @@ def test_trace_methods_call_the_renderers():
     assert t.to_json() == tr.render_json(t)
     assert t.mermaid() == tr.render_mermaid(t)
     assert t.html() == tr.render_html(t)
+
+
+# --- Note [Inline guards]: the trace shows each guard where its bits flip -----------------------------
+def _guard_events(t):
+    """(kind, guard, hop key, include/exclude before and after) of every guard event, in order."""
+    return [(e.kind, e.data["guard"], e.hop.key.name, e.data["included_before"], e.data["excluded_before"],
+             e.data["included_after"], e.data["excluded_after"])
+            for e in t.events if e.kind in ("guard_enter", "guard_exit")]
+
+
+@pytest.fixture
+def unfused_ops(lib):
+    """A view op and an in-place op whose Autograd and ADInplaceOrView kernels are written the unfused
+    way, as torch's generated kernels are: each enters AutoDispatchBelowADInplaceOrView as a guard
+    object and redispatches below its own key."""
+    below_autograd = DispatchKeySet.full_after(DispatchKey.AutogradCPU)
+    below_adiov = DispatchKeySet.full_after(DispatchKey.ADInplaceOrView)
+    lib.define("myview(Tensor(a) self) -> Tensor(a)")
+    lib.define("mymul_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+    for name, cpu in (("myview", lambda x: dc.ops.aten.alias.default(x)),
+                      ("mymul_", lambda x, y: dc.ops.aten.mul_.Tensor(x, y))):
+        op = getattr(getattr(dc.ops, lib.ns), name).default
+
+        def autograd(ks, *args, op=op):
+            with dc.AutoDispatchBelowADInplaceOrView():
+                return op.redispatch(ks & below_autograd, *args)
+
+        def ad_inplace_or_view(ks, *args, op=op):
+            with dc.AutoDispatchBelowADInplaceOrView():
+                return op.redispatch(ks & below_adiov, *args)
+
+        lib.impl(name, cpu, "CPU")
+        lib.impl(name, autograd, "Autograd", with_keyset=True)
+        lib.impl(name, ad_inplace_or_view, "ADInplaceOrView", with_keyset=True)
+    return getattr(dc.ops, lib.ns)
+
+
+def test_a_view_and_an_inplace_op_show_the_guard_events_of_the_unfused_path(unfused_ops):
+    x = dc.ones(3, requires_grad=True)
+    y = x * 1.0
+    with trace() as builtin:
+        dc.ops.aten.view.default(y, [3])
+        y.mul_(dc.ones(3))
+    z = x * 1.0
+    with trace() as unfused:
+        unfused_ops.myview.default(z)
+        unfused_ops.mymul_.default(z, dc.ones(3))
+    # the mul_ calls' ones(3) factories record no guard; what remains is the two ops' guards
+    assert _guard_events(builtin) == _guard_events(unfused)
+    events = _guard_events(builtin)
+    flip = (events[0][4] ^ events[0][6]) & ~BACKEND_MASK
+    assert [e[:3] for e in events[:4]] == [
+        ("guard_enter", "AutoDispatchBelowADInplaceOrView", "AutogradCPU"),  # the bits flip here ...
+        ("guard_enter", "AutoDispatchBelowADInplaceOrView", "ADInplaceOrView"),  # ... not here
+        ("guard_exit", "AutoDispatchBelowADInplaceOrView", "ADInplaceOrView"),
+        ("guard_exit", "AutoDispatchBelowADInplaceOrView", "AutogradCPU"),
+    ]
+    assert flip == AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW & ~BACKEND_MASK  # Autograd* and ADInplaceOrView
+    assert events[1][4] == events[1][6]  # ADInplaceOrView's own guard changes nothing
+
+
+def test_an_inline_guard_is_recorded_before_the_hop_it_affects_and_left_after_it():
+    x = dc.ones(2, requires_grad=True)
+    with trace() as t:
+        _mul_scalar(x, 2)
+    call = t.hops()[0]
+    enter, leave = [e for e in call.events if e.kind.startswith("guard")]
+    assert enter.seq < call.children[0].seq < leave.seq
+    node = next(e for e in call.events if e.kind == "node_created")
+    assert leave.seq < node.seq  # the node is attached after the kernel left the guard
