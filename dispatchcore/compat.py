@@ -440,6 +440,8 @@ class OpCounter:
         self._lock = threading.Lock()
 
     def _hop(self, hop: Any) -> None:
+        if hop.kind == "backward":  # a frame of the autograd engine: no operator, no kernel
+            return
         with self._lock:
             self.kernels[(hop.op, hop.key.name)] += 1
             if hop.kind == "call":
@@ -488,7 +490,8 @@ class CallWindow:
 
     A top-level call is one the program makes (not one a kernel makes inside it); each comes with
     everything nested under it: redispatches, the calls its kernels make, guards, version bumps,
-    autograd nodes. Calls before the window are dropped as they finish; after the window the
+    autograd nodes. A backward pass counts as one: its ``[backward]`` frame holds the calls the
+    autograd engine makes. Calls before the window are dropped as they finish; after the window the
     recording stops. ``trace`` is the recorded ``dispatchcore.trace.Trace``, for its renderers.
     Only the thread that enters the window is recorded.
 

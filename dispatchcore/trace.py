@@ -87,8 +87,27 @@ class Hop:
         self.tls: tuple[int, int] = (0, 0)
         self.inline_from: tuple[int, int] | None = None  # the TLS before an inline guard it entered
 
+    @classmethod
+    def frame(cls, name: str, parent: Hop | None) -> Hop:
+        """A ``[backward]`` frame: the autograd engine's pass, or one node it runs; no dispatch.
+
+        ``name`` is ``backward()`` or ``grad()`` for a pass, the node's name (``MulBackward0``) for
+        a node; the hops of the ops that run meanwhile nest under the frame.
+        """
+        hop = cls.__new__(cls)
+        hop.kind, hop.op, hop.key, hop.label, hop.kernel = "backward", name, DispatchKey.Undefined, "", ""
+        hop.keyset, hop.arg_keys, hop.skipped, hop.parent = 0, [], 0, parent
+        hop.children, hop.events, hop.seq, hop.inline_from = [], [], -1, None
+        hop.depth = 0 if parent is None else parent.depth + 1
+        hop.included, hop.excluded, _ = tls_get()
+        hop.tls = (hop.included, hop.excluded)
+        return hop
+
     @property
     def reason(self) -> str:
+        if self.kind == "backward":
+            return "the autograd engine" if self.parent is None or self.parent.kind != "backward" \
+                else f"backward of {self.op}"
         if self.label == "default backend kernel" and self._from_non_functional():
             return "default backend kernel via CompositeExplicitAutogradNonFunctional"
         return REASONS.get(self.label, self.label)
@@ -343,6 +362,46 @@ def _note_effects(rec: Trace, hop: Hop, op: OperatorHandle, versions: list[Any],
             rec.events.append(event)
 
 
+class _Frame:
+    """``with _Frame(name):`` records a ``[backward]`` frame in this thread's trace (if any).
+
+    The engine (``autograd/graph.py``) opens one around a whole backward pass and one around each
+    node it runs, while a trace is possible; the hops of the ops a node's formula calls then nest
+    under the node instead of showing as calls from user code.
+    """
+
+    __slots__ = ("_hop", "_stack")
+
+    def __init__(self, name: str) -> None:
+        rec = _current()
+        self._hop: Hop | None = None
+        self._stack: list[Hop] | None = None
+        if rec is None and _live is None:
+            return
+        stack = rec._stack if rec is not None else getattr(_local, "live_stack", None)
+        if stack is None:
+            stack = _local.live_stack = []
+        parent = stack[-1] if stack else None
+        hop = self._hop = Hop.frame(name, parent)
+        self._stack = stack
+        if rec is not None:
+            hop.seq = next(rec._seq)
+            if parent is not None:
+                parent.children.append(hop)
+            else:
+                rec.roots.append(hop)
+        if _live is not None:
+            _live(hop)
+
+    def __enter__(self) -> None:
+        if self._hop is not None:
+            self._stack.append(self._hop)  # type: ignore[union-attr]
+
+    def __exit__(self, *exc: object) -> None:
+        if self._hop is not None and self._stack and self._stack[-1] is self._hop:
+            self._stack.pop()
+
+
 def _traced_call(self: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
     if self not in _wrapped_ops:
         _wrap_op(self)
@@ -407,6 +466,7 @@ def enable() -> None:
             OperatorHandle.__call__ = _traced_call  # type: ignore[method-assign]
             OperatorHandle.redispatch = _traced_redispatch  # type: ignore[method-assign]
             _patch_guards(True)
+            _engine().trace_frame = _Frame  # the engine's [backward] frames
             _forget_memos()  # See Note [Lazy trace tables]
 
 
@@ -422,7 +482,14 @@ def disable() -> None:
             OperatorHandle.__call__ = _ORIGINAL_CALL  # type: ignore[method-assign]
             OperatorHandle.redispatch = _ORIGINAL_REDISPATCH  # type: ignore[method-assign]
             _patch_guards(False)
+            _engine().trace_frame = None
             _unwrap_all()
+
+
+def _engine() -> Any:
+    from .autograd import graph
+
+    return graph
 
 
 def is_enabled() -> bool:
@@ -500,6 +567,9 @@ def _guard_wrapper(original: Any, name: str) -> Any:
 
 # --- the live printer: DISPATCHCORE_SHOW_DISPATCH_TRACE=1 -----------------------------------------
 def _print_hop(hop: Hop) -> None:
+    if hop.kind == "backward":
+        sys.stderr.write(" " * (hop.depth + 1) + f"[backward] {hop.op}\n")
+        return
     sys.stderr.write(" " * (hop.depth + 1) + f"[{hop.kind}] op=[{hop.op}], key=[{hop.key.name}]\n")
 
 

@@ -245,8 +245,9 @@ def render_text(trace: Any) -> str:
     """Indented text: PyTorch's ``[call] op=[...], key=[...]`` line per hop, with detail lines.
 
     Hop lines are indented one space per nesting level exactly as ``TORCH_SHOW_DISPATCH_TRACE``
-    prints them (keeping only the lines whose first non-blank is ``[`` recovers PyTorch's trace);
-    detail lines and events are indented four spaces further than their hop.
+    prints them (keeping only the lines whose first non-blank is ``[`` recovers PyTorch's trace,
+    plus the ``[backward]`` lines of the autograd engine's frames, which PyTorch's lacks); detail
+    lines and events are indented four spaces further than their hop.
     """
     labels = _labels(trace)
     lines: list[str] = []
@@ -264,6 +265,10 @@ def render_text(trace: Any) -> str:
 
     def emit_hop(hop: Any) -> None:
         d = hop.depth
+        if hop.kind == "backward":  # a frame of the autograd engine: no dispatch, no details
+            lines.append(" " * (d + 1) + f"[backward] {hop.op}")
+            emit(_timeline(trace, hop), d + 1)
+            return
         lines.append(" " * (d + 1) + f"[{hop.kind}] op=[{hop.op}], key=[{hop.key.name}]")
         if hop.arg_keys:
             for name, bits in hop.arg_keys:
@@ -339,7 +344,7 @@ def render_json(trace: Any) -> dict[str, Any]:
             "index": hops[id(hop)],
             "kind": hop.kind,
             "op": hop.op,
-            "key": hop.key.name,
+            "key": None if hop.kind == "backward" else hop.key.name,  # a frame dispatches nowhere
             "depth": hop.depth,
             "parent": hops[id(hop.parent)] if hop.parent is not None else None,
             "label": hop.label,
@@ -402,7 +407,7 @@ def render_mermaid(trace: Any) -> str:
     (or were entered by user code) are notes over the key of the hop they happened in.
     """
     labels = _labels(trace)
-    names = sorted({h.key.name for h in trace.hops()}, key=_priority, reverse=True)
+    names = sorted({h.key.name for h in trace.hops() if h.kind != "backward"}, key=_priority, reverse=True)
     lines = ["sequenceDiagram", "    participant caller as user code"]
     lines += [f"    participant {name}" for name in names]
 
@@ -414,6 +419,10 @@ def render_mermaid(trace: Any) -> str:
                     lines.append(f"    Note over {source}: {_mermaid_text(note)}")
                 continue
             hop = item
+            if hop.kind == "backward":  # a frame: a note, then its calls from the same caller
+                lines.append(f"    Note over {source}: {_mermaid_text(f'[backward] {hop.op}')}")
+                emit(_timeline(trace, hop), source)
+                continue
             arrow = "->>" if hop.kind == "call" else "-->>"
             target = hop.key.name
             lines.append(f"    {source}{arrow}{target}: {_mermaid_text(f'[{hop.kind}] {hop.op}')}")
@@ -631,6 +640,13 @@ def render_html(trace: Any) -> str:
     def hop_html(hop: Any) -> str:
         i = hops[id(hop)]
         parent = f' data-parent="{hops[id(hop.parent)]}"' if hop.parent is not None else ""
+        if hop.kind == "backward":  # a frame of the autograd engine: a summary and its nested hops
+            content = _timeline(trace, hop)
+            nested = f'<ol class="hops">{items_html(content)}</ol>' if content else ""
+            return (f'<li class="hop backward" id="hop-{i}" data-index="{i}" data-kind="backward" '
+                    f'data-op="{_e(hop.op)}" data-depth="{hop.depth}"{parent}><details open><summary>'
+                    f'<span class="kind">[backward]</span> <span class="op">{_e(hop.op)}</span>'
+                    f'<span class="why">{_e(hop.reason)}</span></summary>{nested}</details></li>')
         skipped = ""
         if hop.kind == "call" and hop.skipped:
             skipped = (f'<div class="fallthrough">fallthrough skipped: <span class="mono">'

@@ -378,6 +378,12 @@ def _call_tensor_pre_hooks(node: Node, grads: list[Any]) -> None:
                 hook(grads[i])
 
 
+# While a dispatch trace is possible, dispatchcore.trace sets this to its frame recorder: the engine
+# then opens a ``[backward]`` frame around the pass and around each node it runs, so the ops a
+# formula calls nest under the node in the trace. None otherwise (nothing to do per node).
+trace_frame: Any = None
+
+
 def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, create_graph: bool,
                  inputs: Sequence[tuple[Node | None, int]] | None = None,
                  accumulate_grad: bool = True) -> list[Any]:
@@ -423,6 +429,10 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
     saved_state = _pt.state.autograd
     _pt.state.autograd = (create_graph, saved_state[1])
     push, pop = heapq.heappush, heapq.heappop
+    frame = trace_frame
+    engine_frame = frame("backward()" if accumulate_grad else "grad()") if frame is not None else None
+    if engine_frame is not None:
+        engine_frame.__enter__()
     try:
         while ready:
             node = pop(ready)[2]
@@ -448,7 +458,11 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                     if new is not None:
                         grads = list(new)
             grad_outputs = tuple(grads)
-            outputs = node.apply(grad_outputs)
+            if frame is None:
+                outputs = node.apply(grad_outputs)
+            else:
+                with frame(node.name()):
+                    outputs = node.apply(grad_outputs)
             if node._hooks:
                 for hook in tuple(node._hooks):
                     new = hook(outputs, grad_outputs)
@@ -481,6 +495,8 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                     push(ready, (-nxt._seq, next(tie), nxt))
     finally:
         _pt.state.autograd = saved_state
+        if engine_frame is not None:
+            engine_frame.__exit__()
     return captured
 
 

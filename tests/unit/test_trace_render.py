@@ -744,3 +744,63 @@ def test_an_inline_guard_is_recorded_before_the_hop_it_affects_and_left_after_it
     assert enter.seq < call.children[0].seq < leave.seq
     node = next(e for e in call.events if e.kind == "node_created")
     assert leave.seq < node.seq  # the node is attached after the kernel left the guard
+
+
+# --- the autograd engine's [backward] frames -------------------------------------------------------------
+def record_forward_backward():
+    x = dc.tensor([1.0, 2.0], requires_grad=True)
+    y = dc.tensor([3.0, 4.0], requires_grad=True)
+    with trace() as t:
+        (x * y).sum().backward()
+    return t
+
+
+def test_backward_ops_nest_under_the_node_that_ran_them_inside_a_backward_frame():
+    t = record_forward_backward()
+    roots = [(h.kind, h.op) for h in t.roots]
+    assert roots[:2] == [("call", "aten::mul.Tensor"), ("call", "aten::sum")]
+    assert roots[-1] == ("backward", "backward()")  # after the seed's ones_like, called from user code
+    engine = t.roots[-1]
+    nodes = [(f.kind, f.op) for f in engine.children]
+    assert nodes == [("backward", "SumBackward0"), ("backward", "MulBackward0"),
+                     ("backward", "torch::autograd::AccumulateGrad"), ("backward", "torch::autograd::AccumulateGrad")]
+    calls = {f.op + str(i): [c.op for c in f.children] for i, f in enumerate(engine.children)}
+    assert calls == {"SumBackward00": ["aten::expand"], "MulBackward01": ["aten::mul.Tensor", "aten::mul.Tensor"],
+                     "torch::autograd::AccumulateGrad2": ["aten::clone"],
+                     "torch::autograd::AccumulateGrad3": ["aten::clone"]}
+    assert all(c.kind == "call" for f in engine.children for c in f.children)  # calls, made by the formula
+    assert dc.autograd.graph.trace_frame is None  # the engine pays nothing once no trace is possible
+
+
+def test_backward_frames_render_in_text_json_mermaid_and_html():
+    t = record_forward_backward()
+    text = t.text().splitlines()
+    assert " [backward] backward()" in text and "  [backward] MulBackward0" in text
+    assert text.index("  [backward] MulBackward0") < text.index("   [call] op=[aten::mul.Tensor], key=[AutogradCPU]",
+                                                                 text.index("  [backward] MulBackward0"))
+    def flat(hops):
+        for h in hops:
+            yield h
+            yield from flat(h["children"])
+
+    frames = [h for h in flat(t.to_json()["hops"]) if h["kind"] == "backward"]
+    assert [f["op"] for f in frames][:3] == ["backward()", "SumBackward0", "MulBackward0"]
+    assert all(f["key"] is None and f["args"] == [] for f in frames)
+    mermaid = t.mermaid()
+    assert "    Note over caller: [backward] MulBackward0" in mermaid
+    assert "participant Undefined" not in mermaid
+    html = t.html()
+    assert '<li class="hop backward"' in html and 'data-op="MulBackward0"' in html
+
+
+def test_the_live_printer_shows_the_backward_frames_as_the_rendering_does(capsys):
+    x = dc.ones(2, requires_grad=True)
+    show_dispatch_trace(True)
+    try:
+        with trace() as t:
+            (x * 2).sum().backward()
+    finally:
+        show_dispatch_trace(False)
+    live = capsys.readouterr().err.splitlines()
+    assert [line for line in t.text().splitlines() if line.lstrip().startswith("[")] == live
+    assert " [backward] backward()" in live
