@@ -454,13 +454,18 @@ def _training(lib) -> dict:
             "cnn_loss0": 0.8790925145149231}
 
 
-@functools.cache
-def dc_training() -> dict:
-    """The dispatchcore side of the training-step rows."""
+def _on_dispatchcore(build: Callable[[object], dict]) -> dict:
+    """``build(dispatchcore)`` with the backends loaded: the dispatchcore side of a row written once for both."""
     import dispatchcore as dc
 
     dc.load_backends()
-    return _training(dc)
+    return build(dc)
+
+
+@functools.cache
+def dc_training() -> dict:
+    """The dispatchcore side of the training-step rows."""
+    return _on_dispatchcore(_training)
 
 
 @functools.cache
@@ -540,10 +545,7 @@ def _graphs(lib) -> dict:
 @functools.cache
 def dc_graphs() -> dict:
     """The dispatchcore side of the long-graph rows."""
-    import dispatchcore as dc
-
-    dc.load_backends()
-    return _graphs(dc)
+    return _on_dispatchcore(_graphs)
 
 
 @functools.cache
@@ -675,26 +677,25 @@ _CHAIN_CHECK = ("g = {stmt}\nsteps = GRAPH_STEPS['{kind}'] // _graph_divisor\n"
                 "assert abs(g[0].item() - 1.0001 ** steps) < 1e-2 * 1.0001 ** steps, g")
 _LEARNS = "first = big_mlp_step().item()\nassert min(big_mlp_step().item() for _ in range(3)) < first"
 I19 = dict(kind="ratio", gc_enabled=True)
+
+
+def _chain_case(kind: str, metric: str, label: str, must: float) -> Case:
+    """An I19 long-graph row: ``<kind>_chain()`` on both sides, its leaf gradient checked first."""
+    stmt = f"{kind}_chain()"
+    check = _CHAIN_CHECK.format(stmt=stmt, kind=kind)
+    return Case("I19", metric, **I19, must=must, target=must,
+                dc=Side(dc_graphs, stmt, label=label, check=check),
+                anchor=Side(torch_graphs, stmt, label="torch eager: the same", check=check),
+                recorded_note="not recorded")
+
+
 _GRAPH_CASES: list[Case] = [
-    Case("I19", "backward through a 100,000-op chain (x = x * 1.0001), fwd+bwd (gc on)", **I19, must=0.75,
-         target=0.75,
-         dc=Side(dc_graphs, "deep_chain()", label="x = x * 1.0001 (100,000 times); x.sum().backward()",
-                 check=_CHAIN_CHECK.format(stmt="deep_chain()", kind="deep")),
-         anchor=Side(torch_graphs, "deep_chain()", label="torch eager: the same",
-                     check=_CHAIN_CHECK.format(stmt="deep_chain()", kind="deep")),
-         recorded_note="not recorded"),
-    Case("I19", "20,000 in-place mul_ on a leaf's clone, fwd+bwd (gc on)", **I19, must=1.0, target=1.0,
-         dc=Side(dc_graphs, "inplace_chain()", label="x = leaf.clone(); x.mul_(1.0001) (20,000 times); backward",
-                 check=_CHAIN_CHECK.format(stmt="inplace_chain()", kind="inplace")),
-         anchor=Side(torch_graphs, "inplace_chain()", label="torch eager: the same",
-                     check=_CHAIN_CHECK.format(stmt="inplace_chain()", kind="inplace")),
-         recorded_note="not recorded"),
-    Case("I19", "20,000 custom Function nodes (MulConst.apply), fwd+bwd (gc on)", **I19, must=0.75, target=0.75,
-         dc=Side(dc_graphs, "function_chain()", label="x = MulConst.apply(x) (20,000 times); backward",
-                 check=_CHAIN_CHECK.format(stmt="function_chain()", kind="function")),
-         anchor=Side(torch_graphs, "function_chain()", label="torch eager: the same",
-                     check=_CHAIN_CHECK.format(stmt="function_chain()", kind="function")),
-         recorded_note="not recorded"),
+    _chain_case("deep", "backward through a 100,000-op chain (x = x * 1.0001), fwd+bwd (gc on)",
+                "x = x * 1.0001 (100,000 times); x.sum().backward()", 0.75),
+    _chain_case("inplace", "20,000 in-place mul_ on a leaf's clone, fwd+bwd (gc on)",
+                "x = leaf.clone(); x.mul_(1.0001) (20,000 times); backward", 1.0),
+    _chain_case("function", "20,000 custom Function nodes (MulConst.apply), fwd+bwd (gc on)",
+                "x = MulConst.apply(x) (20,000 times); backward", 0.75),
     Case("I19", "784-256-128-10 MLP training step (batch 64, CrossEntropyLoss, SGD; gc on)", kind="info",
          gc_enabled=True,
          dc=Side(dc_graphs, "big_mlp_step()", label="zero_grad; loss_fn(mlp(xb), yb).backward(); SGD step",

@@ -586,15 +586,7 @@ class Module:
             >>> lin(dc.ones(3, 2, requires_grad=True)).sum().backward()
             [3, 2] [3, 1]
         """
-        if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a "
-                               "single Module. Please use only one of them.")
-        self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return self._add_backward_hook(hook, full=True, prepend=prepend)
 
     def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """The deprecated module backward hook, on the output's ``grad_fn`` (prefer the full one).
@@ -603,12 +595,18 @@ class Module:
         the module's only when its forward is a single autograd node; torch warns otherwise, and
         so does this.
         """
-        if self._is_full_backward_hook is True:
+        return self._add_backward_hook(hook, full=False)
+
+    def _add_backward_hook(self, hook: Callable[..., Any], *, full: bool, prepend: bool = False) -> RemovableHandle:
+        """Register a backward hook of one kind; a module holds hooks of one kind only, as in torch."""
+        if self._is_full_backward_hook is (not full):
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a "
                                "single Module. Please use only one of them.")
-        self._is_full_backward_hook = False
+        self._is_full_backward_hook = full
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
