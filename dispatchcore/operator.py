@@ -270,6 +270,7 @@ def protocol_attr(obj: Any, name: str) -> Any:
 
 _wrap: list[Any] = []  # (_composites.wrapped_number, tensor.wrap_cpu), imported on first use
 _UNSHARED: Any = object()  # no slot made yet for a kernel (See Note [Shared table entries])
+_NOT_PLAIN: Any = object()  # a keyword call that must bind after all (See Note [Keyword calls])
 _PY_NUMBERS = frozenset({int, float, bool, complex})
 
 
@@ -327,13 +328,14 @@ class OperatorHandle:
     __slots__ = (
         "name", "overload_name", "qualname", "schema", "def_location", "alias_analysis", "tags",
         "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_opt_pos", "_lo", "_hi",
-        "_kw_names", "_bounds", "_value_pos", "_number_args", "_on_rebuild", "__weakref__",
+        "_kw_names", "_kw_plain", "_bounds", "_value_pos", "_number_args", "_on_rebuild", "__weakref__",
     )
     # Derived from the schema by _set_schema_info (see there).
     _tensor_pos: tuple[int, ...]
     _opt_pos: tuple[int, ...]  # positional ``Tensor?`` arguments (Note [Optional Tensors on the fast path])
     _bounds: tuple[int, int]
     _kw_names: frozenset[str]
+    _kw_plain: frozenset[str] | None  # Note [Keyword calls]; None: every keyword call binds
     _lo: int
     _hi: int
     # (index, classes that fit at once) per non-Tensor positional argument: Note [Bind on failure]
@@ -644,8 +646,35 @@ class OperatorHandle:
         return self._redispatch_bits(bits, args, kwargs)
 
     # --- the general and slow paths ---------------------------------------------------------
+    # Note [Keyword calls]: ``empty_strided(size, stride, dtype=..., device=...)`` and the other
+    # calls whose keywords are all keyword-only, non-Tensor arguments with defaults skip the
+    # binder: their positional Tensors give the key set as on the positional path, the values
+    # get the general path's check (``values_fit``), and the kernel gets the call as given,
+    # which is what binding would have handed it. Anything else (a keyword naming a positional
+    # argument, a value that does not fit, a non-Tensor where a Tensor goes) binds as before.
+    def _call_keywords(self, args: tuple, kwargs: dict) -> Any:
+        """The keyword call of Note [Keyword calls], or ``_NOT_PLAIN`` when it must bind."""
+        try:
+            bits = 0
+            for i in self._tensor_pos:
+                bits |= args[i]._key_bits
+            for i in self._opt_pos:
+                if i < len(args) and args[i] is not None:
+                    bits |= args[i]._key_bits
+        except _EXTRACTION_ERRORS:
+            return _NOT_PLAIN
+        if not self.schema.values_fit(args, kwargs, is_tensor=is_dispatch_arg):  # type: ignore[union-attr]
+            return _NOT_PLAIN
+        included, _, keep = _pt.state.keys
+        return self._dispatch_bits((bits | included) & keep, args, kwargs)
+
     def _call_general(self, args: tuple, kwargs: dict) -> Any:
         """Keyword arguments, optional and list tensors, or bad input: bind, extract, dispatch."""
+        plain = self._kw_plain
+        if plain is not None and kwargs and plain.issuperset(kwargs) and self._lo <= len(args) <= self._hi:
+            result = self._call_keywords(args, kwargs)
+            if result is not _NOT_PLAIN:
+                return result
         # kernels get what torch passes them: positional arguments by position (even when the
         # caller named them), keyword-only ones by keyword
         if self._number_args:  # See Note [Numbers for Tensors]
@@ -933,7 +962,7 @@ class OperatorHandle:
         schema = self.schema
         if schema is None:  # an impossible arity sends every call to the general path's error
             self._tensor_pos, self._opt_pos, self._bounds, self._kw_names = (), (), (1, 0), frozenset()
-            self._lo, self._hi, self._value_pos, self._number_args = 1, 0, (), ()
+            self._lo, self._hi, self._value_pos, self._number_args, self._kw_plain = 1, 0, (), (), None
             return
         arguments = schema.arguments
         self._number_args = tuple(
@@ -968,6 +997,12 @@ class OperatorHandle:
             self._lo, self._hi = lo, hi
         else:
             self._lo, self._hi = 1, 0
+        keywords = [a for a in arguments if a.kwarg_only]
+        # See Note [Keyword calls]: only keyword-only arguments that are no dispatch argument
+        # and have a default (so a call that leaves them out binds too), numbers never wrapped
+        plain_keywords = keywords and self._lo <= self._hi and not self._number_args and all(
+            a.dispatch_kind is None and a.has_default for a in keywords)
+        self._kw_plain = frozenset(a.name for a in keywords) if plain_keywords else None
 
     # Note [Shared table entries]: an operator's table has ~90 runtime keys but ~30 distinct
     # registrations behind them (an alias key's kernel fills every backend's slot, a fallback

@@ -461,6 +461,8 @@ class FunctionSchema:
     # dispatch argument, which the caller checks); derived once, see values_fit
     _fits: tuple[frozenset[type] | None, ...] = attrs.field(init=False, repr=False, eq=False, hash=False)
     _index: dict[str, int] = attrs.field(init=False, repr=False, eq=False, hash=False)
+    # indices of the ``int[]``/``SymInt[]`` arguments: a list of Python ints fits them at once
+    _int_lists: frozenset[int] = attrs.field(init=False, repr=False, eq=False, hash=False)
     # whether a Python number binds to a ``Tensor``/``Tensor?`` argument (see numbers_as_tensors)
     _numbers: bool = attrs.field(init=False, repr=False, eq=False, hash=False)
 
@@ -476,6 +478,9 @@ class FunctionSchema:
         object.__setattr__(self, "_fits", tuple(
             None if arg.dispatch_kind is not None else fitting_classes(arg.type) for arg in self.arguments))
         object.__setattr__(self, "_index", {arg.name: i for i, arg in enumerate(self.arguments)})
+        object.__setattr__(self, "_int_lists", frozenset(
+            i for i, arg in enumerate(self.arguments)
+            if isinstance(arg.type, ListType) and getattr(arg.type.elem, "name", None) in _INT_NAMES))
         object.__setattr__(self, "_numbers", allows_numbers_as_tensors(self.name))
 
     def _check_defaults(self) -> None:
@@ -653,12 +658,14 @@ class FunctionSchema:
             >>> s.values_fit(("t", 2), {"dtype": "float32"}, is_tensor=yes)
             False
         """
-        fits, arguments = self._fits, self.arguments
+        fits, arguments, int_lists = self._fits, self.arguments, self._int_lists
         for index, value in enumerate(args):
             classes = fits[index]
-            if classes is not None and value.__class__ not in classes and _cast_error(
-                    arguments[index].type, value, is_tensor) is not None:
-                return False
+            if classes is not None and value.__class__ not in classes:
+                if index in int_lists and value.__class__ is list and all(v.__class__ is int for v in value):
+                    continue  # sizes and strides, the usual list: no closer look
+                if _cast_error(arguments[index].type, value, is_tensor) is not None:
+                    return False
         for name, value in kwargs.items():
             index = self._index[name]
             classes = fits[index]

@@ -1186,6 +1186,7 @@ def rebase_history(t: Any, node: Node) -> None:
 
 def _make_nondifferentiable_kernel(op: Any) -> Callable[..., Any]:
     redispatch = op.redispatch
+
     def autograd_nondifferentiable_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
         saved = enter_below()
         try:
@@ -1193,7 +1194,22 @@ def _make_nondifferentiable_kernel(op: Any) -> Callable[..., Any]:
         finally:
             _pt.state.keys = saved
 
+    # Note [Bound kernels] (operator.py): bound to a key set, the redispatch below is resolved
+    # once, and a leaf kernel below runs without the TLS switch (Note [Leaf kernels])
+    def bind_keyset(bits: int) -> Callable[..., Any]:
+        below = op.bound_redispatch(bits & _AFTER_AUTOGRAD)
+        if is_leaf_kernel(below):
+            return below
+
+        def bound_nondifferentiable_kernel(*args: Any) -> Any:
+            return call_below(below, *args)
+
+        bound_nondifferentiable_kernel.__qualname__ = f"{autograd_nondifferentiable_kernel.__qualname__}.bound"
+        return bound_nondifferentiable_kernel
+
     autograd_nondifferentiable_kernel.__qualname__ = f"autograd_kernel[{op.qualname}]"
+    autograd_nondifferentiable_kernel.bind_keyset = bind_keyset  # type: ignore[attr-defined]
+    bind_keyset.kernel = autograd_nondifferentiable_kernel  # type: ignore[attr-defined]
     return autograd_nondifferentiable_kernel
 
 

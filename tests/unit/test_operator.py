@@ -527,3 +527,32 @@ def test_the_wildcard_namespace_defines_nothing(kind, message):
 def test_namespaces_that_cannot_be_qualified_are_refused(ns):
     with pytest.raises(ValueError, match="Invalid namespace"):
         dc.Library(ns, "FRAGMENT")
+
+
+# --- Note [Keyword calls] ------------------------------------------------------------------------------
+def test_keyword_calls_of_plain_keyword_only_arguments_reach_the_kernel_as_given(lib):
+    lib.define("kw(Tensor x, int[] size, *, int n=1, ScalarType? dtype=None) -> Tensor")
+    seen = []
+    lib.impl("kw", lambda x, size, *, n=1, dtype=None: seen.append((size, n, dtype)) or x, "CPU")
+    op = dc.find_op(f"{lib.ns}::kw")
+    assert op._kw_plain == frozenset({"n", "dtype"})
+    x = dc.ones(2)
+    assert op(x, [1, 2], n=3, dtype=dc.float64) is x
+    assert op(x, size=[4], n=5) is x  # a positional argument by name: the binder, same result
+    assert seen == [([1, 2], 3, dc.float64), ([4], 5, None)]
+    with pytest.raises(dc.SchemaError, match=r"Expected a value of type 'int' for argument 'n' but instead found "
+                                             r"type 'str'") as info:
+        op(x, [1], n="three")
+    assert info.value.__context__ is None  # no chained KeyError or fast-path error
+    with pytest.raises(dc.SchemaError, match=r"Expected a value of type 'List\[int\]' for argument 'size'"):
+        op(x, ["a"], n=1)
+    with pytest.raises(dc.SchemaError, match="Unknown keyword argument 'm'"):
+        op(x, [1], m=1)
+
+
+def test_keyword_calls_bind_when_a_keyword_is_a_tensor_or_numbers_may_be_wrapped():
+    assert dc.ops.aten.add.out._kw_plain is None  # out= is a keyword-only Tensor
+    assert dc.ops.aten.add.Tensor._kw_plain is None  # numbers for Tensors: the binder wraps them
+    assert dc.ops.aten.empty_strided.default._kw_plain == frozenset({"dtype", "layout", "device", "pin_memory"})
+    t = dc.ops.aten.empty_strided.default([2, 3], [3, 1], dtype=dc.float64, device="cpu")
+    assert (tuple(t.shape), t.stride(), t.dtype) == ((2, 3), (3, 1), dc.float64)
