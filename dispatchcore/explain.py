@@ -378,6 +378,18 @@ class Explanation:
     def masked_by_exclude(self) -> list[DispatchKey]:
         return _lost(self.contributed | self.included, self.after_tls)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the call, its key-set strips and path (``dispatchcore.notebook.explanation_html``)."""
+        from .notebook import explanation_html
+
+        return explanation_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython: the text ``str()`` prints."""
+        from .notebook import pretty
+
+        pretty(self, printer, cycle)
+
     def __str__(self) -> str:
         out = [f"explain {self.call}", f"  schema: {self.op.schema}"]
         out.append("1. dispatch arguments (each contributes its key set)")

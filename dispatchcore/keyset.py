@@ -268,6 +268,12 @@ class DispatchKeySet:
     def __hash__(self) -> int:
         return hash(("DispatchKeySet", self._bits))
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the key set as its bit strip (``dispatchcore.notebook.keyset_html``)."""
+        from .notebook import keyset_html
+
+        return keyset_html(self)
+
     def __repr__(self) -> str:
         return "DispatchKeySet(" + ", ".join(k.name for k in self) + ")"
 

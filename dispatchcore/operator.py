@@ -933,6 +933,12 @@ class OperatorHandle:
 
         return format_state(self)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the computed dispatch table as a coloured table (``dispatchcore.notebook.table_html``)."""
+        from .notebook import table_html
+
+        return table_html(self)
+
     def __repr__(self) -> str:
         return f"<OperatorHandle {self.qualname}>"
 

@@ -183,6 +183,16 @@ class Trace:
 
         return render_html(self)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the interactive hop tree, in an iframe (``dispatchcore.notebook.trace_html``)."""
+        from .notebook import trace_html
+
+        return trace_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython: the indented text rendering."""
+        printer.text(repr(self) if cycle else self.text())
+
     def __repr__(self) -> str:
         return f"<Trace of {len(self.hops())} hops, {len(self.events)} events>"
 
