@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .cuda import CudaUnavailableError
 from .dispatcher import dump_state, dump_table, find_op
 from .explain import bit_names, check_commutes, explain, resolve_op, what_if
 from .keys import (
@@ -477,12 +478,40 @@ def _make_tensor(device_type: str, spec: str, text: str) -> Any:
     try:
         with inference_mode() if inference else contextlib.nullcontext():
             return empty(tuple(shape), dtype=dtype, device=device_type, requires_grad=grad)
+    except CudaUnavailableError:  # explain runs nothing: a stand-in with CUDA's keys will do
+        return _cuda_stand_in(tuple(shape), dtype, grad, inference)
     except RuntimeError as e:
         from .tensor import _DEVICES
 
         raise CliError(f"cannot make the tensor {text!r}: {e}",
                        f"devices with a backend: {', '.join(sorted(_DEVICES))}; requires_grad needs a floating "
                        "dtype") from None
+
+
+def _cuda_stand_in(shape: tuple[int, ...], dtype: Any, grad: bool, inference: bool) -> Any:
+    """A CUDA tensor without pycuda, for ``explain``: meta-like data (shape, strides, dtype, no
+    elements) under the CUDA device and its key set, so the explanation is the one a GPU would get.
+    """
+    import numpy as np
+    from dispatchcore_backends.meta.kernels import MetaData
+
+    from .dtypes import get_default_dtype
+    from .shapes import contiguous_strides
+    from .tensor import wrap
+
+    dt = dtype if dtype is not None else get_default_dtype()
+    np_dtype = np.dtype(dt.np) if hasattr(dt, "np") else np.dtype(str(dt).rpartition(".")[2])
+    strides = tuple(s * np_dtype.itemsize for s in contiguous_strides(shape))
+    t = wrap(MetaData(shape, strides, np_dtype), "cuda:0", _inference=inference)
+    if grad:
+        if not dt.is_floating_point and not dt.is_complex:
+            raise CliError(f"cannot make a tensor of {dt} require grad", "requires_grad needs a floating dtype")
+        t._requires_grad = True
+    _CUDA_STAND_INS.append(t)
+    return t
+
+
+_CUDA_STAND_INS: list[Any] = []  # the stand-ins this run made: the explanation notes them
 
 
 def _guard(name: str) -> Any:
@@ -549,6 +578,9 @@ def _explain_command(args: argparse.Namespace) -> int:
             raise CliError(f"the arguments do not fit {op.qualname}: {e}".splitlines()[0],
                            f"its schema: {op.schema}") from None
     print(_short(str(explanation)))
+    if _CUDA_STAND_INS:
+        print("note: pycuda is not installed, so the cuda arguments are stand-ins (shape, dtype and CUDA's key "
+              "set, no memory): the dispatch is a GPU's, and explain runs no kernel anyway.")
     return 0 if explanation.ok else 1
 
 

@@ -328,3 +328,21 @@ def test_the_tours_next_step_commands_run_as_printed():
         proc = subprocess.run([sys.executable, "-m", "dispatchcore", *argv], capture_output=True, text=True,
                               timeout=120)
         assert proc.returncode == 0, (command, proc.stderr)
+
+
+def test_explain_takes_cuda_arguments_without_pycuda(capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("pycuda") is not None:
+        pytest.skip("pycuda is installed: the cuda arguments are real tensors here")
+    assert main(["explain", "aten::add", "--arg", "cuda:3:grad", "--arg", "cuda:3"]) == 0
+    out = capsys.readouterr().out
+    assert "Tensor(cuda, 3, float32, requires_grad)" in out
+    assert "highest priority key: AutogradCUDA" in out
+    assert "the call would run AutogradCUDA -> CUDA" in out
+    assert "note: pycuda is not installed, so the cuda arguments are stand-ins" in out
+    cli._CUDA_STAND_INS.clear()
+    # a CPU scalar with a CUDA tensor dispatches to CUDA, as on a GPU (CUDABit outranks CPUBit)
+    assert main(["explain", "aten::mul", "--arg", "cpu:scalar", "--arg", "cuda:3"]) == 0
+    assert "the call would run AutogradCUDA -> CUDA" in capsys.readouterr().out
+    cli._CUDA_STAND_INS.clear()
