@@ -489,8 +489,10 @@ def _make_tensor(device_type: str, spec: str, text: str) -> Any:
 
 
 def _cuda_stand_in(shape: tuple[int, ...], dtype: Any, grad: bool, inference: bool) -> Any:
-    """A CUDA tensor without pycuda, for ``explain``: meta-like data (shape, strides, dtype, no
-    elements) under the CUDA device and its key set, so the explanation is the one a GPU would get.
+    """A CUDA tensor without pycuda, for ``explain``: meta-like data under CUDA's device and key set.
+
+    The data has shape, strides and dtype but no elements, so the explanation is the one a GPU
+    would get while nothing can run.
     """
     import numpy as np
     from dispatchcore_backends.meta.kernels import MetaData
