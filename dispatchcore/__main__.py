@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import html
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -362,10 +364,40 @@ def _resolve(name: str, args: tuple | None = None, kwargs: dict | None = None) -
                                "the overload may be left out when there is only one.") from None
 
 
-def _dump(kind: str, name: str) -> int:
+def _dump(kind: str, name: str, fmt: str = "text") -> int:
     op = _resolve(name)
+    if kind == "table" and fmt != "text":
+        print(_table_html(op) if fmt == "html" else json.dumps(_table_json(op), indent=2))
+        return 0
     print(dump_table(op) if kind == "table" else dump_state(op), end="")
     return 0
+
+
+def _page(title: str, fragment: str) -> str:
+    """A notebook picture (``dispatchcore.notebook``) as a standalone page."""
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+            f"</head><body>{fragment}</body></html>")
+
+
+def _table_html(op: Any) -> str:
+    from .notebook import table_html
+
+    return _page(f"{op.qualname}: dispatch table", table_html(op))
+
+
+def _table_json(op: Any) -> dict[str, Any]:
+    """The computed table as data: one entry per runtime key with a kernel, in the dump's order."""
+    from .dispatcher import DUMP_ORDER
+    from .plugins import load_backends
+
+    load_backends()
+    rows = []
+    for key in DUMP_ORDER:
+        reg, label = op.table_entry(key)
+        if reg is not None:
+            rows.append({"key": key.name, "label": label, "fallthrough": bool(getattr(reg, "fallthrough", False)),
+                         "kernel": _short(reg.debug)})
+    return {"op": op.qualname, "schema": str(op.schema) if op.schema is not None else None, "table": rows}
 
 
 # --- explain ------------------------------------------------------------------------------------
@@ -553,6 +585,21 @@ def _guard(name: str) -> Any:
     raise CliError(f"unknown guard {name!r}", GUARD_HELP)
 
 
+def _explanation_json(ex: Any) -> dict[str, Any]:
+    """``explain``'s answer as data: the key sets as raw values and key names, the path, the verdict."""
+    from .trace_render import key_names
+
+    def keyset(bits: int) -> dict[str, Any]:
+        return {"raw": f"{bits:#x}", "keys": key_names(bits)}
+
+    return {"call": ex.call, "ok": ex.ok, "key": ex.key.name, "rule": ex.rule,
+            "arguments": keyset(ex.contributed), "included": keyset(ex.included), "excluded": keyset(ex.excluded),
+            "effective": keyset(ex.effective), "path": [k.name for k in ex.path],
+            "steps": [{"key": st.key.name, "label": st.label} for st in ex.steps],
+            "error": ex.error, "missing": ex.missing, "fix": ex.fix,
+            "stand_ins": bool(_CUDA_STAND_INS)}
+
+
 def _explain_command(args: argparse.Namespace) -> int:
     import shlex
 
@@ -579,6 +626,15 @@ def _explain_command(args: argparse.Namespace) -> int:
         except RuntimeError as e:
             raise CliError(f"the arguments do not fit {op.qualname}: {e}".splitlines()[0],
                            f"its schema: {op.schema}") from None
+    fmt = getattr(args, "format", "text")
+    if fmt == "html":
+        from .notebook import explanation_html
+
+        print(_page(f"explain {explanation.call}", explanation_html(explanation)))
+        return 0 if explanation.ok else 1
+    if fmt == "json":
+        print(json.dumps(_explanation_json(explanation), indent=2))
+        return 0 if explanation.ok else 1
     print(_short(str(explanation)))
     if _CUDA_STAND_INS:
         print("note: pycuda is not installed, so the cuda arguments are stand-ins (shape, dtype and CUDA's key "
@@ -612,8 +668,6 @@ def _what_if_command(args: argparse.Namespace) -> int:
 # --- trace --------------------------------------------------------------------------------------
 def _render(recorded: Any, fmt: str) -> str:
     """Render with ``dispatchcore.trace_render``; minimal built-in text/json while it lacks one."""
-    import json
-
     try:
         from . import trace_render
 
@@ -815,8 +869,6 @@ def print_guards(out: Callable[[str], Any] = print, as_json: bool = False) -> No
     """The guard visualizer: which bits each guard and mode flips (``dispatchcore guards``)."""
     rows = guard_rows()
     if as_json:
-        import json
-
         out(json.dumps(rows, indent=2))
         return
     out("Guards and modes are bit flips in the thread-local include/exclude key sets (raw hex before -> after),")
@@ -886,6 +938,9 @@ def build_parser() -> argparse.ArgumentParser:
                             ("state", "an operator's registrations (torch._C._dispatch_dump)")):
         p = sub.add_parser(name, help=help_text, description=help_text + ".")
         p.add_argument("op", help="qualified name, e.g. aten::add.Tensor (aten.add.Tensor works too)")
+        if name == "table":
+            p.add_argument("--format", "-f", choices=("text", "html", "json"), default="text",
+                           help="text (torch's dump), html (a coloured table) or json (default: text)")
         _user_code_options(p)
     p = sub.add_parser("explain", help="why a call dispatches where it does (or fails), without running it",
                        description="Show the dispatcher's decision for one call: each argument's key set, the TLS "
@@ -899,6 +954,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="positional and keyword arguments in one string, after any --arg")
     p.add_argument("--guard", "-g", action="append", default=[], metavar="GUARD",
                    help="enter a guard or mode first (repeatable); see below")
+    p.add_argument("--format", "-f", choices=("text", "html", "json"), default="text",
+                   help="text, html (the key-set strips and the path) or json (default: text)")
     _user_code_options(p)
     for name, help_text in (("what-if", "diff an operator's table against one with kernels added/removed"),
                             ("commutes", "check that registering an operator's kernels in any order gives one table")):
@@ -978,7 +1035,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         _load_user_code(getattr(args, "imports", None) or (), getattr(args, "files", None) or ())
         if command in ("table", "state"):
-            return _dump(command, args.op)
+            return _dump(command, args.op, getattr(args, "format", "text"))
         if command == "explain":
             return _explain_command(args)
         if command in ("what-if", "commutes"):

@@ -346,3 +346,25 @@ def test_explain_takes_cuda_arguments_without_pycuda(capsys):
     assert main(["explain", "aten::mul", "--arg", "cpu:scalar", "--arg", "cuda:3"]) == 0
     assert "the call would run AutogradCUDA -> CUDA" in capsys.readouterr().out
     cli._CUDA_STAND_INS.clear()
+
+
+def test_table_formats_json_and_html_carry_the_dumps_rows(capsys):
+    op = dc.ops.aten.mm.default
+    dump = [line.split(": ", 1)[0] for line in dc.dump_table(op).splitlines()]
+    assert main(["table", "aten::mm", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["op"] == "aten::mm" and [row["key"] for row in data["table"]] == dump
+    assert {row["key"]: row["label"] for row in data["table"]}["AutogradCPU"] == "autograd kernel"
+    assert main(["table", "aten::mm", "-f", "html"]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("<!DOCTYPE html>") and page.count("<tr ") >= len(dump)
+    assert 'data-key="CPU" data-label="kernel"' in page
+
+
+def test_explain_formats_json_and_html(capsys):
+    assert main(["explain", "aten::add", "--arg", "cpu:3", "--arg", "meta:3", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] and data["path"] == ["AutogradMeta", "Meta"] and data["effective"]["raw"].startswith("0x")
+    assert main(["explain", "aten::add", "--arg", "cpu:3", "--arg", "cpu:3", "-f", "html"]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("<!DOCTYPE html>") and 'data-step="1" data-key="CPU"' in page
