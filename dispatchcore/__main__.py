@@ -526,17 +526,13 @@ def _cuda_stand_in(shape: tuple[int, ...], dtype: Any, grad: bool, inference: bo
     The data has shape, strides and dtype but no elements, so the explanation is the one a GPU
     would get while nothing can run.
     """
-    import numpy as np
-    from dispatchcore_backends.meta.kernels import MetaData
-
+    from . import empty
     from .dtypes import get_default_dtype
-    from .shapes import contiguous_strides
     from .tensor import wrap
 
     dt = dtype if dtype is not None else get_default_dtype()
-    np_dtype = np.dtype(dt.np) if hasattr(dt, "np") else np.dtype(str(dt).rpartition(".")[2])
-    strides = tuple(s * np_dtype.itemsize for s in contiguous_strides(shape))
-    t = wrap(MetaData(shape, strides, np_dtype), "cuda:0", _inference=inference)
+    meta = empty(shape, dtype=dt, device="meta")  # the Meta backend makes the element-free data
+    t = wrap(meta._data, "cuda:0", _inference=inference)
     if grad:
         if not dt.is_floating_point and not dt.is_complex:
             raise CliError(f"cannot make a tensor of {dt} require grad", "requires_grad needs a floating dtype")
