@@ -1312,7 +1312,7 @@ def nll_targets_in_range(x: np.ndarray, t: np.ndarray, ignore_index: int) -> boo
     """
     return (x.ndim == 2 and t.ndim == 1 and t.dtype is _I64 and (x.dtype is _F32 or x.dtype is _F64)
             and 0 < x.shape[0] == t.shape[0] < 1 << 24 and not 0 <= ignore_index < x.shape[1]
-            and bool((t.view(_U64) < x.shape[1]).all()))  # negative targets wrap to huge unsigned
+            and int(_maximum.reduce(t.view(_U64))) < x.shape[1])  # negative targets wrap to huge unsigned
 
 
 def nll_rows(n: int) -> np.ndarray:
@@ -1558,7 +1558,10 @@ def copy__cpu(self, src, non_blocking=False):
 
 def fill__scalar_cpu(self, value):
     a = self._data
-    a.fill(_checked_scalar(value, a.dtype))
+    if value.__class__ is int and (value == 1 or value == 0):  # ones_like, zeros: fit every dtype
+        a.fill(value)
+    else:
+        a.fill(_checked_scalar(value, a.dtype))
     return self
 
 
@@ -1839,12 +1842,12 @@ def _check_layout(layout: Any, op: str) -> None:
 
 
 def _check_size(size: Any, op: str = "") -> tuple:
-    shape = (int(size),) if isinstance(size, int) else tuple(int(s) for s in size)
-    for s in shape:
-        if s < 0:
-            if op == "zeros":
-                raise RuntimeError("zeros: Dimension size must be non-negative.")
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {_shape_str(shape)}")
+    shape = (int(size),) if isinstance(size, int) else tuple(map(int, size))
+    if shape and min(shape) < 0:
+        if op == "zeros":
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
+        first = next(s for s in shape if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {first}: {_shape_str(shape)}")
     return shape
 
 
@@ -1859,8 +1862,8 @@ def empty_memory_format_cpu(size, *, dtype=None, layout=None, device=None, pin_m
 
 def empty_strided_cpu(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
     _check_layout(layout, "empty_strided")
-    shape, strides = _check_size(size), tuple(int(s) for s in stride)
-    if any(s < 0 for s in strides):
+    shape, strides = _check_size(size), tuple(map(int, stride))
+    if strides and min(strides) < 0:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={_shape_str(shape)} and "
                            f"strides={_shape_str(strides)}")
     if strides == _contiguous_strides(shape):  # empty_like of a contiguous tensor: plain np.empty

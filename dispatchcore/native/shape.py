@@ -36,8 +36,8 @@ import numpy as np
 from .. import dtypes as _dt
 from ..library import Library
 from ..ops import aten as A
+from ..shapes import channels_last_strides, is_channels_last_strides, is_non_overlapping_and_dense, wrap_dim
 from ..shapes import contiguous_strides as _contiguous_strides
-from ..shapes import is_channels_last_strides, is_non_overlapping_and_dense, wrap_dim
 from ..tensor import Tensor
 
 __all__ = ["FUNCTIONS", "METHODS", "SCHEMAS", "register", "register_autograd"]
@@ -220,8 +220,6 @@ def like_strides(t: Tensor, memory_format: Any) -> list[int]:
     A non-overlapping and dense input keeps its strides; any other gets the contiguous (or
     channels-last, when its strides say so) layout, as ``empty_like`` does.
     """
-    from ..shapes import channels_last_strides, contiguous_strides
-
     data = t._data
     if memory_format is None and data.__class__ is np.ndarray and data.flags.c_contiguous:
         return list(t.stride())  # preserve_format of a contiguous (so dense) tensor: its strides
@@ -232,7 +230,7 @@ def like_strides(t: Tensor, memory_format: Any) -> list[int]:
             return list(strides)
         if len(shape) == 4 and is_channels_last_strides(shape, strides):
             return list(channels_last_strides(shape))
-        return list(contiguous_strides(shape))
+        return list(_contiguous_strides(shape))
     if fmt == "channels_last":
         if len(shape) != 4:
             raise RuntimeError("required rank 4 tensor to use channels_last format")
@@ -246,7 +244,7 @@ def like_strides(t: Tensor, memory_format: Any) -> list[int]:
             out[d] = acc
             acc *= max(shape[d], 1)
         return out
-    return list(contiguous_strides(shape))
+    return list(_contiguous_strides(shape))
 
 
 _FORMAT_NUMBERS = {0: "contiguous_format", 1: "preserve_format", 2: "channels_last", 3: "channels_last_3d"}
