@@ -274,6 +274,12 @@ class DispatchKeySet:
 
         return keyset_html(self)
 
+    def _repr_svg_(self) -> str:
+        """Jupyter: the key set as an SVG bit strip with its raw value (``dispatchcore.notebook.keyset_svg``)."""
+        from .notebook import keyset_svg
+
+        return keyset_svg(self)
+
     def __repr__(self) -> str:
         return "DispatchKeySet(" + ", ".join(k.name for k in self) + ")"
 

@@ -189,6 +189,12 @@ class Trace:
 
         return trace_html(self)
 
+    def _repr_svg_(self) -> str:
+        """Jupyter (where HTML is not shown): the sequence diagram (``dispatchcore.notebook.trace_svg``)."""
+        from .notebook import trace_svg
+
+        return trace_svg(self)
+
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         """IPython: the indented text rendering."""
         printer.text(repr(self) if cycle else self.text())

@@ -1,4 +1,4 @@
-"""Renderers for a recorded dispatch trace: indented text, versioned JSON, Mermaid and HTML.
+"""Renderers for a recorded dispatch trace: indented text, versioned JSON, Mermaid, SVG and HTML.
 
 Every renderer walks the same *timeline*: root hops and the events that happened between them,
 and, inside a hop, its nested hops and its own events in the order they happened (see
@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -44,6 +45,7 @@ __all__ = [
     "render_text",
     "render_json",
     "render_mermaid",
+    "render_svg",
     "render_html",
 ]
 
@@ -691,3 +693,204 @@ def render_html(trace: Any) -> str:
         f'<script type="application/json" id="trace-json">{data}</script>'
         f"<script>{_JS}</script></body></html>\n"
     )
+
+
+# --- SVG ----------------------------------------------------------------------------------------------
+# Every SVG picture is plain XML with presentation attributes: no <style>, no <script>, no ids, so
+# that inline in a page it can neither restyle the page nor collide with another picture. Text is
+# monospace, so its drawn width is known without a font: len(text) * size * _CHAR_WIDTH.
+SVG_FONT = "ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace"
+_CHAR_WIDTH = 0.6
+_INK, _MUTED, _ON = "#1a202c", "#718096", "#2b6cb0"
+# the fill and stroke of a note per event kind, the HTML page's colours
+_NOTE_COLOURS = {"guard_enter": ("#faf5ff", "#805ad5"), "guard_exit": ("#faf5ff", "#805ad5"),
+                 "node_created": ("#f0fff4", "#2f855a"), "version_bump": ("#fff5f5", "#c53030")}
+
+
+def _text_width(text: str, size: float) -> float:
+    return len(text) * size * _CHAR_WIDTH
+
+
+def _svg_text(x: float, y: float, text: str, size: float = 11, anchor: str = "start", fill: str = _INK,
+              extra: str = "") -> str:
+    return (f'<text x="{x:g}" y="{y:g}" font-size="{size:g}" text-anchor="{anchor}" fill="{fill}"{extra}>'
+            f"{_e(text)}</text>")
+
+
+def _svg_document(kind: str, width: float, height: float, title: str, body: str) -> str:
+    """An ``<svg>`` root: white background, a ``<title>``, scaled down (never up) to its container."""
+    w, h = int(width + 0.5), int(height + 0.5)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="dc-svg dc-{kind}" width="{w}" height="{h}" '
+            f'viewBox="0 0 {w} {h}" role="img" font-family="{SVG_FONT}" style="max-width: 100%; height: auto">'
+            f'<title>{_e(title)}</title><rect class="background" width="{w}" height="{h}" fill="#ffffff"/>'
+            f"{body}</svg>")
+
+
+def _arrowhead(x: float, y: float, pointing_right: bool, colour: str) -> str:
+    back = x - 8 if pointing_right else x + 8
+    return f'<polygon points="{x:g},{y:g} {back:g},{y - 4:g} {back:g},{y + 4:g}" fill="{colour}"/>'
+
+
+def render_svg(trace: Any) -> str:
+    """A sequence diagram in SVG, drawn from the same walk as ``render_mermaid``.
+
+    Lifelines are user code and the dispatch keys visited, highest priority first. A call is a
+    solid arrow from its caller (user code, or the key of the kernel that made it), a redispatch a
+    dashed one from the redispatching kernel's key; an activation bar marks each kernel while it
+    runs. Guards that changed the TLS (or were entered by user code), autograd nodes and version
+    bumps are notes over the key of the hop they happened in; ``[backward]`` frames of the
+    autograd engine are boxes around the hops they ran. Elements carry ``class`` and ``data-*``
+    attributes (``g.message[data-hop][data-op][data-from][data-to]``, ``g.participant[data-key]``,
+    ``g.note[data-over]``, ``g.frame[data-op]``) for tests and styling.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> with dc.trace() as t:
+        ...     _ = dc.ones(2, requires_grad=True) * 2
+        >>> picture = render_svg(t)
+        >>> 'data-to="AutogradCPU"' in picture and 'class="message redispatch"' in picture
+        True
+    """
+    labels = _labels(trace)
+    hop_numbers = _hop_index(trace)
+    names = sorted({h.key.name for h in trace.hops() if h.kind != "backward"}, key=_priority, reverse=True)
+    lanes = ["caller", *names]
+    titles = {"caller": "user code", **{name: name for name in names}}
+
+    # 1. the steps, in render_mermaid's order
+    steps: list[tuple[str, Any, Any]] = []
+
+    def emit(items: list[tuple[str, Any]], source: str) -> None:
+        for kind, item in items:
+            if kind == "event":
+                note = _event_note(item, labels)
+                if note is not None:
+                    steps.append(("note", source, item))
+                continue
+            if item.kind == "backward":  # a frame: a box around its calls, made from the same caller
+                steps.append(("frame", source, item))
+                emit(_timeline(trace, item), source)
+                steps.append(("end frame", source, item))
+                continue
+            steps.append(("message", source, item))
+            emit(_timeline(trace, item), item.key.name)
+            steps.append(("return", item.key.name, item))
+
+    emit(_timeline(trace), "caller")
+
+    # 2. the lane spacing: every title fits, and every message label fits between its lanes
+    column = lanes.index
+    spacing = max(130.0, *(_text_width(t, 12) + 24 for t in titles.values()))
+    for kind, source, hop in steps:
+        if kind == "message" and source != hop.key.name:
+            needed = _text_width(f"[{hop.kind}] {hop.op}", 11) + 24
+            spacing = max(spacing, needed / abs(column(source) - column(hop.key.name)))
+    spacing = min(spacing, 320.0)
+    x_of = {lane: 12 + spacing / 2 + i * spacing for i, lane in enumerate(lanes)}
+
+    # 3. lay the steps out top to bottom
+    header = 30
+    y = 12 + header + 18
+    right = 12 + len(lanes) * spacing
+    active: dict[str, list[float]] = {lane: [] for lane in lanes}  # start y of each open activation
+    bars: list[str] = []
+    front: list[str] = []
+    frames: list[tuple[Any, float, float, int]] = []
+    open_frames: list[tuple[Any, float]] = []
+
+    def bar_edge(lane: str, towards_right: bool) -> float:
+        """Where an arrow meets a lane: the edge of its innermost activation bar, or the lifeline."""
+        level = len(active[lane])
+        if level == 0:
+            return x_of[lane]
+        centre = x_of[lane] + (level - 1) * 5
+        return centre + 5 if towards_right else centre - 5
+
+    for kind, source, item in steps:
+        if kind == "message":
+            hop, target = item, item.key.name
+            dashed = ' stroke-dasharray="6 4"' if hop.kind == "redispatch" else ""
+            text = f"[{hop.kind}] {hop.op}"
+            attrs = (f'class="message {_e(hop.kind)}" data-hop="{hop_numbers[id(hop)]}" data-op="{_e(hop.op)}" '
+                     f'data-from="{_e(source)}" data-to="{_e(target)}" data-label="{_e(hop.label)}"')
+            tip = f"<title>{_e(f'{text} at {target}: {hop.label} ({hop.reason})')}</title>"
+            if source != target:
+                y += 16
+                rightwards = x_of[target] > x_of[source]
+                x1 = bar_edge(source, rightwards)
+                x2 = x_of[target] - 5 * (1 if rightwards else -1) + len(active[target]) * 5 * (0 if rightwards else 1)
+                middle = (x_of[source] + x_of[target]) / 2
+                front.append(f"<g {attrs}>{tip}"
+                             + _svg_text(middle, y - 6, text, 11, "middle")
+                             + f'<line x1="{x1:g}" y1="{y:g}" x2="{x2:g}" y2="{y:g}" stroke="{_INK}" '
+                               f'stroke-width="1.3"{dashed}/>'
+                             + _arrowhead(x2, y, rightwards, _INK) + "</g>")
+                active[target].append(y)
+                y += 10
+            else:  # a kernel calling into its own key: a loop to the right of the lane
+                y += 16
+                x1 = bar_edge(source, True)
+                x2 = x1 + 5
+                loop = x1 + 30
+                right = max(right, loop + 8 + _text_width(text, 11) + 12)
+                front.append(f"<g {attrs}>{tip}"
+                             + _svg_text(loop + 8, y + 12, text, 11)
+                             + f'<polyline points="{x1:g},{y:g} {loop:g},{y:g} {loop:g},{y + 18:g} {x2:g},{y + 18:g}" '
+                               f'fill="none" stroke="{_INK}" stroke-width="1.3"{dashed}/>'
+                             + _arrowhead(x2, y + 18, False, _INK) + "</g>")
+                active[target].append(y + 18)
+                y += 28
+        elif kind == "return":
+            start = active[source].pop()
+            level = len(active[source])
+            y += 6
+            bars.append(f'<rect class="activation" data-key="{_e(source)}" x="{x_of[source] + level * 5 - 5:g}" '
+                        f'y="{start:g}" width="10" height="{y - start:g}" fill="#ebf8ff" stroke="{_ON}"/>')
+            y += 6
+        elif kind == "note":
+            event = item
+            text = _event_note(event, labels) or ""
+            fill, stroke = _NOTE_COLOURS.get(event.kind, ("#f7fafc", _MUTED))
+            lines = textwrap.wrap(text, 76, break_on_hyphens=False) or [""]
+            width = max(_text_width(line, 10.5) for line in lines) + 14
+            height = len(lines) * 14 + 8
+            x = x_of[source] - 12
+            y += 6
+            right = max(right, x + width + 12)
+            body = "".join(_svg_text(x + 7, y + 15 + i * 14, line, 10.5) for i, line in enumerate(lines))
+            front.append(f'<g class="note {_e(event.kind)}" data-over="{_e(source)}"><rect x="{x:g}" y="{y:g}" '
+                         f'width="{width:g}" height="{height:g}" rx="2" fill="{fill}" stroke="{stroke}"/>{body}</g>')
+            y += height + 6
+        elif kind == "frame":
+            y += 8
+            open_frames.append((item, y))
+            y += 26
+        else:  # the end of a frame
+            hop, start = open_frames.pop()
+            y += 8
+            frames.append((hop, start, y, len(open_frames)))
+            y += 8
+
+    height = y + 24
+    width = right + 4
+    # 4. draw: frames at the back, then lifelines and headers, activation bars, messages and notes
+    back: list[str] = []
+    for hop, top, bottom, depth in frames:
+        inset = 4 + depth * 6
+        label = f"[backward] {hop.op}"
+        tab = _text_width(label, 11) + 16
+        back.append(f'<g class="frame backward" data-op="{_e(hop.op)}"><title>{_e(hop.reason)}</title>'
+                    f'<rect x="{inset:g}" y="{top:g}" width="{width - 2 * inset:g}" height="{bottom - top:g}" '
+                    f'fill="none" stroke="{_MUTED}" stroke-width="1.2"/>'
+                    f'<path d="M{inset:g},{top:g} h{tab:g} v14 l-6,6 H{inset:g} Z" fill="#edf2f7" stroke="{_MUTED}"/>'
+                    + _svg_text(inset + 6, top + 14, label, 11, extra=' font-weight="bold"') + "</g>")
+    for lane in lanes:
+        x, title = x_of[lane], titles[lane]
+        box = _text_width(title, 12) + 16
+        back.append(f'<line class="lifeline" x1="{x:g}" y1="{12 + header:g}" x2="{x:g}" y2="{height - 8:g}" '
+                    f'stroke="#a0aec0" stroke-dasharray="3 3"/>'
+                    f'<g class="participant" data-key="{_e(lane)}"><rect x="{x - box / 2:g}" y="12" width="{box:g}" '
+                    f'height="{header}" rx="3" fill="#edf2f7" stroke="#4a5568"/>'
+                    + _svg_text(x, 12 + header / 2 + 4, title, 12, "middle") + "</g>")
+    title = f"dispatch trace: {len(hop_numbers)} hops, {len(trace.events)} events"
+    return _svg_document("trace", width, height, title, "".join(back + bars + front))

@@ -85,8 +85,8 @@ def cells(text: str) -> list[tuple[str, str]]:
                     result.append(("markdown", "In Jupyter the trace is a picture as well: the hop tree with "
                                                "each key set's bits (`dispatchcore.notebook`)."))
                     result.append(("code", "t"))
-        elif info.startswith("{code-block}") or info.startswith("{toctree}"):
-            continue  # an Output block (the notebook shows the real output) or navigation
+        elif info.startswith(("{code-block}", "{toctree}", "{dispatchcore-")):
+            continue  # an Output block or a figure (the notebook shows the real ones), or navigation
         elif info.startswith("{note}"):
             prose.extend(["> **Note.** " + " ".join(line.strip() for line in body)])
         else:

@@ -8,35 +8,24 @@ screenshot (docs/_static/trace-html.png is made this way).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
-import struct
-import subprocess
-import zlib
+from pathlib import Path
 
 import pytest
 
 import dispatchcore as dc
 from dispatchcore.trace import trace
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+_spec = importlib.util.spec_from_file_location("_browser", Path(__file__).with_name("_browser.py"))
+assert _spec is not None and _spec.loader is not None
+_browser = importlib.util.module_from_spec(_spec)  # the helpers, shared with test_docs_browser.py
+_spec.loader.exec_module(_browser)
+BROWSER, BROWSERS, REQUIRED = _browser.BROWSER, _browser.BROWSERS, _browser.REQUIRED
+needs_browser, run_browser, png_info = _browser.needs_browser, _browser.run_browser, _browser.png_info
 WIDTH, HEIGHT = 1400, 1250
-
-
-def find_browser() -> str | None:
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-BROWSER = find_browser()
-REQUIRED = os.environ.get("DISPATCHCORE_REQUIRE_BROWSER") == "1"
-needs_browser = pytest.mark.skipif(
-    BROWSER is None and not REQUIRED, reason=f"no headless browser: none of {', '.join(BROWSERS)} is on PATH "
-                                             "(apt-get install chromium)")
 
 
 def test_a_browser_is_there_where_the_run_requires_one():
@@ -44,17 +33,6 @@ def test_a_browser_is_there_where_the_run_requires_one():
     if not REQUIRED:
         pytest.skip("this run does not require a browser (DISPATCHCORE_REQUIRE_BROWSER is not 1)")
     assert BROWSER is not None, f"none of {', '.join(BROWSERS)} is on PATH; .ci/run installs Debian's chromium"
-
-
-def run_browser(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert BROWSER is not None, "no headless browser (apt-get install chromium)"
-    command = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-               "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-               # a closed network: no background connections, no updates, no sync
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               f"--user-data-dir={tmp_path / 'profile'}", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "HOME": str(tmp_path)})
 
 
 @pytest.fixture
@@ -92,21 +70,6 @@ def test_dom_after_the_script_ran(page, tmp_path):
         assert all(re.search(rf'data-bit="{b}" title="bit {b}: \w+', cells) for b in bits)
     assert 'class="bit masked' in dom and 'class="bit skipped' in dom and "chosen" in dom
     assert dom.count('class="event ') == len(t.events)
-
-
-def png_info(data: bytes) -> tuple[int, int, bytes]:
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat, width, height = 8, b"", 0, 0
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind = data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            width, height = struct.unpack(">II", body[:8])
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    return width, height, zlib.decompress(idat)
 
 
 @needs_browser
