@@ -253,6 +253,24 @@ def print_keys(out: Callable[[str], Any] = print) -> None:
     out("\n`dispatchcore keys AutogradCPU` describes one key (runtime keys included).")
 
 
+def _keys_svg(names: list[str]) -> int:
+    """``keys --format svg``: the key-set layout, or the bit strip of one raw key-set value."""
+    from .notebook import keyset_layout_svg, keyset_svg
+
+    if not names:
+        print(keyset_layout_svg())
+        return 0
+    raw = _raw_value(names[0]) if len(names) == 1 else None
+    if raw is None:
+        raise CliError("--format svg draws the layout (no KEY) or one raw key-set value",
+                       "e.g. `dispatchcore keys 0x9400010001 --format svg`")
+    if raw < 0 or raw >= 1 << 64:
+        raise CliError(f"{raw:#x} is not a 64-bit key-set value",
+                       "a raw value is what hex(int(keyset)) prints, e.g. 0x9400010001")
+    print(keyset_svg(raw))
+    return 0
+
+
 def describe_raw(value: int, out: Callable[[str], Any] = print) -> None:
     """A raw key-set value (``0x9400010001``, what ``hex(int(ks))`` prints): its keys, highest first.
 
@@ -730,7 +748,8 @@ def _trace_command(args: argparse.Namespace) -> int:
 
 
 # --- run ----------------------------------------------------------------------------------------
-_TRACE_FORMATS = {".html": "html", ".htm": "html", ".json": "json", ".md": "mermaid", ".mmd": "mermaid"}
+_TRACE_FORMATS = {".html": "html", ".htm": "html", ".json": "json", ".md": "mermaid", ".mmd": "mermaid",
+                  ".svg": "svg"}
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -930,6 +949,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "decoded into the keys of that key set.")
     p.add_argument("key", nargs="*", help="key names to describe, e.g. AutogradCPU CompositeImplicitAutograd, "
                                           "or raw key-set values, e.g. 0x9400010001")
+    p.add_argument("--format", "-f", choices=("text", "svg"), default="text",
+                   help="text, or svg: the 64-bit layout without KEY, a key set's bit strip for a raw value "
+                        "(default: text)")
     for name, help_text in (("table", "an operator's computed dispatch table (torch._C._dispatch_dump_table)"),
                             ("state", "an operator's registrations (torch._C._dispatch_dump)")):
         p = sub.add_parser(name, help=help_text, description=help_text + ".")
@@ -972,8 +994,8 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="example: dispatchcore trace train.py --format html -o trace.html -- --steps 3")
     p.add_argument("script", help="path of the Python script to run")
     p.add_argument("script_args", nargs="*", help="arguments for the script (after --)")
-    p.add_argument("--format", "-f", choices=("text", "json", "mermaid", "html"), default="text",
-                   help="output format (default: text)")
+    p.add_argument("--format", "-f", choices=("text", "json", "mermaid", "html", "svg"), default="text",
+                   help="output format; svg is the sequence diagram as a picture (default: text)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the rendering to FILE instead of stdout")
     p = sub.add_parser("run", help="run an unchanged PyTorch script with torch resolved to dispatchcore",
                        description="Run SCRIPT as __main__ (via runpy) with an import hook under which torch and\n"
@@ -992,7 +1014,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "kernel ran")
     p.add_argument("--trace", metavar="FILE", dest="trace_file",
                    help="write the dispatch trace of a window of top-level calls to FILE (format by extension: "
-                        ".html, .json, .md/.mmd for mermaid, else text)")
+                        ".html, .json, .md/.mmd for mermaid, .svg, else text)")
     p.add_argument("--trace-calls", type=int, default=100, metavar="N",
                    help="how many top-level operator calls the --trace window holds (default: 100)")
     p.add_argument("--trace-skip", type=int, default=0, metavar="K",
@@ -1019,6 +1041,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             tour()
             return 0
         if command == "keys":
+            if args.format == "svg":
+                return _keys_svg(args.key)
             if args.key:
                 for name in args.key:
                     raw = _raw_value(name)

@@ -82,3 +82,19 @@ def test_keys_mixes_names_and_values_and_refuses_a_value_outside_64_bits(capsys)
     assert out.startswith("AutogradCPU = 134") and "= DispatchKeySet(AutogradCPU)" in out
     assert main(["keys", hex(1 << 64)]) == 2
     assert "is not a 64-bit key-set value" in capsys.readouterr().err
+
+
+def test_keys_format_svg_draws_the_layout_or_one_key_sets_strip(capsys):
+    import xml.etree.ElementTree as ET
+
+    assert main(["keys", "--format", "svg"]) == 0
+    layout = ET.fromstring(capsys.readouterr().out)
+    assert "dc-keyset-layout" in layout.get("class", "")
+    assert main(["keys", "0x9400010001", "-f", "svg"]) == 0
+    strip = ET.fromstring(capsys.readouterr().out)
+    title = strip.find("{http://www.w3.org/2000/svg}title")
+    assert title is not None and title.text.startswith("DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU")
+    assert main(["keys", "AutogradCPU", "--format", "svg"]) == 2
+    assert "one raw key-set value" in capsys.readouterr().err
+    assert main(["keys", hex(1 << 64), "--format", "svg"]) == 2
+    assert "is not a 64-bit key-set value" in capsys.readouterr().err

@@ -216,6 +216,10 @@ def test_trace_json_and_files(capsys, script, tmp_path):
     target = tmp_path / "trace.html"
     assert main(["trace", str(script), "-f", "html", "-o", str(target)]) == 0
     assert "<html" in target.read_text().lower()
+    target = tmp_path / "trace.svg"
+    assert main(["trace", str(script), "-f", "svg", "-o", str(target)]) == 0
+    picture = target.read_text()
+    assert picture.startswith("<svg") and "aten::mul.Tensor" in picture
 
 
 def test_trace_exit_codes(capsys, tmp_path):

@@ -107,6 +107,9 @@ def test_trace_writes_the_window_of_top_level_calls(capsys, tmp_path):
     html = tmp_path / "window.html"
     assert main(["run", "--trace", str(html), "--trace-calls", "5", str(SCRIPTS / "exits.py"), "0"]) == 0
     assert html.read_text().lstrip().lower().startswith("<!doctype html")
+    picture = tmp_path / "window.svg"
+    assert main(["run", "--trace", str(picture), "--trace-calls", "5", str(SCRIPTS / "exits.py"), "0"]) == 0
+    assert picture.read_text().startswith("<svg")
 
 
 def test_a_missing_script_or_bad_window_is_a_usage_error(capsys, tmp_path):
