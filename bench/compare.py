@@ -323,11 +323,28 @@ def dc_autograd() -> dict:
 
     loss, ref = mlp_reference()
     return {
+        "custom_op_fb": _custom_op_fb(dc, ag, bg, go),
         "dc": dc, "add": add, "mul": mul, "a": a, "b": b, "ag": ag, "bg": bg, "go": go, "fb": fb,
         "mlp_step": mlp_step, "mlp_fwd": mlp_fwd, "mlp_ref": ref, "mlp_loss": loss, "close": _close,
         "MyReLU": MyReLU, "relu_fb": relu_fb, "lib": lib, "myadd": myadd, "custom_fb": custom_fb,
         "tls_get": __import__("dispatchcore.tls", fromlist=["tls_get"]).tls_get,
     }
+
+
+def _custom_op_fb(lib, ag, bg, go) -> Callable[[], None]:
+    """G16's custom_op row, one program for both sides: ``library.custom_op`` + ``register_autograd``."""
+    @lib.library.custom_op("dc_compare_co::myadd", mutates_args=(), schema="(Tensor a, Tensor b) -> Tensor")
+    def myadd(a, b):  # this module's annotations are strings: the schema is given
+        return lib.add(a, b)
+
+    myadd.register_autograd(lambda ctx, g: (g, g))
+
+    def custom_op_fb():
+        myadd(ag, bg).backward(go)
+        ag.grad = None
+        bg.grad = None
+
+    return custom_op_fb
 
 
 @functools.cache
@@ -392,6 +409,7 @@ def torch_autograd() -> dict:
 
     loss, ref = mlp_reference()
     return {
+        "custom_op_fb": _custom_op_fb(torch, ag, bg, go),
         "torch": torch, "a": a, "b": b, "ag": ag, "bg": bg, "go": go, "fb": fb,
         "mlp_step": mlp_step, "mlp_fwd": mlp_fwd, "mlp_ref": ref, "mlp_loss": loss, "close": _close,
         "MyReLU": MyReLU, "relu_fb": relu_fb, "lib": lib, "myadd": myadd, "custom_fb": custom_fb,
@@ -626,6 +644,12 @@ _AUTOGRAD_CASES: list[Case] = [
                      check="myadd(ag, bg).backward(go)\n"
                            "assert ag.grad.tolist() == bg.grad.tolist() == [1.0] * 10\nag.grad = bg.grad = None"),
          recorded=52000.0),
+    Case("G16", "custom_op + register_autograd (10,) fwd+bwd (gc on)", **G16,
+         dc=Side(dc_autograd, "custom_op_fb()", label="library.custom_op myadd(ag, bg).backward(go); grads cleared",
+                 check="custom_op_fb()\nassert ag.grad is None and bg.grad is None"),
+         anchor=Side(torch_autograd, "custom_op_fb()", label="torch.library.custom_op: the same",
+                     check="custom_op_fb()\nassert ag.grad is None and bg.grad is None"),
+         recorded=57000.0),
     Case("info", "custom op (10,) forward only (records the Function's node)", kind="info",
          dc=Side(dc_autograd, "myadd(ag, bg)", label="myadd(ag, bg)"),
          anchor=Side(torch_autograd, "myadd(ag, bg)", label="torch: myadd(ag, bg) (register_autograd)")),

@@ -68,6 +68,7 @@ from .dtypes import (
 from .errors import DispatchError, RegistrationError, SchemaError
 from .explain import CommuteReport, Explanation, WhatIf, check_commutes, explain, what_if
 from .factories import (
+    from_numpy,
     arange,
     empty,
     empty_like,
@@ -307,6 +308,7 @@ __all__ = [
     "float32",
     "float64",
     "full",
+    "from_numpy",
     "full_like",
     "get_default_dtype",
     "half",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,7 @@ from .tls import AutoDispatchBelowADInplaceOrView as _Below
 # kernels write nothing through the dispatcher, and their traces stay as they were.
 _WRITTEN_BY_COMPOSITE = frozenset({"rand", "randn"})
 
-__all__ = ["arange", "empty", "empty_like", "empty_strided", "full", "full_like", "linspace",
+__all__ = ["arange", "empty", "empty_like", "empty_strided", "from_numpy", "full", "full_like", "linspace",
            "manual_seed", "ones", "ones_like", "rand", "rand_like", "randn", "randn_like", "tensor",
            "zeros", "zeros_like"]
 
@@ -301,6 +302,44 @@ _NUMBER_CLASSES = (int, float, bool, complex)
 _TENSOR = _parser("tensor(PyObject* data, *, ScalarType? dtype=None, Device? device=None, "
                   "bool pin_memory=False, bool requires_grad=False)")
 _TENSOR_DEFAULTS = _defaults(_TENSOR)
+
+
+_warned_not_writable = False
+
+
+def from_numpy(ndarray: Any) -> Tensor:
+    """A CPU tensor sharing ``ndarray``'s memory (``torch.from_numpy``): no copy, no operator call.
+
+    Example:
+        >>> a = np.array([1.0, 2.0])
+        >>> t = from_numpy(a)
+        >>> a[0] = 5.0
+        >>> t
+        tensor([5., 2.], dtype=dispatchcore.float64)
+    """
+    global _warned_not_writable
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if ndarray.dtype not in _dt._by_np:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{ndarray.dtype.type.__name__}. The only supported "
+                        "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+                        "uint8, and bool.")
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
+                         "between byte orders is currently not supported.")
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
+                         "strides are not currently supported. (You can probably work around this by making a copy "
+                         "of your array  with array.copy().) ")
+    if not ndarray.flags.writeable and not _warned_not_writable:
+        _warned_not_writable = True  # torch warns once per program
+        warnings.warn("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
+                      "This means writing to this tensor will result in undefined behavior. You may want to copy "
+                      "the array to protect its data or make it writable before converting it to a tensor. This "
+                      "type of warning will be suppressed for the rest of this program.", UserWarning, stacklevel=2)
+    if _plugins._done is False:
+        _plugins.load_backends()
+    return wrap_cpu(ndarray)
 
 
 def tensor(data: Any, *args: Any, **kwargs: Any) -> Tensor:

@@ -5,6 +5,7 @@ and ``impl``) on top of the C++ semantics of ``torch/library.h`` (TORCH_LIBRARY 
 _FRAGMENT). Invariant: every registration is validated before the registry changes, so a failed
 call leaves it exactly as it was, and destroying a Library removes its registrations newest
 first, restoring every previous table. An impl may come before its def (Note [Impl before def]).
+The high-level ``custom_op`` API (``dispatchcore/custom_ops.py``) is re-exported here, as torch.library does.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from .keys import (
 from .operator import KernelRegistration, OperatorHandle, SourceLocation, fallthrough_kernel, protocol_attr
 from .schema import FunctionSchema, parse_schema, python_default
 
-__all__ = ["Library", "RegistrationHandle", "define", "fallthrough_kernel", "impl"]
+__all__ = ["CustomOpDef", "Library", "RegistrationHandle", "custom_op", "define", "fallthrough_kernel", "get_ctx",
+           "impl", "infer_schema", "opcheck", "register_autograd", "register_fake", "register_kernel"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 # c10's toString(Library::Kind), as the registration errors name the enclosing block
@@ -704,3 +706,17 @@ def _device_type_to_key(device_type: str) -> str:
             "maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of "
             f"device string: {device_type}")
     return key
+
+
+# The high-level API (torch.library.custom_op and friends) lives in custom_ops.py, on top of this
+# module's Library; imported last, when everything it uses from here exists.
+from .custom_ops import (  # noqa: E402
+    CustomOpDef,
+    custom_op,
+    get_ctx,
+    infer_schema,
+    opcheck,
+    register_autograd,
+    register_fake,
+    register_kernel,
+)
