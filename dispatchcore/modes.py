@@ -43,6 +43,7 @@ from typing import Any, TextIO
 from .dtypes import WrappedNumber
 from .keys import DispatchKey
 from .keyset import FULL, full_after_bits, key_bits
+from .tensor import Tensor as _Tensor
 from .tls import keys_state
 from .tls import per_thread as _pt
 
@@ -182,6 +183,30 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
         state = st.keys
         included, excluded, keep = state
         stack = st.modes
+        overloaded = _NONE  # See Note [Python key: modes, then subclasses]
+        for a in args:
+            if a.__class__ is not _Tensor and a.__class__ not in _NOT_TENSORS:
+                overloaded = _overloaded(args, kwargs)
+                break
+        else:
+            if kwargs:
+                overloaded = _overloaded(args, kwargs)
+        if stack is None and not overloaded:
+            # No mode, no subclass (the key was included by hand): redispatch below the Python
+            # key. c10 also edits the TLS for that redispatch; dispatchcore leaves it alone, so a
+            # kernel below that calls another operator passes through here again, same result.
+            return op.redispatch(bits & _BELOW_PYTHON, *args, **kwargs)
+        for a in args:  # See Note [Numbers for a mode]
+            if getattr(a, "_meta", None).__class__ is WrappedNumber:
+                args = tuple([_as_python(a) for a in args])
+                break
+        if kwargs:
+            for a in kwargs.values():
+                if getattr(a, "_meta", None).__class__ is WrappedNumber:
+                    kwargs = {k: _as_python(v) for k, v in kwargs.items()}
+                    break
+        types = tuple([type(a) for a in overloaded]) if overloaded else ()
+        mode = None
         if stack is not None:
             # ExcludeDispatchKeyGuard(after_Python_keyset), then StashTorchDispatchModeGuard:
             # the mode is off the stack (and, if it was the last, the Python keys off) inside
@@ -189,28 +214,36 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
             st.modes = rest
             st.keys = (included if rest is not None else included & _WITHOUT_MODE_KEYS,
                        excluded | ABOVE_PYTHON, keep & _KEEP_BELOW)
-            for a in args:  # See Note [Numbers for a mode]
-                if getattr(a, "_meta", None).__class__ is WrappedNumber:
-                    args = tuple([_as_python(a) for a in args])
-                    break
-            if kwargs:
-                for a in kwargs.values():
-                    if getattr(a, "_meta", None).__class__ is WrappedNumber:
-                        kwargs = {k: _as_python(v) for k, v in kwargs.items()}
-                        break
             try:
-                return mode.__dispatch__(op, (), args, kwargs)
+                ret = mode.__dispatch__(op, types, args, kwargs)
             finally:
                 st.keys = state
                 st.modes = stack
-        # No mode (the key was included by hand): redispatch below the Python key. c10 also
-        # edits the TLS for that redispatch (drops Python from the include set, excludes the keys
-        # above it); dispatchcore leaves the TLS alone here, so a kernel below that calls another
-        # operator passes through this fallback again, with the same result.
-        return op.redispatch(bits & _BELOW_PYTHON, *args, **kwargs)
+            if ret is not NotImplemented:
+                return ret
+            if not overloaded:
+                raise _subclass().multiple_dispatch_failed(op, [], mode)
+        # the subclasses' turn, the mode stack as it was: their handlers run with only the keys
+        # above Python excluded (dispatch_on_subclass, after the mode's stash guard is gone)
+        st.keys = (included, excluded | ABOVE_PYTHON, keep & _KEEP_BELOW)
+        try:
+            return _subclass().dispatch_to_subclasses(op, overloaded, types, args, kwargs, mode)
+        finally:
+            st.keys = state
 
     python_fallback.__qualname__ = f"python_fallback[{op.qualname}]"
     return python_fallback
+
+
+# Note [Python key: modes, then subclasses]: pythonFallback (PythonFallbackKernel.cpp) hands the
+# call to handle_torch_function_no_python_arg_parser with the "overloaded" arguments: the tensors
+# whose key set holds Python, i.e. instances of a class with __torch_dispatch__ (items of list
+# arguments too), one per class, subclasses before their superclasses. The innermost mode goes
+# first, with ``types`` = their classes; if it returns NotImplemented (or there is no mode), each
+# overloaded argument's ``__torch_dispatch__`` in turn, until one returns something else; all
+# NotImplemented is torch's TypeError (dispatchcore/subclass.py). Plain tensors never carry the
+# Python key: the fallback skips them (and numbers) with one class test per argument, and only
+# then collects the overloaded arguments.
 
 
 # Note [Numbers for a mode]: torch boxes an operator's arguments for Python with toPyObject,
@@ -224,6 +257,54 @@ def _as_python(value: Any) -> Any:
     """``value``, or the number a wrapped number stands for."""
     meta = getattr(value, "_meta", None)
     return meta.value if meta.__class__ is WrappedNumber else value
+
+
+_NONE: list[Any] = []  # no overloaded arguments (shared, never mutated)
+# argument classes that are never overloaded, skipped without a look at their key set
+_NOT_TENSORS = frozenset({int, float, bool, complex, str, type(None), WrappedNumber})
+_subclass_module: list[Any] = []
+
+
+def _subclass() -> Any:
+    """``dispatchcore.subclass``, imported on first use (it imports tensor.py, which loads after this)."""
+    if not _subclass_module:
+        from . import subclass
+
+        _subclass_module.append(subclass)
+    return _subclass_module[0]
+
+
+def _overloaded(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    return _subclass().overloaded_args(args, kwargs)
+
+
+def disable_current_modes() -> _DisableModes:
+    """Take every mode off this thread's stack for a while (``_python_dispatch._disable_current_modes``).
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> with dc.LoggingMode() as log, disable_current_modes():
+        ...     _ = dc.ones(1) + 1
+        >>> log.ops
+        []
+    """
+    return _DisableModes()
+
+
+class _DisableModes:
+    __slots__ = ("saved",)
+
+    def __enter__(self) -> None:
+        st = _pt.state
+        self.saved = (st.modes, st.keys)
+        if st.modes is not None:
+            included, excluded, keep = st.keys
+            st.modes = None
+            st.keys = keys_state(included & _WITHOUT_MODE_KEYS, excluded, keep)
+
+    def __exit__(self, *exc: Any) -> None:
+        st = _pt.state
+        st.modes, st.keys = self.saved
 
 
 def python_fallback(ks: Any, op: Any, *args: Any, **kwargs: Any) -> Any:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES, _by_np, device
 from .keys import DispatchKey
-from .keyset import tensor_keyset
+from .keyset import key_bits, tensor_keyset
 from .tls import inference_active as _inference_active
 from .tls import per_thread as _pt
 
@@ -162,6 +162,10 @@ def detached_alias(t: Tensor, cls: type | None = None) -> Any:
     ``nn.Parameter`` wraps a tensor, ``Parameter.detach()`` gives a plain one.
     """
     out: Any = _new(type(t) if cls is None else cls)
+    if cls is None and out.__class__ is not Tensor:  # a subclass keeps its own attributes (a wrapper's inner tensors)
+        state = getattr(t, "__dict__", None)
+        if state:
+            out.__dict__.update(state)
     out._data = t._data
     out._device = t._device
     out._key_bits = t._key_bits
@@ -334,16 +338,20 @@ class Tensor(metaclass=_TensorType):
     # --- data access ----------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The CPU data as an ndarray sharing memory (``torch.Tensor.numpy``)."""
+        if self._key_bits & _PYTHON_KEYS:
+            raise RuntimeError(".numpy() is not supported for tensor subclasses.")
         if self._device.type != "cpu":
             raise TypeError(
                 f"can't convert {self._device.type} device type tensor to numpy. Use Tensor.cpu() "
                 "to copy the tensor to host memory first.")
-        if self._requires_grad:
+        if self._requires_grad and _pt.state.autograd[0]:  # torch: only while grad mode is on
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
 
     def item(self) -> Any:
+        if self._key_bits & _PYTHON_KEYS:  # a subclass answers through its handler, as in torch
+            return _aten_local_scalar_dense()(self)
         if self.numel() != 1:
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
@@ -352,6 +360,8 @@ class Tensor(metaclass=_TensorType):
         return self._cpu_data().reshape(()).item()
 
     def tolist(self) -> Any:
+        if self._key_bits & _PYTHON_KEYS:
+            raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(self).__name__}")
         if self._device.type == "meta":  # torch copies to the CPU first, and meta's copy_ refuses
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return self._cpu_data().tolist()
@@ -506,10 +516,41 @@ class Tensor(metaclass=_TensorType):
         self._output_nr = 0
         return self
 
-    def __repr__(self) -> str:
-        from ._tensor_str import tensor_repr
+    # ``(*args, **kwargs)``, checked by _repr: overrides without ``tensor_contents`` stay type-correct
+    def __repr__(self, *args: Any, **kwargs: Any) -> str:
+        """``repr(t)``; ``tensor_contents=`` replaces the elements, for subclasses' own ``__repr__``."""
+        return _repr(self, *args, **kwargs)
 
-        return tensor_repr(self)
+    # --- tensor subclasses (dispatchcore/subclass.py) ---------------------------------------------
+    @classmethod
+    def __torch_dispatch__(cls, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        """No handler (``torch._C._disabled_torch_dispatch_impl``): run ``func`` with torch dispatch off.
+
+        A subclass that defines its own gets the ``Python`` key: see ``dispatchcore.subclass``.
+        """
+        from .tls import DisableTorchDispatch
+
+        with DisableTorchDispatch():
+            return func(*args, **(kwargs or {}))
+
+    @staticmethod
+    def _make_subclass(cls: type, data: Tensor, require_grad: bool = False) -> Any:
+        """An instance of ``cls`` sharing ``data`` (``torch.Tensor._make_subclass``); see ``subclass.make_subclass``."""
+        from .subclass import make_subclass
+
+        return make_subclass(cls, data, require_grad)
+
+    @staticmethod
+    def _make_wrapper_subclass(cls: type, size: Any, strides: Any = None, storage_offset: Any = None,
+                               **kwargs: Any) -> Any:
+        """A data-less ``cls`` instance (``torch.Tensor._make_wrapper_subclass``).
+
+        See ``dispatchcore.subclass.make_wrapper_subclass`` for the arguments.
+        """
+        from .subclass import make_wrapper_subclass
+
+        return make_wrapper_subclass(cls, size, strides, storage_offset, **kwargs)
 
     def __len__(self) -> int:
         if not self._data.ndim:
@@ -543,6 +584,28 @@ class Tensor(metaclass=_TensorType):
         return int(self.item())
 
     __hash__ = object.__hash__
+
+
+def _repr(t: Tensor, *, tensor_contents: str | None = None) -> str:
+    """``Tensor.__repr__(*, tensor_contents=None)``, as torch's ``_tensor_str._str``."""
+    if t.__class__ is not Tensor or tensor_contents is not None:
+        from .subclass import subclass_repr
+
+        return subclass_repr(t, tensor_contents)
+    from ._tensor_str import tensor_repr
+
+    return tensor_repr(t)
+
+
+# c10's python_ks: the keys an instance of a class with __torch_dispatch__ carries.
+_PYTHON_KEYS = key_bits(DispatchKey.Python) | key_bits(DispatchKey.PythonTLSSnapshot)
+
+
+def _aten_local_scalar_dense() -> Any:
+    """``aten._local_scalar_dense.default``, what ``item()`` dispatches for a subclass."""
+    from . import ops
+
+    return ops.aten._local_scalar_dense.default
 
 
 # A new Tensor with no slot set: type.__call__ bound to the class allocates it in C, past the
