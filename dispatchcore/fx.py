@@ -1,0 +1,787 @@
+"""Graph capture: ``make_fx`` records the aten calls that reach the ``Python`` key into a ``Graph``.
+
+Mirrors ``torch/fx/experimental/proxy_tensor.py`` (``make_fx``, ``ProxyTorchDispatchMode``), the
+parts of ``torch/fx/graph.py`` and ``torch/fx/node.py`` a traced graph needs (``Graph``, ``Node``,
+node naming, ``python_code``) and ``torch/fx/graph_module.py`` (``GraphModule``), and
+``torch/_decomp`` for ``core_aten_decompositions``. Invariant: a graph holds exactly the
+operators a ``DispatchMode`` saw, in call order, each node's arguments being the nodes of the
+tensors it was called with (tensors are matched by identity), so running the graph on the
+example inputs computes what the traced function computed.
+
+Example:
+    >>> import dispatchcore as dc
+    >>> from dispatchcore.fx import make_fx
+    >>> gm = make_fx(lambda x, y: (x * y).sum())(dc.ones(2), dc.ones(2))
+    >>> print(gm.code.strip())
+    def forward(self, x_1, y_1):
+        mul = dispatchcore.ops.aten.mul.Tensor(x_1, y_1);  x_1 = y_1 = None
+        sum_1 = dispatchcore.ops.aten.sum.default(mul);  mul = None
+        return sum_1
+    >>> gm(dc.tensor([1.0, 2.0]), dc.tensor([3.0, 4.0]))
+    tensor(11.)
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import keyword
+import operator
+import re
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import dispatchcore as _dc
+
+from .keys import DispatchKey
+from .keyset import full_after_bits, key_bits
+from .modes import DTYPE_ABBRS, DispatchMode
+from .ops import aten
+from .schema import NO_DEFAULT
+from .tensor import Tensor
+
+__all__ = [
+    "Graph",
+    "GraphModule",
+    "Node",
+    "TensorMetadata",
+    "core_aten_decompositions",
+    "make_fx",
+]
+
+# --- naming (torch/fx/graph.py: _Namespace) -----------------------------------------------------
+# A name may not shadow a Python keyword or builtin (``sum`` -> ``sum_1``), nor the names the
+# generated code itself uses (``inf``/``nan``, as torch registers them as custom builtins).
+_ILLEGAL_NAMES = set(keyword.kwlist) | set(vars(builtins)) | {"inf", "nan"}
+_NAME = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")  # base name, numeric suffix
+_NOT_IDENTIFIER = re.compile(r"[^0-9a-zA-Z_]+")
+_CAMEL = re.compile(r"(?<=[a-z])([A-Z])")
+
+
+class _Namespace:
+    """Unique node names, as ``torch.fx.graph._Namespace.create_name`` makes them.
+
+    A candidate keeps its name while it is free and legal; otherwise it gets the next free
+    numeric suffix of its base (``mul``, ``mul_1``, ``mul_2``; ``sum`` starts at ``sum_1``).
+    """
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+        self._base_count: dict[str, int] = {}
+
+    def create_name(self, candidate: str) -> str:
+        match = _NAME.match(candidate)
+        if match is None:
+            candidate = _NOT_IDENTIFIER.sub("_", candidate) or "_unnamed"
+            if candidate[0].isdigit():
+                candidate = f"_{candidate}"
+            match = _NAME.match(candidate)
+            assert match is not None  # an identifier by construction
+        base, suffix = match.group(1, 2)
+        if suffix is None or candidate in self._used:
+            num = self._base_count.get(base, 0)
+            if candidate in _ILLEGAL_NAMES:
+                num += 1
+                candidate = f"{base}_{num}"
+        else:
+            num = int(suffix)
+        while candidate in self._used:
+            num += 1
+            candidate = f"{base}_{num}"
+        self._used.add(candidate)
+        self._base_count[base] = num
+        return candidate
+
+
+def _target_name(target: Any) -> str:
+    """The name candidate of a node calling ``target``: the operator's base name, snake_cased."""
+    if target is operator.getitem:
+        return "getitem"
+    name = str(target).split(".")[1]  # "aten.add_.Tensor" -> "add_" (torch: overloadpacket.__name__)
+    if name.startswith("__") and name.endswith("__"):
+        name = name[2:-2]
+    return _CAMEL.sub(r"_\1", name).lower()
+
+
+# --- Node and Graph (torch/fx/node.py, torch/fx/graph.py) ----------------------------------------
+class TensorMetadata(NamedTuple):
+    """A tensor's shape, dtype, strides and ``requires_grad`` (``torch.fx.passes.shape_prop``)."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+    requires_grad: bool
+    stride: tuple[int, ...]
+
+
+class Node:
+    """One operation of a ``Graph``: ``placeholder``, ``get_attr``, ``call_function`` or ``output``.
+
+    ``target`` is the ``OperatorHandle`` called (``operator.getitem`` for one result of a
+    multi-output operator), the input's name for a placeholder, the attribute's name for a
+    ``get_attr``. ``args``/``kwargs`` hold other nodes where the call took a traced tensor and
+    plain values elsewhere. ``users`` are the nodes that take this one as an argument, in graph
+    order; ``meta["val"]`` is a ``meta``-device tensor with the value's shape, dtype and strides
+    (``meta["tensor_meta"]`` the same as a ``TensorMetadata``), or the value itself if it is not
+    a tensor.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> from dispatchcore.fx import make_fx
+        >>> gm = make_fx(lambda x: x.relu())(dc.ones(2, 3))
+        >>> relu = gm.graph.nodes[1]
+        >>> relu.op, str(relu.target), relu.args, list(relu.users)
+        ('call_function', 'aten.relu.default', (x_1,), [output])
+        >>> relu.meta["val"]
+        tensor(..., device='meta', size=(2, 3))
+    """
+
+    def __init__(self, graph: Graph, name: str, op: str, target: Any, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> None:
+        self.graph = graph
+        self.name = name
+        self.op = op
+        self.target = target
+        self.args = args
+        self.kwargs = kwargs
+        self.users: dict[Node, None] = {}  # an ordered set, as in torch
+        self.meta: dict[str, Any] = {}
+        for node in self.all_input_nodes:
+            node.users[self] = None
+
+    @property
+    def all_input_nodes(self) -> list[Node]:
+        """The nodes among ``args`` and ``kwargs``, each once, in order of appearance."""
+        return list(dict.fromkeys(_nodes_in((self.args, self.kwargs))))
+
+    def format_node(self) -> str:
+        """The node as ``print(graph)`` shows it (``torch.fx.Node.format_node``)."""
+        if self.op == "output":
+            return f"return {_code_repr(self.args[0])}"
+        head = f"%{self.name} : [num_users={len(self.users)}] = {self.op}[target={_target_str(self.target)}]"
+        if self.op in ("placeholder", "get_attr"):
+            return head
+        kwargs = "{" + ", ".join(f"{k}: {_graph_repr(v)}" for k, v in self.kwargs.items()) + "}"
+        return f"{head}(args = {_graph_repr(self.args)}, kwargs = {kwargs})"
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _nodes_in(value: Any) -> Iterator[Node]:
+    if isinstance(value, Node):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _nodes_in(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _nodes_in(v)
+
+
+def _target_str(target: Any) -> str:
+    if target is operator.getitem:
+        return "operator.getitem"
+    return target if isinstance(target, str) else f"dispatchcore.ops.{target}"
+
+
+def _graph_repr(value: Any) -> str:
+    """An argument as ``format_node`` prints it: nodes as ``%name``, other values with ``str``."""
+    if isinstance(value, Node):
+        return f"%{value.name}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_graph_repr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(_graph_repr(v) for v in value) + "]"
+    return str(value)
+
+
+def _code_repr(value: Any) -> str:
+    """An argument as Python source: nodes by name, containers spelled out, values by ``repr``."""
+    if isinstance(value, Node):
+        return value.name
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_code_repr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(_code_repr(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_code_repr(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+class Graph:
+    """The nodes of a traced function, in execution order (``torch.fx.Graph``).
+
+    ``print(graph)`` lists the nodes as ``torch.fx.Graph.__str__`` does; ``python_code()`` is the
+    body of ``GraphModule.code``.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> from dispatchcore.fx import make_fx
+        >>> print(make_fx(lambda x: x * 2)(dc.ones(2)).graph)
+        graph():
+            %x_1 : [num_users=1] = placeholder[target=x_1]
+            %mul : [num_users=1] = call_function[target=dispatchcore.ops.aten.mul.Tensor](args = (%x_1, 2), kwargs = {})
+            return mul
+    """
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self._namespace = _Namespace()
+
+    def create_node(self, op: str, target: Any, args: tuple[Any, ...] = (),
+                    kwargs: dict[str, Any] | None = None, name: str | None = None) -> Node:
+        """Append a node; its name is ``name`` (or the target's name) made unique."""
+        candidate = name if name is not None else _target_name(target)
+        node = Node(self, self._namespace.create_name(candidate), op, target, args, kwargs or {})
+        self.nodes.append(node)
+        return node
+
+    def placeholder(self, name: str) -> Node:
+        """An input of the graph."""
+        return self.create_node("placeholder", name, name=name)
+
+    def get_attr(self, qualname: str) -> Node:
+        """A read of the module attribute ``qualname`` (a tensor constant)."""
+        return self.create_node("get_attr", qualname, name=qualname)
+
+    def call_function(self, target: Any, args: tuple[Any, ...] = (),
+                      kwargs: dict[str, Any] | None = None) -> Node:
+        """A call of ``target`` (an ``OperatorHandle`` or ``operator.getitem``)."""
+        return self.create_node("call_function", target, args, kwargs)
+
+    def output(self, result: Any) -> Node:
+        """The graph's result: ``result`` is a node, a container of nodes, or a constant."""
+        return self.create_node("output", "output", (result,), name="output")
+
+    def python_code(self) -> str:
+        """The ``forward`` function the graph stands for, as ``torch.fx.Graph.python_code`` writes it.
+
+        One line per node; after a value's last use the line frees it (``x_1 = None``), and a
+        call whose result nobody uses frees its own result, as torch's generated code does.
+        """
+        params, body = self._forward(annotate=False)
+        lines = "\n".join(f"    {line}" for line in body)
+        return f"\n\n\ndef forward({', '.join(params)}):\n{lines}\n    "
+
+    def _forward(self, annotate: bool) -> tuple[list[str], list[str]]:
+        """The parameters and body lines of ``forward``; ``annotate`` adds ``: "f32[2, 3]"``."""
+        # walking backwards, the first use of a node met is its last use in execution order
+        last_use: dict[Node, Node] = {}
+        frees: dict[Node, list[Node]] = {}
+        for node in reversed(self.nodes):
+            for used in node.all_input_nodes:
+                if used not in last_use:
+                    last_use[used] = node
+                    frees.setdefault(node, []).append(used)
+        params, body = ["self"], []
+        for node in self.nodes:
+            name = node.name + (_annotation(node) if annotate else "")
+            if node.op == "placeholder":
+                params.append(name)
+                continue
+            if node.op == "output":
+                body.append(f"return {_code_repr(node.args[0])}")
+                continue
+            if node.op == "get_attr":
+                line = f"{name} = self.{node.target}"
+            elif node.target is operator.getitem:
+                line = f"{name} = {_code_repr(node.args[0])}[{node.args[1]!r}]"
+            else:
+                call_args = [_code_repr(a) for a in node.args]
+                call_args += [f"{k} = {_code_repr(v)}" for k, v in node.kwargs.items()]
+                line = f"{name} = {_target_str(node.target)}({', '.join(call_args)})"
+            freed = frees.get(node, []) + ([node] if not node.users else [])
+            if freed:
+                line += ";  " + " = ".join([n.name for n in freed] + ["None"])
+            body.append(line)
+        return params, body or ["pass"]
+
+    def __str__(self) -> str:
+        return "\n".join(["graph():"] + [f"    {n.format_node()}" for n in self.nodes])
+
+
+def _annotation(node: Node) -> str:
+    """``: "f32[2, 3]"`` for a node whose value is a tensor, else nothing."""
+    meta = node.meta.get("tensor_meta")
+    if meta is None:
+        return ""
+    dtype = DTYPE_ABBRS.get(meta.dtype.name, meta.dtype.name)
+    return f': "{dtype}[{", ".join(map(str, meta.shape))}]"'
+
+
+# --- GraphModule (torch/fx/graph_module.py) ------------------------------------------------------
+class GraphModule:
+    """A callable over a ``Graph``: runs its nodes in order on new inputs (``torch.fx.GraphModule``).
+
+    Tensor constants the graph reads (``get_attr`` nodes) are attributes of the module
+    (``gm._tensor_constant0``). ``code`` is the graph as Python source, ``print_readable()`` the
+    same with each value's dtype and shape.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> from dispatchcore.fx import make_fx
+        >>> def f(x):
+        ...     return x.sin() + 1
+        >>> gm = make_fx(f)(dc.zeros(2))
+        >>> gm(dc.zeros(2))
+        tensor([1., 1.])
+        >>> _ = gm.print_readable()
+        class f(dispatchcore.fx.GraphModule):
+            def forward(self, x_1: "f32[2]"):
+                sin: "f32[2]" = dispatchcore.ops.aten.sin.default(x_1);  x_1 = None
+                add: "f32[2]" = dispatchcore.ops.aten.add.Tensor(sin, 1);  sin = None
+                return add
+    """
+
+    def __init__(self, attributes: dict[str, Any], graph: Graph, class_name: str = "GraphModule") -> None:
+        for name, value in attributes.items():
+            setattr(self, name, value)
+        self.graph = graph
+        self.class_name = class_name
+
+    @property
+    def code(self) -> str:
+        """The graph as the source of a ``forward(self, ...)`` method (``GraphModule.code``)."""
+        return self.graph.python_code()
+
+    def print_readable(self, print_output: bool = True) -> str:
+        """The code as a class, each value annotated with its dtype and shape (``"f32[2, 3]"``)."""
+        params, body = self.graph._forward(annotate=True)
+        lines = [f"class {self.class_name}(dispatchcore.fx.GraphModule):",
+                 f"    def forward({', '.join(params)}):"] + [f"        {line}" for line in body]
+        text = "\n".join(lines) + "\n"
+        if print_output:
+            print(text, end="")
+        return text
+
+    def __call__(self, *args: Any) -> Any:
+        """Run the graph's nodes in order on ``args`` (one value per placeholder)."""
+        placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
+        if len(args) != len(placeholders):
+            raise TypeError(f"forward() takes {len(placeholders) + 1} positional arguments but "
+                            f"{len(args) + 1} were given")
+        env: dict[Node, Any] = {}
+        inputs = iter(args)
+
+        def load(value: Any) -> Any:
+            if isinstance(value, Node):
+                return env[value]
+            if isinstance(value, (tuple, list)):
+                return type(value)(load(v) for v in value)
+            if isinstance(value, dict):
+                return {k: load(v) for k, v in value.items()}
+            return value
+
+        for node in self.graph.nodes:
+            if node.op == "placeholder":
+                env[node] = next(inputs)
+            elif node.op == "get_attr":
+                env[node] = getattr(self, node.target)
+            elif node.op == "call_function":
+                env[node] = node.target(*load(node.args), **load(node.kwargs))
+            else:
+                return load(node.args[0])
+        return None
+
+    def __repr__(self) -> str:
+        return f"{self.class_name}()"
+
+
+# --- make_fx (torch/fx/experimental/proxy_tensor.py) ---------------------------------------------
+# Operators whose result is a tensor's data (torch's Tag.data_dependent_output, for those defined
+# here): with a traced input the value would be burnt into the graph, so tracing refuses; on
+# constants only, the value is computed and nothing is recorded, as torch does.
+_DATA_DEPENDENT = frozenset({"aten._local_scalar_dense.default", "aten.item.default"})
+
+
+def _is_tensor(value: Any) -> bool:
+    return isinstance(value, Tensor)
+
+
+def _metadata(node: Node, value: Any) -> None:
+    """Fill ``node.meta``: for a tensor, a data-free ``meta`` twin (torch keeps a FakeTensor)."""
+    if _is_tensor(value):
+        shape, stride = tuple(value.shape), tuple(value.stride())
+        node.meta["val"] = _dc.empty_strided(shape, stride, dtype=value.dtype, device="meta")
+        node.meta["tensor_meta"] = TensorMetadata(shape, value.dtype, value.requires_grad, stride)
+    else:
+        node.meta["val"] = value
+
+
+def _normalize(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call as torch hands it to a mode (``parseIValuesToPyArgsKwargs``, python_variable.cpp).
+
+    Positional arguments by position with trailing defaults dropped, keyword-only arguments by
+    name unless they hold their default.
+    """
+    schema = func.schema
+    try:
+        positional, kwarg_only = schema.bind(args, kwargs, is_tensor=_is_tensor)
+    except (TypeError, RuntimeError, ValueError):
+        return args, kwargs  # not for this schema: recorded as called (the call itself raises)
+    params = schema.positional
+    end = len(positional)
+    while end and _is_default(positional[end - 1], params[end - 1].default):
+        end -= 1
+    defaults = {a.name: a.default for a in schema.kwarg_only}
+    kept = {k: v for k, v in kwarg_only.items() if not _is_default(v, defaults.get(k, NO_DEFAULT))}
+    return tuple(positional[:end]), kept
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    if default is NO_DEFAULT or _is_tensor(value):
+        return False
+    # bool is an int in Python, not in a schema: False is not the default 0
+    return type(value) is type(default) and value == default
+
+
+class _ProxyMode(DispatchMode):
+    """Records every operator call it sees into ``graph`` (torch's ``ProxyTorchDispatchMode``)."""
+
+    def __init__(self, decomposition_table: dict[Any, Callable[..., Any]]) -> None:
+        self.graph = Graph()
+        self.decompositions = decomposition_table
+        # id(tensor) -> (tensor, node): the tensor is kept so its id is not reused while tracing
+        self.tensors: dict[int, tuple[Tensor, Node]] = {}
+        # id(data) -> (data, node): tensors made without dispatching over a traced tensor's data
+        self.data: dict[int, tuple[Any, Node]] = {}
+        self.constants: dict[int, tuple[Tensor, str]] = {}  # id(tensor) -> (tensor, attribute name)
+        self.attributes: dict[str, Any] = {}
+
+    def track(self, value: Tensor, node: Node) -> None:
+        """From now on ``value`` (and any tensor over its very data) is ``node``'s result."""
+        self.tensors[id(value)] = (value, node)
+        self.data[id(value._data)] = (value._data, node)
+
+    def node_of(self, value: Tensor) -> Node | None:
+        """The node whose result ``value`` is, or None for a tensor the trace never produced."""
+        entry = self.tensors.get(id(value))
+        if entry is not None and entry[0] is value:
+            return entry[1]
+        # Note [Aliases made without dispatching]: autograd saves an output as a new tensor
+        # over the same data object (``detached_alias``, no operator call; torch records a
+        # ``detach`` there). Same data object, same values: the alias is that node's result.
+        by_data = self.data.get(id(value._data))
+        if by_data is not None and by_data[0] is value._data:
+            return by_data[1]
+        return None
+
+    def to_arg(self, value: Any) -> Any:
+        """``value`` with each tensor replaced by its node; an untraced tensor becomes a constant."""
+        if _is_tensor(value):
+            node = self.node_of(value)
+            return node if node is not None else self.constant(value)
+        if isinstance(value, (tuple, list)):
+            return type(value)(self.to_arg(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self.to_arg(v) for k, v in value.items()}
+        return value
+
+    def constant(self, value: Tensor) -> Node:
+        """A ``get_attr`` node reading ``value``, kept as ``_tensor_constantN`` on the module.
+
+        As torch does, each distinct tensor gets one attribute and each use its own node.
+        """
+        entry = self.constants.get(id(value))
+        if entry is None or entry[0] is not value:
+            prefix = "_param_constant" if isinstance(value, _dc.nn.Parameter) else "_tensor_constant"
+            index = sum(1 for name in self.attributes if name.startswith(prefix))
+            entry = (value, f"{prefix}{index}")
+            self.constants[id(value)] = entry
+            self.attributes[entry[1]] = value
+        node = self.graph.get_attr(entry[1])
+        _metadata(node, value)
+        return node
+
+    def __dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
+                     kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        decomposition = self.decompositions.get(func)
+        if decomposition is not None:
+            with self:  # the decomposition's own calls come back here and are recorded
+                return decomposition(*args, **kwargs)
+        implicit = _implicit_kernel(func, args, kwargs)
+        if implicit is not None:
+            with self:  # reached below autograd (its keys excluded): decompose as autograd would have
+                return implicit(*args, **kwargs)
+        if str(func) in _DATA_DEPENDENT:
+            if all(self.node_of(t) is None for t in _tensors_in((args, kwargs))):
+                return func(*args, **kwargs)  # a constant's value: computed, nothing recorded
+            raise RuntimeError(
+                f"It appears that you're trying to get value out of a tracing tensor with {func} - "
+                "erroring out! It's likely that this is caused by data-dependent control flow or "
+                "similar.")
+        call_args, call_kwargs = _normalize(func, args, kwargs)
+        node_args, node_kwargs = self.to_arg(call_args), self.to_arg(call_kwargs)
+        out = func(*args, **kwargs)
+        node = self.graph.call_function(func, node_args, node_kwargs)
+        _metadata(node, out)
+        if _is_tensor(out):
+            self.track(out, node)
+        elif isinstance(out, (tuple, list)):
+            for i, item in enumerate(out):  # one getitem node per result, as torch makes them
+                item_node = self.graph.call_function(operator.getitem, (node, i))
+                _metadata(item_node, item)
+                if _is_tensor(item):
+                    self.track(item, item_node)
+        return out
+
+
+# the Autograd functionality and every key below it: a call's keys as its Autograd key sees them
+_UP_TO_AUTOGRAD = full_after_bits(DispatchKey.AutogradFunctionality) | key_bits(DispatchKey.AutogradFunctionality)
+
+
+def _implicit_kernel(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any] | None:
+    """The CompositeImplicitAutograd kernel the call's Autograd key would have run, or None.
+
+    torch's ``autograd_would_have_decomposed``: the table entry at the arguments' Autograd key
+    is the math kernel (not an autograd kernel of the operator's own).
+    """
+    bits = 0
+    for t in _tensors_in((args, kwargs)):
+        bits |= t._key_bits
+    if not bits:
+        return None
+    registration, reason = func.table_entry(func.key_for(bits & _UP_TO_AUTOGRAD))
+    if reason != "math kernel" or registration is None or registration.with_keyset:
+        return None
+    kernel: Callable[..., Any] = registration.kernel
+    return kernel
+
+
+def _tensors_in(value: Any) -> Iterator[Tensor]:
+    if _is_tensor(value):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _tensors_in(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors_in(v)
+
+
+_TRACING_MODES = ("real",)
+
+
+def make_fx(f: Callable[..., Any], decomposition_table: dict[Any, Callable[..., Any]] | None = None,
+            tracing_mode: str = "real") -> Callable[..., GraphModule]:
+    """Trace ``f`` into a ``GraphModule`` of the aten operators it runs.
+
+    Mirrors ``torch.fx.experimental.proxy_tensor.make_fx`` with real tensors: the returned
+    function runs ``f`` on example inputs under a dispatch mode that records every operator
+    reaching the ``Python`` key. That is below autograd, so CompositeImplicitAutograd operators
+    arrive decomposed (``linear`` as ``t`` and ``addmm``), and a ``backward()`` or
+    ``dispatchcore.autograd.grad`` inside ``f`` adds the backward formulas' operators: a joint
+    forward and backward graph. Tensors are matched by identity: an input becomes a
+    placeholder (``x`` -> ``x_1``), an operator's result its node, and a tensor the trace
+    never produced (a global, a ``dc.tensor(...)`` literal) a constant attribute
+    (``_tensor_constant0``). Non-tensor inputs become placeholders too, but their example
+    value is burnt into the graph, as in torch. ``f`` runs for real: it has its side effects
+    (``.grad`` of the example inputs is set).
+
+    Args:
+        f: the function to trace; it takes tensors (or plain values) as positional arguments
+            and returns a tensor, a plain value, or tuples, lists and dicts of them.
+        decomposition_table: ``OperatorHandle`` -> Python function. An operator found there
+            is not recorded; its decomposition runs instead, and the operators it calls are
+            recorded (and decomposed again if they are in the table).
+            ``core_aten_decompositions()`` is one such table.
+        tracing_mode: ``"real"``, the only mode dispatchcore has.
+
+    Returns:
+        A function that takes ``f``'s example inputs and returns the traced ``GraphModule``.
+
+    Raises:
+        ValueError: ``tracing_mode`` is not ``"real"``.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> from dispatchcore.fx import make_fx
+        >>> def f(x, w):
+        ...     return dc.nn.functional.relu(x @ w)
+        >>> gm = make_fx(f)(dc.ones(2, 3), dc.ones(3, 4))
+        >>> [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+        ['aten.mm.default', 'aten.relu.default']
+        >>> make_fx(f, tracing_mode="fake")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+          ...
+        ValueError: make_fx: tracing_mode='fake' is not supported; ... need a FakeTensorMode, ...
+    """
+    if tracing_mode not in _TRACING_MODES:
+        raise ValueError(
+            f"make_fx: tracing_mode={tracing_mode!r} is not supported; dispatchcore traces with real "
+            "tensors only (tracing_mode='real'): 'fake' and 'symbolic' need a FakeTensorMode, which "
+            "dispatchcore does not have yet")
+    table = dict(decomposition_table or {})
+    class_name = getattr(f, "__name__", type(f).__name__)
+
+    def wrapped(*args: Any) -> GraphModule:
+        mode = _ProxyMode(table)
+        for name, value in zip(_input_names(f, len(args)), args, strict=True):
+            if not _is_tensor(value) and any(True for _ in _tensors_in(value)):
+                raise TypeError(f"make_fx: input {name!r} holds tensors inside a {type(value).__name__}; "
+                                "pass each tensor as an argument of its own")
+            node = mode.graph.placeholder(f"{name}_1")
+            _metadata(node, value)
+            if _is_tensor(value):
+                mode.track(value, node)
+        with mode:
+            result = f(*args)
+        mode.graph.output(mode.to_arg(result))
+        return GraphModule(mode.attributes, mode.graph, class_name)
+
+    return wrapped
+
+
+def _input_names(f: Callable[..., Any], count: int) -> list[str]:
+    """Placeholder bases: the parameter names, or ``arg0, arg1, ...`` when ``f`` takes ``*args``."""
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    if any(p.kind is p.VAR_POSITIONAL for p in params) or len(params) < count:
+        return [f"arg{i}" for i in range(count)]
+    return [p.name for p in params[:count]]
+
+
+# --- decompositions (torch/_decomp/decompositions.py, torch/_refs) -------------------------------
+# Each entry lowers one operator that torch.__decomp.core_aten_decompositions() also lowers, to
+# the operators torch lowers it to where dispatchcore has them. Written for this project: the
+# operators are called through dispatchcore.ops, so under make_fx each call is recorded.
+def _t(self: Tensor) -> Tensor:
+    return aten.transpose.int(self, 0, 0 if self.dim() < 2 else 1)
+
+
+def _transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    ndim = max(self.dim(), 1)
+    dims = list(range(self.dim()))
+    if dims:
+        dim0, dim1 = dim0 % ndim, dim1 % ndim
+        dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+    return aten.permute.default(self, dims)
+
+
+def _detach(self: Tensor) -> Tensor:
+    return aten.alias.default(self)
+
+
+def _sum(self: Tensor, *, dtype: Any = None) -> Tensor:
+    return aten.sum.dim_IntList(self, [], dtype=dtype)
+
+
+def _filled_like(value: int) -> Callable[..., Tensor]:
+    def like(self: Tensor, **kwargs: Any) -> Tensor:
+        return aten.full_like.default(self, value, **kwargs)
+
+    like.__name__ = "ones_like" if value else "zeros_like"
+    return like
+
+
+def _filled(value: int) -> Callable[..., Tensor]:
+    def factory(size: Any, **kwargs: Any) -> Tensor:
+        return aten.full.default(size, value, **kwargs)
+
+    factory.__name__ = "ones" if value else "zeros"
+    return factory
+
+
+def _new_filled(value: int) -> Callable[..., Tensor]:
+    def new(self: Tensor, size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+            pin_memory: Any = None) -> Tensor:
+        return aten.full.default(size, value, dtype=dtype or self.dtype, device=device or self.device)
+
+    new.__name__ = "new_ones" if value else "new_zeros"
+    return new
+
+
+def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, layout: Any = None,
+              device: Any = None, pin_memory: Any = None) -> Tensor:
+    return aten.full.default(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
+
+
+def _threshold_backward(grad_output: Tensor, self: Tensor, threshold: Any) -> Tensor:
+    below = aten.le.Scalar(self, threshold)
+    zero = aten.scalar_tensor.default(0, dtype=grad_output.dtype, device=grad_output.device)
+    return aten.where.self(below, zero, grad_output)
+
+
+def _mse_loss(self: Tensor, target: Tensor, reduction: int = 1) -> Tensor:
+    loss = aten.pow.Tensor_Scalar(aten.sub.Tensor(self, target), 2)
+    if reduction == 1:  # at::Reduction::Mean
+        return aten.mean.default(loss)
+    return aten.sum.default(loss) if reduction == 2 else loss  # Sum, None
+
+
+def _silu(self: Tensor) -> Tensor:
+    return aten.mul.Tensor(self, aten.sigmoid.default(self))
+
+
+def _masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    fill = aten.scalar_tensor.default(value, dtype=self.dtype, device=self.device)
+    return aten.where.self(mask, fill, self)
+
+
+def _addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return aten.add.Tensor(self, aten.mul.Tensor(aten.mul.Tensor(tensor1, value), tensor2))
+
+
+def _addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return aten.add.Tensor(self, aten.mul.Tensor(aten.div.Tensor(tensor1, tensor2), value))
+
+
+def _rsub(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    return aten.sub.Tensor(other, self, alpha=alpha) if alpha != 1 else aten.sub.Tensor(other, self)
+
+
+def _log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_dtype: Any) -> Tensor:
+    total = aten.sum.dim_IntList(grad_output, [dim], True)
+    grad_input = aten.sub.Tensor(grad_output, aten.mul.Tensor(aten.exp.default(output), total))
+    if grad_input.dtype != input_dtype:
+        grad_input = aten._to_copy.default(grad_input, dtype=input_dtype)
+    return grad_input
+
+
+def core_aten_decompositions() -> dict[Any, Callable[..., Any]]:
+    """A decomposition table for ``make_fx``: operators lowered as torch's core ATen set lowers them.
+
+    Mirrors ``torch._decomp.core_aten_decompositions()`` for a meaningful subset of the
+    operators both define that reach a dispatch mode (CompositeImplicitAutograd ones decompose
+    before it): views to ``permute``/``alias`` (``t``, ``transpose.int``, ``detach``), reductions
+    with their ``dim`` overload (``sum``), factories to ``full``/``full_like`` (``ones``,
+    ``zeros``, ``ones_like``, ``zeros_like``, ``new_ones``, ``new_zeros``, ``new_full``), and
+    pointwise composites: ``threshold_backward`` and ``masked_fill.Scalar`` (``where``),
+    ``mse_loss``, ``silu``, ``addcmul``, ``addcdiv``, ``rsub.Scalar`` and
+    ``_log_softmax_backward_data``. Each gives the same values as the operator's own kernel.
+
+    Returns:
+        A new dict from ``OperatorHandle`` to its decomposition.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> from dispatchcore.fx import core_aten_decompositions, make_fx
+        >>> gm = make_fx(lambda x: x.t().sum(), core_aten_decompositions())(dc.ones(2, 3))
+        >>> [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+        ['aten.permute.default', 'aten.sum.dim_IntList']
+    """
+    return {
+        aten.t.default: _t,
+        aten.transpose.int: _transpose,
+        aten.detach.default: _detach,
+        aten.sum.default: _sum,
+        aten.ones.default: _filled(1),
+        aten.zeros.default: _filled(0),
+        aten.ones_like.default: _filled_like(1),
+        aten.zeros_like.default: _filled_like(0),
+        aten.new_ones.default: _new_filled(1),
+        aten.new_zeros.default: _new_filled(0),
+        aten.new_full.default: _new_full,
+        aten.threshold_backward.default: _threshold_backward,
+        aten.masked_fill.Scalar: _masked_fill,
+        aten.mse_loss.default: _mse_loss,
+        aten.silu.default: _silu,
+        aten.addcmul.default: _addcmul,
+        aten.addcdiv.default: _addcdiv,
+        aten.rsub.Scalar: _rsub,
+        aten._log_softmax_backward_data.default: _log_softmax_backward_data,
+    }
+
