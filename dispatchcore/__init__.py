@@ -12,6 +12,7 @@ from . import (
     _tensor_methods,  # noqa: F401 - attaches Tensor methods and operators
     autograd,
     cuda,  # is_available, device_count; imports no pycuda
+    fx,  # make_fx: graphs of aten calls; imported here only as a module (no call path change)
     nn,
     ops,
 )
@@ -68,11 +69,11 @@ from .dtypes import (
 from .errors import DispatchError, RegistrationError, SchemaError
 from .explain import CommuteReport, Explanation, WhatIf, check_commutes, explain, what_if
 from .factories import (
-    from_numpy,
     arange,
     empty,
     empty_like,
     empty_strided,
+    from_numpy,
     full,
     full_like,
     linspace,
@@ -177,11 +178,12 @@ from .layouts import (
 )
 from .library import Library, RegistrationHandle, fallthrough_kernel
 from .library import Library as _Library
-from .modes import DispatchMode, LoggingMode, current_dispatch_mode, dispatch_mode_stack
+from .modes import DispatchMode, LoggingMode, current_dispatch_mode, disable_current_modes, dispatch_mode_stack
 from .operator import KernelRegistration, OperatorHandle, SourceLocation, is_leaf_kernel, leaf_kernel
 from .plugins import load_backends
 from .schema import FunctionSchema, OperatorName, parse_schema
 from .shapes import compute_stride
+from .subclass import is_traceable_wrapper_subclass, return_and_correct_aliasing, transform_subclass, tree_map
 from .tensor import Size, Tensor, register_device, rename_privateuse1_backend, wrap
 from .tls import (
     AutoDispatchBelowADInplaceOrView,
@@ -261,6 +263,7 @@ __all__ = [
     "autocast",
     "clear_autocast_cache",
     "current_dispatch_mode",
+    "disable_current_modes",
     "dispatch_mode_stack",
     "get_autocast_dtype",
     "is_autocast_available",
@@ -279,6 +282,7 @@ __all__ = [
     "trace",
     "autograd",
     "cuda",
+    "fx",
     "nn",
     "enable_grad",
     "inference_mode",
@@ -377,6 +381,10 @@ __all__ = [
     "get_autograd_fallback_mode",
     "get_dispatcher",
     "is_leaf_kernel",
+    "is_traceable_wrapper_subclass",
+    "return_and_correct_aliasing",
+    "transform_subclass",
+    "tree_map",
     "leaf_kernel",
     "ops",
     "parse_dispatch_key",
