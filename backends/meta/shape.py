@@ -29,6 +29,7 @@ from .kernels import (
     _size_list,
     _storage_nbytes,
     _tm,
+    empty_strided_meta,
     meta_tensor,
 )
 from .shapes import contiguous_strides, storage_nbytes
@@ -94,6 +95,11 @@ def new_empty_meta(self: Tensor, size: Any, *, dtype: Any = None, layout: Any = 
     return _new(self, size, dtype)
 
 
+def new_empty_strided_meta(self: Tensor, size: Any, stride: Any, *, dtype: Any = None, layout: Any = None,
+                           device: Any = None, pin_memory: Any = None) -> Tensor:
+    return empty_strided_meta(size, stride, dtype=self.dtype if dtype is None else dtype)
+
+
 def new_full_meta(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, layout: Any = None,
                   device: Any = None, pin_memory: Any = None) -> Tensor:
     out = _new(self, size, dtype)
@@ -135,7 +141,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "flip": flip_meta, "roll": roll_meta, "repeat": repeat_meta, **_triangle("tril"), **_triangle("triu"),
     "empty_like": empty_like_meta,
     "zeros_like": empty_like_meta, "ones_like": empty_like_meta,  # their values are not kept on meta
-    "new_empty": new_empty_meta, "new_zeros": new_empty_meta, "new_ones": new_empty_meta, "new_full": new_full_meta,
+    "new_empty": new_empty_meta, "new_empty_strided": new_empty_strided_meta, "new_zeros": new_empty_meta, "new_ones": new_empty_meta, "new_full": new_full_meta,
     "randperm": randperm_meta, "randperm.generator_out": randperm_generator_out_meta,
     "resize_": resize__meta,
     # composites run on meta tensors: a copy with the input's strides, then a write into it

@@ -20,6 +20,7 @@ from typing import Any
 
 from numpy import ndarray as _ndarray
 
+from ..keyset import PYTHON_KEYSET as _PYTHON_KEYSET
 from ..shapes import is_non_overlapping_and_dense
 from ..tensor import TENSOR_DTYPE
 from ..tensor import detached_alias as _detached_alias  # t.detach() without dispatching
@@ -61,6 +62,9 @@ class Node:
     # how many outputs the node's forward had: the length of its gradient buffer (nodes of
     # multi-output ops set their own)
     _num_outputs = 1
+
+    # whether ``apply`` takes the engine's set of needed nodes (Note [Only the needed gradients])
+    _takes_exec_info = False
 
     # torch's hand-written C++ nodes (torch/csrc/autograd/functions/) name themselves by their
     # qualified C++ name; generated and custom-Function nodes by their class name
@@ -152,14 +156,9 @@ class AccumulateGrad(Node):
             grad = grad.to(want)  # a grad_dtype of its own (Tensor.grad_dtype)
         create_graph = _pt.state.autograd[0]  # the engine runs with grad mode = create_graph
         if leaf._grad is None:
-            # a buffer of our own: the incoming grad may be shared with other edges or be the
-            # caller's grad_output. torch steals an unshared grad that obeys the layout contract
-            # (the leaf's strides) and copies any other into the leaf's layout
-            # (clone_obey_contract); a copy keeps the grad's layout in the first case, so
-            # ``.grad.stride()`` is torch's either way. With create_graph the copy is
-            # differentiable (CopyBackwards).
-            if not create_graph and _obeys_layout_contract(grad, leaf):
-                leaf._grad = grad.clone()
+            # See Note [Stealing the gradient]. With create_graph the copy is differentiable.
+            if not create_graph and _getrefcount(grad) <= _UNSHARED and _obeys_layout_contract(grad, leaf):
+                leaf._grad = grad.detach()
             else:
                 leaf._grad = _clone_obey_contract(grad, leaf)
         elif create_graph:
@@ -167,6 +166,31 @@ class AccumulateGrad(Node):
         else:
             leaf._grad.add_(grad)
         return ()
+
+
+# Note [Stealing the gradient]: torch's AccumulateGrad::accumulateGrad takes a leaf's first
+# gradient over (``variable.grad = new_grad.detach()``, one dispatched detach) when nothing else
+# holds it (``use_count() <= num_expected_refs``) and it is laid out as the leaf; any other it
+# copies into the leaf's layout (``clone_obey_contract``: new_empty_strided, then copy_). The
+# count that decides is the reference count, here CPython's: the engine holds a gradient in the
+# buffer list it pops and the tuple it passes to ``apply``; ``_UNSHARED`` is what such a gradient
+# counts inside ``apply``, measured once on a stand-in held the same way. A gradient also held by
+# a user variable, a hook, or the buffer of another edge (``a + b`` sends one tensor to both
+# leaves) counts more, and is copied, as in torch.
+_getrefcount = sys.getrefcount
+
+
+def _refs_in_apply(grads: tuple[Any, ...]) -> int:
+    grad = grads[0]  # as AccumulateGrad.apply holds it
+    return _getrefcount(grad)
+
+
+def _engine_held_refs() -> int:
+    buffer = [object()]  # the engine's buffer list ...
+    return _refs_in_apply(tuple(buffer))  # ... and the tuple it passes to apply
+
+
+_UNSHARED = _engine_held_refs()
 
 
 def _obeys_layout_contract(grad: Any, leaf: Any) -> bool:
@@ -190,7 +214,7 @@ def _clone_obey_contract(grad: Any, leaf: Any) -> Any:
     strides = leaf.stride()
     if not is_non_overlapping_and_dense(leaf.shape, strides):
         return aten.clone.default(grad, memory_format=contiguous_format)
-    buf = aten.empty_strided.default(list(leaf.shape), list(strides), dtype=grad.dtype, device=grad.device)
+    buf = aten.new_empty_strided.default(grad, list(leaf.shape), list(strides), dtype=leaf.dtype, device=leaf.device)
     return buf.copy_(grad)
 
 
@@ -252,9 +276,14 @@ class SavedTensor:
         self._is_output = is_output
         self._output_nr = t._output_nr
         # An output keeps no grad_fn (that would be a cycle); unpack gives it back. The alias is
-        # made without dispatching (torch's SavedVariable keeps ``tensor_data()``): a dispatched
-        # detach would itself be recorded by autograd when the output requires grad.
-        self._tensor = _detached_alias(t) if is_output else t
+        # made without dispatching (torch's SavedVariable keeps ``tensor_data()``), except where
+        # torch's does dispatch: See Note [Detach through Python].
+        if not is_output:
+            self._tensor = t
+        elif t._key_bits & _PYTHON_KEYS or _pt.state.modes is not None:
+            self._tensor = _python_detach(t)
+        else:
+            self._tensor = _detached_alias(t)
         self._node_class = type(node) if (is_output and node is not None) else None
 
     def free(self) -> None:
@@ -273,7 +302,8 @@ class SavedTensor:
         if self._is_output and node is not None:
             # reconnect the saved output to the node that produced it (SavedVariable::unpack),
             # so create_graph differentiates through it and ``ctx.saved_tensors`` shows the grad_fn
-            out = _detached_alias(t)
+            out = _python_detach(t) if t._key_bits & _PYTHON_KEYS or _pt.state.modes is not None \
+                else _detached_alias(t)
             out._grad_fn = node
             out._requires_grad = True
             out._output_nr = self._output_nr
@@ -282,6 +312,26 @@ class SavedTensor:
 
 
 _new = object.__new__
+
+
+# Note [Detach through Python]: torch's TensorImpl::shallow_copy_and_detach, which SavedVariable
+# runs to save an output (``tensor_data()``) and to unpack it (``make_variable``), hands the work
+# to the Python interpreter as ``aten.detach.default`` when the tensor carries the Python keys or
+# a dispatch mode is active: so a mode or a subclass sees a ``detach`` after each op that saves its
+# output (relu, exp, log_softmax, ...) and one before each formula that reads it back. Without a
+# mode, nothing is dispatched, in torch and here (``detached_alias``).
+_PYTHON_KEYS = _PYTHON_KEYSET
+_DETACH: list[Any] = []  # the Python key's handler bound to aten.detach.default, once looked up
+
+
+def _python_detach(t: Any) -> Any:
+    """``aten.detach.default(t)`` handed straight to the Python key (the mode, else the subclass)."""
+    if not _DETACH:
+        from ..modes import bind_python_fallback
+        from ..ops import aten
+
+        _DETACH.append(bind_python_fallback(aten.detach.default))
+    return _DETACH[0](t._key_bits | _PYTHON_KEYS, t)
 
 
 _FREED_MARK = object()
@@ -458,7 +508,9 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                     if new is not None:
                         grads = list(new)
             grad_outputs = tuple(grads)
-            if frame is None:
+            if keep is not None and node._takes_exec_info:  # See Note [Only the needed gradients]
+                outputs = _apply_needed(node, grad_outputs, keep, frame)
+            elif frame is None:
                 outputs = node.apply(grad_outputs)
             else:
                 with frame(node.name()):
@@ -493,11 +545,24 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                         buf[input_nr] = g if current is None else current + g
                 if remaining == 0:
                     push(ready, (-nxt._seq, next(tie), nxt))
+            outputs = g = None  # the buffers alone hold the gradients now: Note [Stealing the gradient]
     finally:
         _pt.state.autograd = saved_state
         if engine_frame is not None:
             engine_frame.__exit__()
     return captured
+
+
+# Note [Only the needed gradients]: with ``inputs`` (``autograd.grad``, ``backward(inputs=...)``)
+# torch's engine marks the nodes that must run (exec_info), and a generated node computes the
+# gradient of an input only when its edge leads to one (``task_should_compute_output``): in
+# ``autograd.grad((a * b).sum(), [a])`` MulBackward0 runs one ``mul``, not two. Built-in nodes take
+# the set of those nodes as a second argument; without ``inputs`` every edge counts, as before.
+def _apply_needed(node: Node, grads: tuple[Any, ...], keep: set[Node], frame: Any) -> tuple[Any, ...]:
+    if frame is None:
+        return node.apply(grads, keep)  # type: ignore[call-arg]
+    with frame(node.name()):
+        return node.apply(grads, keep)  # type: ignore[call-arg]
 
 
 def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any] | None) -> list[Any]:

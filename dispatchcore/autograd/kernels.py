@@ -287,7 +287,9 @@ class BuiltinNode(Node):
     _num_outputs: int
     _in_meta: tuple[tuple[Any, Any] | None, ...]  # (shape, numpy dtype) per input edge; None: not a tensor
 
-    def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
+    _takes_exec_info = True  # See Note [Only the needed gradients] (graph.py)
+
+    def apply(self, grads: tuple[Any, ...], keep: Any = None) -> tuple[Any, ...]:
         d = self._deriv
         n = len(self.next_functions)
         if d.single_grad:
@@ -304,14 +306,15 @@ class BuiltinNode(Node):
             values = {name: v.unpack(self) if v.__class__ is SavedTensor
                       else v if v.__class__ is not _SavedList else _unpack(v, self) for name, v in raw.items()}
             if d.wants_mask:
-                values["grad_input_mask"] = tuple(e[0] is not None for e in self.next_functions)
+                values["grad_input_mask"] = tuple(e[0] is not None and (keep is None or e[0] in keep)
+                                                  for e in self.next_functions)
             result = d.formula(grad, **values)
             if type(result) is not tuple:
                 result = (result,)
         elif d.order is None:  # only the inputs with an edge, each formula with its own saved values, in order
             out: list[Any] = []
             for (f, params), edge in zip(formulas, self.next_functions):
-                if f is None or edge[0] is None:
+                if f is None or edge[0] is None or (keep is not None and edge[0] not in keep):
                     out.append(None)
                 elif params:  # _unpack inlined: most saved values are tensors or plain values
                     out.append(f(grad, *[v.unpack(self) if v.__class__ is SavedTensor
@@ -325,7 +328,7 @@ class BuiltinNode(Node):
             edges = self.next_functions
             for i in d.order:
                 f, params = formulas[i]
-                if f is not None and edges[i][0] is not None:
+                if f is not None and edges[i][0] is not None and (keep is None or edges[i][0] in keep):
                     out[i] = f(grad, *[v.unpack(self) if v.__class__ is SavedTensor
                                        else v if v.__class__ is not _SavedList else _unpack(v, self)
                                        for v in map(raw.__getitem__, params)])

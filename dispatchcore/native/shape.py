@@ -104,6 +104,7 @@ SCHEMAS: tuple[str, ...] = (
     f"new_ones(Tensor self, SymInt[] size, {_NEW}",
     f"new_full(Tensor self, SymInt[] size, Scalar fill_value, {_NEW}",
     f"new_empty(Tensor self, SymInt[] size, {_NEW}",
+    f"new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, {_NEW}",
     "randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) "
     "-> Tensor",
     "randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, "
@@ -474,6 +475,11 @@ def new_empty(self: Tensor, size: Any, *, dtype: Any = None, layout: Any = None,
     return A.empty.memory_format(list(size), **_new_options(self, dtype, layout, device, pin_memory))
 
 
+def new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None, layout: Any = None,
+                      device: Any = None, pin_memory: Any = None) -> Tensor:
+    return A.empty_strided.default(list(size), list(stride), **_new_options(self, dtype, layout, device, pin_memory))
+
+
 def randperm(n: int, *, dtype: Any = 4, layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
     return A.randperm.generator(n, generator=None, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
@@ -496,7 +502,7 @@ KERNELS_EXPLICIT: dict[str, Callable[..., Any]] = {
 # torch's dispatch: CompositeExplicitAutogradNonFunctional, and not structured (no out= kernel)
 KERNELS_NONFUNCTIONAL: dict[str, Callable[..., Any]] = {
     "select_scatter": select_scatter, "slice_scatter": slice_scatter, "diagonal_scatter": diagonal_scatter,
-    "copy": copy,
+    "copy": copy, "new_empty_strided": new_empty_strided,
 }
 
 
@@ -845,7 +851,8 @@ def _copy_not_implemented(grad: Any) -> Any:
 
 # factories whose Autograd kernel only redispatches (their outputs never require grad)
 NONDIFFERENTIABLE = ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "rand_like.generator",
-                     "new_zeros", "new_ones", "new_full", "new_empty", "randperm", "randperm.generator")
+                     "new_zeros", "new_ones", "new_full", "new_empty", "new_empty_strided", "randperm",
+                     "randperm.generator")
 
 
 def _make_multi_view_autograd_kernel(d: Any) -> Callable[..., Any]:

@@ -522,6 +522,7 @@ TORCH_KEYS: dict[str, str] = {
     "neg.out": "ACMV",
     "neg_": "ACMNV",
     "new_empty": "AEM",
+    "new_empty_strided": "AMN",
     "new_full": "AEM",
     "new_ones": "AEM",
     "new_zeros": "AEM",

@@ -348,9 +348,15 @@ def test_logging_mode_records_backward_ops():
     with dc.LoggingMode() as log:
         loss = (x @ w).relu().sum()
         loss.backward()
-    forward = log.ops[:3]
-    backward = log.ops[3:]
-    assert forward == ["aten.mm.default", "aten.relu.default", "aten.sum.default"]
+    forward = log.ops[:4]
+    backward = log.ops[4:]
+    # relu saves its output: with a mode active, saving it dispatches a detach (as torch's
+    # shallow_copy_and_detach does), and so does reading it back in ReluBackward0
+    assert forward == ["aten.mm.default", "aten.relu.default", "aten.detach.default", "aten.sum.default"]
+    assert backward.count("aten.detach.default") == 1  # the saved output read back
+    # the log holds every result, x's gradient too: AccumulateGrad copies a gradient someone else
+    # holds instead of taking it over (Note [Stealing the gradient])
+    assert backward[-2:] == ["aten.new_empty_strided.default", "aten.copy_.default"]
     # SumBackward0 expands the seed gradient, ReluBackward0 masks it, MmBackward0 multiplies
     # by w.t(): all through the dispatcher, so the mode sees them
     assert "aten.expand.default" in backward

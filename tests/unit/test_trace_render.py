@@ -766,8 +766,8 @@ def test_backward_ops_nest_under_the_node_that_ran_them_inside_a_backward_frame(
                      ("backward", "torch::autograd::AccumulateGrad"), ("backward", "torch::autograd::AccumulateGrad")]
     calls = {f.op + str(i): [c.op for c in f.children] for i, f in enumerate(engine.children)}
     assert calls == {"SumBackward00": ["aten::expand"], "MulBackward01": ["aten::mul.Tensor", "aten::mul.Tensor"],
-                     "torch::autograd::AccumulateGrad2": ["aten::clone"],
-                     "torch::autograd::AccumulateGrad3": ["aten::clone"]}
+                     "torch::autograd::AccumulateGrad2": ["aten::detach"],
+                     "torch::autograd::AccumulateGrad3": ["aten::detach"]}
     assert all(c.kind == "call" for f in engine.children for c in f.children)  # calls, made by the formula
     assert dc.autograd.graph.trace_frame is None  # the engine pays nothing once no trace is possible
 
