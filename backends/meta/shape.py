@@ -141,7 +141,8 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "flip": flip_meta, "roll": roll_meta, "repeat": repeat_meta, **_triangle("tril"), **_triangle("triu"),
     "empty_like": empty_like_meta,
     "zeros_like": empty_like_meta, "ones_like": empty_like_meta,  # their values are not kept on meta
-    "new_empty": new_empty_meta, "new_empty_strided": new_empty_strided_meta, "new_zeros": new_empty_meta, "new_ones": new_empty_meta, "new_full": new_full_meta,
+    "new_empty": new_empty_meta, "new_empty_strided": new_empty_strided_meta,
+    "new_zeros": new_empty_meta, "new_ones": new_empty_meta, "new_full": new_full_meta,
     "randperm": randperm_meta, "randperm.generator_out": randperm_generator_out_meta,
     "resize_": resize__meta,
     # composites run on meta tensors: a copy with the input's strides, then a write into it
