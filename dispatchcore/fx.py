@@ -28,17 +28,19 @@ import inspect
 import keyword
 import operator
 import re
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import dispatchcore as _dc
 
+from .fake_tensor import FakeTensor, FakeTensorMode
 from .keys import DispatchKey
 from .keyset import full_after_bits, key_bits
 from .modes import DTYPE_ABBRS, DispatchMode
 from .ops import aten
 from .schema import NO_DEFAULT
-from .tensor import Tensor
+from .tensor import Tensor, detached_alias
 
 __all__ = [
     "Graph",
@@ -399,10 +401,13 @@ def _is_tensor(value: Any) -> bool:
 
 
 def _metadata(node: Node, value: Any) -> None:
-    """Fill ``node.meta``: for a tensor, a data-free ``meta`` twin (torch keeps a FakeTensor)."""
+    """Fill ``node.meta``: for a tensor, a data-free twin (a fake tensor itself, detached, when tracing fake)."""
     if _is_tensor(value):
         shape, stride = tuple(value.shape), tuple(value.stride())
-        node.meta["val"] = _dc.empty_strided(shape, stride, dtype=value.dtype, device="meta")
+        if isinstance(value, FakeTensor):  # torch's snapshot_fake: the value without its autograd history
+            node.meta["val"] = detached_alias(value)
+        else:
+            node.meta["val"] = _dc.empty_strided(shape, stride, dtype=value.dtype, device="meta")
         node.meta["tensor_meta"] = TensorMetadata(shape, value.dtype, value.requires_grad, stride)
     else:
         node.meta["val"] = value
@@ -441,29 +446,22 @@ class _ProxyMode(DispatchMode):
     def __init__(self, decomposition_table: dict[Any, Callable[..., Any]]) -> None:
         self.graph = Graph()
         self.decompositions = decomposition_table
-        # id(tensor) -> (tensor, node): the tensor is kept so its id is not reused while tracing
-        self.tensors: dict[int, tuple[Tensor, Node]] = {}
-        # id(data) -> (data, node): tensors made without dispatching over a traced tensor's data
-        self.data: dict[int, tuple[Any, Node]] = {}
+        # id(tensor) -> (weak reference, node): weak, as torch's WeakIdKeyDictionary, so that the
+        # trace holds no tensor (a held gradient would be copied by AccumulateGrad, not taken
+        # over: Note [Stealing the gradient]); the reference tells a reused id from its tensor
+        self.tensors: dict[int, tuple[Callable[[], Any], Node]] = {}
         self.constants: dict[int, tuple[Tensor, str]] = {}  # id(tensor) -> (tensor, attribute name)
         self.attributes: dict[str, Any] = {}
 
     def track(self, value: Tensor, node: Node) -> None:
-        """From now on ``value`` (and any tensor over its very data) is ``node``'s result."""
-        self.tensors[id(value)] = (value, node)
-        self.data[id(value._data)] = (value._data, node)
+        """From now on ``value`` is ``node``'s result."""
+        self.tensors[id(value)] = (weakref.ref(value), node)
 
     def node_of(self, value: Tensor) -> Node | None:
         """The node whose result ``value`` is, or None for a tensor the trace never produced."""
         entry = self.tensors.get(id(value))
-        if entry is not None and entry[0] is value:
+        if entry is not None and entry[0]() is value:
             return entry[1]
-        # Note [Aliases made without dispatching]: autograd saves an output as a new tensor
-        # over the same data object (``detached_alias``, no operator call; torch records a
-        # ``detach`` there). Same data object, same values: the alias is that node's result.
-        by_data = self.data.get(id(value._data))
-        if by_data is not None and by_data[0] is value._data:
-            return by_data[1]
         return None
 
     def to_arg(self, value: Any) -> Any:
@@ -560,24 +558,31 @@ def _tensors_in(value: Any) -> Iterator[Tensor]:
             yield from _tensors_in(v)
 
 
-_TRACING_MODES = ("real",)
+_TRACING_MODES = ("real", "fake")
 
 
 def make_fx(f: Callable[..., Any], decomposition_table: dict[Any, Callable[..., Any]] | None = None,
             tracing_mode: str = "real") -> Callable[..., GraphModule]:
     """Trace ``f`` into a ``GraphModule`` of the aten operators it runs.
 
-    Mirrors ``torch.fx.experimental.proxy_tensor.make_fx`` with real tensors: the returned
-    function runs ``f`` on example inputs under a dispatch mode that records every operator
-    reaching the ``Python`` key. That is below autograd, so CompositeImplicitAutograd operators
-    arrive decomposed (``linear`` as ``t`` and ``addmm``), and a ``backward()`` or
-    ``dispatchcore.autograd.grad`` inside ``f`` adds the backward formulas' operators: a joint
-    forward and backward graph. Tensors are matched by identity: an input becomes a
-    placeholder (``x`` -> ``x_1``), an operator's result its node, and a tensor the trace
-    never produced (a global, a ``dc.tensor(...)`` literal) a constant attribute
-    (``_tensor_constant0``). Non-tensor inputs become placeholders too, but their example
-    value is burnt into the graph, as in torch. ``f`` runs for real: it has its side effects
-    (``.grad`` of the example inputs is set).
+    Mirrors ``torch.fx.experimental.proxy_tensor.make_fx``: the returned function runs ``f`` on
+    example inputs under a dispatch mode that records every operator reaching the ``Python``
+    key. That is below autograd, so CompositeImplicitAutograd operators arrive decomposed
+    (``linear`` as ``t`` and ``addmm``), and a ``backward()`` or ``dispatchcore.autograd.grad``
+    inside ``f`` adds the backward formulas' operators: a joint forward and backward graph.
+    Tensors are matched by identity: an input becomes a placeholder (``x`` -> ``x_1``), an
+    operator's result its node, and a tensor the trace never produced (a global, a
+    ``dc.tensor(...)`` literal) a constant attribute (``_tensor_constant0``). Non-tensor inputs
+    become placeholders too, but their example value is burnt into the graph, as in torch.
+
+    With ``tracing_mode="real"`` ``f`` runs for real: it has its side effects (``.grad`` of the
+    example inputs is set). With ``"fake"`` the inputs are first converted to fake tensors of a
+    new ``FakeTensorMode`` (the fake inputs' own mode, if they are fake already) and ``f`` runs
+    under it, beneath the recording mode: no data is computed, CUDA inputs need no GPU, each
+    node's ``meta["val"]`` is a ``FakeTensor``, and the graph is the one a real trace records.
+    As in torch, a real tensor met inside ``f`` is then refused (the fake mode does not allow
+    non-fake inputs), and data-dependent operators raise the fake mode's errors: torch's fake
+    tracing has a ``ShapeEnv`` for those, dispatchcore none.
 
     Args:
         f: the function to trace; it takes tensors (or plain values) as positional arguments
@@ -586,13 +591,14 @@ def make_fx(f: Callable[..., Any], decomposition_table: dict[Any, Callable[..., 
             is not recorded; its decomposition runs instead, and the operators it calls are
             recorded (and decomposed again if they are in the table).
             ``core_aten_decompositions()`` is one such table.
-        tracing_mode: ``"real"``, the only mode dispatchcore has.
+        tracing_mode: ``"real"`` or ``"fake"``; ``"symbolic"`` needs symbolic shapes, which
+            dispatchcore does not model.
 
     Returns:
         A function that takes ``f``'s example inputs and returns the traced ``GraphModule``.
 
     Raises:
-        ValueError: ``tracing_mode`` is not ``"real"``.
+        ValueError: ``tracing_mode`` is ``"symbolic"`` or not a tracing mode at all.
 
     Example:
         >>> import dispatchcore as dc
@@ -602,21 +608,30 @@ def make_fx(f: Callable[..., Any], decomposition_table: dict[Any, Callable[..., 
         >>> gm = make_fx(f)(dc.ones(2, 3), dc.ones(3, 4))
         >>> [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
         ['aten.mm.default', 'aten.relu.default']
-        >>> make_fx(f, tracing_mode="fake")  # doctest: +ELLIPSIS
+        >>> gm = make_fx(f, tracing_mode="fake")(dc.ones(2, 3, device="meta"), dc.ones(3, 4, device="meta"))
+        >>> [n.meta["val"] for n in gm.graph.nodes if n.op == "call_function"]
+        [FakeTensor(..., device='meta', size=(2, 4)), FakeTensor(..., device='meta', size=(2, 4))]
+        >>> make_fx(f, tracing_mode="symbolic")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
           ...
-        ValueError: make_fx: tracing_mode='fake' is not supported; ... need a FakeTensorMode, ...
+        ValueError: make_fx: tracing_mode='symbolic' is not supported; ... no ShapeEnv ...
     """
-    if tracing_mode not in _TRACING_MODES:
+    if tracing_mode == "symbolic":
         raise ValueError(
-            f"make_fx: tracing_mode={tracing_mode!r} is not supported; dispatchcore traces with real "
-            "tensors only (tracing_mode='real'): 'fake' and 'symbolic' need a FakeTensorMode, which "
-            "dispatchcore does not have yet")
+            "make_fx: tracing_mode='symbolic' is not supported; dispatchcore has no ShapeEnv (symbolic "
+            "shapes): trace with tracing_mode='real' or 'fake', whose shapes are the example inputs'")
+    if tracing_mode not in _TRACING_MODES:
+        raise ValueError(f"tracing_mode must be real/fake/symbolic, got {tracing_mode}")
     table = dict(decomposition_table or {})
     class_name = getattr(f, "__name__", type(f).__name__)
 
     def wrapped(*args: Any) -> GraphModule:
         mode = _ProxyMode(table)
+        fake_mode = None
+        if tracing_mode == "fake":  # torch's detect_fake_mode: fake inputs bring their own mode
+            fake_mode = next((a.fake_mode for a in args if isinstance(a, FakeTensor)), None) or FakeTensorMode()
+        if fake_mode is not None:
+            args = tuple(fake_mode.from_tensor(a) if _is_tensor(a) else a for a in args)
         for name, value in zip(_input_names(f, len(args)), args, strict=True):
             if not _is_tensor(value) and any(True for _ in _tensors_in(value)):
                 raise TypeError(f"make_fx: input {name!r} holds tensors inside a {type(value).__name__}; "
@@ -625,8 +640,12 @@ def make_fx(f: Callable[..., Any], decomposition_table: dict[Any, Callable[..., 
             _metadata(node, value)
             if _is_tensor(value):
                 mode.track(value, node)
-        with mode:
-            result = f(*args)
+        if fake_mode is None:
+            with mode:
+                result = f(*args)
+        else:
+            with fake_mode, mode:  # the fake mode sits beneath the recording one, as torch's infra mode
+                result = f(*args)
         mode.graph.output(mode.to_arg(result))
         return GraphModule(mode.attributes, mode.graph, class_name)
 

@@ -31,7 +31,8 @@ from .operator import KernelRegistration, OperatorHandle, SourceLocation, fallth
 from .schema import FunctionSchema, parse_schema, python_default
 
 __all__ = ["CustomOpDef", "Library", "RegistrationHandle", "custom_op", "define", "fallthrough_kernel", "get_ctx",
-           "impl", "infer_schema", "opcheck", "register_autograd", "register_fake", "register_kernel"]
+           "impl", "infer_schema", "opcheck", "register_autograd", "register_fake", "register_kernel",
+           "register_torch_dispatch"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 # c10's toString(Library::Kind), as the registration errors name the enclosing block
@@ -719,4 +720,5 @@ from .custom_ops import (  # noqa: E402
     register_autograd,
     register_fake,
     register_kernel,
+    register_torch_dispatch,
 )

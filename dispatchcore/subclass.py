@@ -243,15 +243,50 @@ def _collect(value: Any, found: list[Any]) -> None:
     found.append(value)
 
 
+# Note [torch_dispatch rules]: ``library.register_torch_dispatch(op, cls, fn)`` (torch's
+# simple_registry) lets an operator's author say what a subclass or a mode does with that operator
+# without editing either: where the Python key would call ``cls.__torch_dispatch__`` (or the mode's
+# ``__dispatch__``), it calls ``fn(cls_or_mode, func, types, args, kwargs)`` instead. Looked up by
+# operator name and exact class, as torch's GenericTorchDispatchRuleHolder.find does.
+TORCH_DISPATCH_RULES: dict[str, dict[type, Callable[..., Any]]] = {}
+
+
+def register_torch_dispatch_rule(qualname: str, cls: type, fn: Callable[..., Any]) -> Callable[[], None]:
+    """Record ``fn`` as ``cls``'s rule for operator ``qualname``; returns the function that removes it."""
+    rules = TORCH_DISPATCH_RULES.setdefault(qualname, {})
+    if cls in rules:
+        raise RuntimeError(f"{cls} already has a `__torch_dispatch__` rule registered for {qualname}")
+    rules[cls] = fn
+
+    def remove() -> None:
+        if rules.get(cls) is fn:
+            del rules[cls]
+            if not rules and TORCH_DISPATCH_RULES.get(qualname) is rules:
+                del TORCH_DISPATCH_RULES[qualname]
+
+    return remove
+
+
+def find_torch_dispatch_rule(func: Any, cls: type) -> Callable[..., Any] | None:
+    """``cls``'s rule for operator ``func`` (Note [torch_dispatch rules]), or None."""
+    rules = TORCH_DISPATCH_RULES.get(func.qualname) if TORCH_DISPATCH_RULES else None
+    return None if rules is None else rules.get(cls)
+
+
 def dispatch_to_subclasses(func: Any, overloaded: list[Any], types: tuple[type, ...],
                            args: tuple[Any, ...], kwargs: dict[str, Any], mode: Any = None) -> Any:
     """Call the overloaded arguments' ``__torch_dispatch__`` in turn (``dispatch_on_subclass``).
 
     The first result other than ``NotImplemented`` is the call's; if none, torch's TypeError.
-    ``mode``: the mode that returned ``NotImplemented`` first, named in the error.
+    ``mode``: the mode that returned ``NotImplemented`` first, named in the error. A registered
+    rule for an argument's class runs instead of its handler (Note [torch_dispatch rules]).
     """
     for arg in overloaded:
-        ret = arg.__torch_dispatch__(func, types, args, kwargs)
+        rule = find_torch_dispatch_rule(func, type(arg)) if TORCH_DISPATCH_RULES else None
+        if rule is not None:
+            ret = rule(type(arg), func, types, args, kwargs)
+        else:
+            ret = arg.__torch_dispatch__(func, types, args, kwargs)
         if ret is not NotImplemented:
             return ret
     raise multiple_dispatch_failed(func, overloaded, mode)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import factories as _factories
-from ..tensor import Tensor, detached_alias
+from ..tensor import Tensor, _TensorType, detached_alias
 
 __all__ = ["Buffer", "Parameter"]
 
@@ -20,7 +20,16 @@ def plain_detached(t: Tensor) -> Tensor:
     return detached_alias(t, Tensor)
 
 
-class Parameter(Tensor):
+class _ParameterMeta(_TensorType):
+    """``torch.nn.parameter._ParameterMeta``: a wrapper subclass instance flagged ``_is_param`` is a Parameter."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if cls is Parameter and getattr(instance, "_is_param", False) and isinstance(instance, Tensor):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A tensor that is a module parameter (``torch.nn.Parameter``).
 
     Assigning a ``Parameter`` as a ``Module`` attribute registers it, so it appears in
@@ -43,6 +52,12 @@ class Parameter(Tensor):
             data = _factories.empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}")
+        if type(data) is not Tensor and not isinstance(data, Parameter) and _has_torch_dispatch(type(data)):
+            # torch's path for custom tensors (a FakeTensor, a wrapper): the instance stays of its
+            # class, detached, and is flagged as a parameter (see _ParameterMeta)
+            param = data.detach().requires_grad_(requires_grad)
+            param._is_param = True
+            return param  # type: ignore[no-any-return]
         out = detached_alias(data, cls)
         if requires_grad:
             out.requires_grad_(True)
@@ -68,6 +83,12 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         return (type(self), (plain_detached(self).clone(), self.requires_grad))
+
+
+def _has_torch_dispatch(cls: type) -> bool:
+    from ..subclass import has_torch_dispatch
+
+    return has_torch_dispatch(cls)
 
 
 class Buffer(Tensor):

@@ -305,3 +305,67 @@ def test_opcheck_finds_a_backend_kernel_that_records_autograd_and_a_missing_fake
     assert results[dc]["test_schema"] == results[torch]["test_schema"] == "SUCCESS"
     assert results[dc]["test_autograd_registration"] == results[torch]["test_autograd_registration"]
     assert results[dc]["test_faketensor"] != "SUCCESS" and results[torch]["test_faketensor"] != "SUCCESS"
+
+
+# --- register_torch_dispatch ------------------------------------------------------------------------
+def test_a_torch_dispatch_rule_replaces_a_modes_handler_for_that_op_only():
+    seen = {}
+    for m in (dc, torch):
+        ns = _ns(m)
+        base = dc.DispatchMode if m is dc else torch.utils._python_dispatch.TorchDispatchMode
+
+        @m.library.custom_op(f"{ns}::bump", mutates_args=())
+        def bump(x: m.Tensor) -> m.Tensor:
+            return x.clone()
+
+        log = []
+
+        class Mode(base):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                log.append(("mode", str(func).split(".", 1)[1]))
+                return func(*args, **(kwargs or {}))
+
+        def rule(mode, func, types, args, kwargs, log=log, Mode=Mode):
+            log.append(("rule", type(mode) is Mode, str(func).split(".", 1)[1]))
+            return func(*args, **kwargs) + 1
+
+        m.library.register_torch_dispatch(f"{ns}::bump", Mode, rule)
+        with Mode():
+            y = bump(m.zeros(2))
+            z = m.zeros(2) * 3
+        seen[m] = (log, y.tolist(), z.tolist())
+    assert seen[dc] == seen[torch]
+    assert ("rule", True, "bump.default") in seen[dc][0]
+
+
+def test_a_torch_dispatch_rule_handles_a_subclass_for_its_op():
+    seen = {}
+    for m in (dc, torch):
+        ns = _ns(m)
+
+        @m.library.custom_op(f"{ns}::scale", mutates_args=())
+        def scale(x: m.Tensor) -> m.Tensor:
+            return x * 2
+
+        class Boxed(m.Tensor):
+            @staticmethod
+            def __new__(cls, elem):
+                out = m.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+                out.elem = elem
+                return out
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                return NotImplemented  # only the rule knows this op
+
+            def __repr__(self):
+                return "Boxed"
+
+        @scale.register_torch_dispatch(Boxed)
+        def _(cls, func, types, args, kwargs, Boxed=Boxed):
+            (b,) = args
+            return Boxed(func(b.elem) + 10)
+
+        out = scale(Boxed(m.ones(2)))
+        seen[m] = (type(out).__name__, out.elem.tolist())
+    assert seen[dc] == seen[torch] == ("Boxed", [12.0, 12.0])

@@ -178,6 +178,27 @@ def test_from_numpy_shares_memory_and_refuses_what_torch_refuses():
         assert dc.from_numpy(frozen).tolist() == [0.0, 1.0]
 
 
+def test_a_torch_dispatch_rule_goes_with_its_op_and_a_second_rule_for_one_class_is_refused(ns):
+    from dispatchcore.subclass import TORCH_DISPATCH_RULES
+
+    @dc.library.custom_op(f"{ns}::ident", mutates_args=())
+    def ident(x: Tensor) -> Tensor:
+        return x.clone()
+
+    class Mode(dc.DispatchMode):
+        pass
+
+    dc.library.register_torch_dispatch(f"{ns}::ident", Mode, lambda mode, func, types, args, kwargs: "ruled")
+    with Mode():
+        assert ident(dc.ones(1)) == "ruled"
+    with pytest.raises(RuntimeError, match="already has a `__torch_dispatch__` rule registered"):
+        from dispatchcore.subclass import register_torch_dispatch_rule
+
+        register_torch_dispatch_rule(f"{ns}::ident", Mode, lambda *a: None)
+    ident._destroy()
+    assert f"{ns}::ident" not in TORCH_DISPATCH_RULES
+
+
 @pytest.mark.parametrize("module_name", ["dispatchcore.custom_ops", "dispatchcore.factories"])
 def test_docstring_examples_of_custom_ops_and_factories_run(module_name):
     import doctest

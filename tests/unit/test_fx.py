@@ -322,15 +322,16 @@ def mlp_inputs():
 
 
 MLP_OPS = [
-    # forward
-    "aten.t.default", "aten.addmm.default", "aten.relu.default", "aten.t.default", "aten.addmm.default",
-    "aten.sum.default",
-    # backward: the seed, then AddmmBackward0 of layer 2, its AccumulateGrads (clone), ReluBackward0, ...
+    # forward; relu saves its output: a detach under the tracing mode (Note [Detach through Python])
+    "aten.t.default", "aten.addmm.default", "aten.relu.default", "aten.detach.default", "aten.t.default",
+    "aten.addmm.default", "aten.sum.default",
+    # backward: the seed, then AddmmBackward0 of layer 2, its AccumulateGrads (each takes its
+    # unshared gradient over with a detach), ReluBackward0 (unpacking relu's output: detach), ...
     "aten.ones_like.default", "aten.expand.default", "aten.t.default", "aten.mm.default", "aten.t.default",
-    "aten.mm.default", "aten.t.default", "aten.sum.dim_IntList", "aten.view.default", "aten.clone.default",
-    "aten.t.default", "aten.clone.default", "aten.threshold_backward.default", "aten.t.default",
-    "aten.mm.default", "aten.t.default", "aten.sum.dim_IntList", "aten.view.default", "aten.clone.default",
-    "aten.t.default", "aten.clone.default",
+    "aten.mm.default", "aten.t.default", "aten.sum.dim_IntList", "aten.view.default", "aten.detach.default",
+    "aten.t.default", "aten.detach.default", "aten.detach.default", "aten.threshold_backward.default",
+    "aten.t.default", "aten.mm.default", "aten.t.default", "aten.sum.dim_IntList", "aten.view.default",
+    "aten.detach.default", "aten.t.default", "aten.detach.default",
 ]
 
 
@@ -338,14 +339,16 @@ def test_backward_inside_f_is_captured_into_a_joint_graph():
     gm = make_fx(mlp)(*mlp_inputs())
     assert calls(gm) == MLP_OPS
     out = gm.graph.nodes[-1].args[0]
-    assert [n.name for n in out] == ["sum_1", "clone_3", "clone_2", "clone_1", "clone"]
+    assert [n.name for n in out] == ["sum_1", "detach_5", "detach_4", "detach_2", "detach_1"]
 
 
-def test_the_saved_relu_output_is_the_relu_node():
-    """ReluBackward0 unpacks its saved output as a new tensor over the same data: still ``relu``."""
+def test_the_saved_relu_output_reaches_its_backward_through_the_two_recorded_detaches():
+    """relu's output is saved (detach) and unpacked (detach again) before threshold_backward reads it."""
     gm = make_fx(mlp)(*mlp_inputs())
     by_name = {n.name: n for n in gm.graph.nodes}
-    assert by_name["threshold_backward"].args == (by_name["mm"], by_name["relu"], 0)
+    assert by_name["detach"].args == (by_name["relu"],)
+    assert by_name["detach_3"].args == (by_name["detach"],)
+    assert by_name["threshold_backward"].args == (by_name["mm"], by_name["detach_3"], 0)
 
 
 def test_the_joint_graph_computes_loss_and_gradients_on_new_inputs():
@@ -363,7 +366,7 @@ def test_autograd_grad_inside_f_is_captured():
         return y, gw
 
     gm = make_fx(f)(dc.randn(3, 4), dc.randn(4, 2, requires_grad=True))
-    assert calls(gm)[:3] == ["aten.mm.default", "aten.tanh.default", "aten.sum.default"]
+    assert calls(gm)[:4] == ["aten.mm.default", "aten.tanh.default", "aten.detach.default", "aten.sum.default"]
     assert calls(gm)[-2:] == ["aten.t.default", "aten.mm.default"]
     x, w = dc.randn(3, 4), dc.randn(4, 2, requires_grad=True)
     assert_same(gm(x, w.detach()), tuple(t.detach() for t in f(x, w)))
@@ -379,10 +382,15 @@ def test_the_joint_graph_with_core_decompositions_gives_the_same_gradients():
 
 
 # --- errors -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("mode", ["fake", "symbolic", "meta"])
-def test_tracing_modes_other_than_real_are_refused_naming_what_is_supported(mode):
-    with pytest.raises(ValueError, match=rf"tracing_mode='{mode}' is not supported.*'real'.*FakeTensorMode"):
-        make_fx(lambda x: x, tracing_mode=mode)
+def test_symbolic_tracing_is_refused_naming_the_missing_shape_env_and_the_modes_there_are():
+    with pytest.raises(ValueError, match=r"tracing_mode='symbolic' is not supported; dispatchcore has no ShapeEnv.*"
+                                         r"'real' or 'fake'"):
+        make_fx(lambda x: x, tracing_mode="symbolic")
+
+
+def test_an_unknown_tracing_mode_is_refused_with_torchs_words():
+    with pytest.raises(ValueError, match=r"^tracing_mode must be real/fake/symbolic, got meta$"):
+        make_fx(lambda x: x, tracing_mode="meta")
 
 
 def test_reading_a_traced_tensors_value_raises_as_torch():
