@@ -701,7 +701,10 @@ def _register_rule(lib: Library, qualname: str, cls: type, fn: Callable[..., Any
 
 def register_torch_dispatch(op: Any, torch_dispatch_class: type, func: Callable[..., Any] | None = None, /, *,
                             lib: Library | None = None) -> Any:
-    """Register what ``torch_dispatch_class`` (a subclass or a mode) does with ``op`` (``torch.library.register_torch_dispatch``).
+    """Register what ``torch_dispatch_class`` (a subclass or a mode) does with ``op``.
+
+    ``torch.library.register_torch_dispatch``: ``func(cls_or_mode, func, types, args, kwargs)``
+    runs instead of the class's handler for this operator (Note [torch_dispatch rules]).
 
     Example:
         >>> import dispatchcore as dc
@@ -750,8 +753,8 @@ def _owned_fragment(handle: Any) -> Library:
 
 
 # --- opcheck ---------------------------------------------------------------------------------------------
-DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor")
-ALL_TEST_UTILS = DEFAULT_TEST_UTILS
+DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_static")
+ALL_TEST_UTILS = DEFAULT_TEST_UTILS  # torch's test_aot_dispatch_dynamic needs symbolic shapes: not modelled
 
 
 class OpCheckError(Exception):
@@ -866,8 +869,56 @@ def _fake_tree(mode: Any, value: Any) -> Any:
     return value
 
 
+def _check_aot_static(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The op and its backward captured as one graph (``make_fx``, fake tracing) and run: eager's results.
+
+    torch's ``test_aot_dispatch_static`` (``aot_autograd_check`` with static shapes): the forward,
+    and the gradients of the outputs that require grad (``ones_like`` for each) with respect to
+    the inputs that require grad, traced on fake copies of the inputs, must give on the real
+    inputs what the op gives eagerly. It fails where the op cannot be traced (no fake impl, a
+    backward that does not trace) or the graph computes something else.
+    """
+    from .autograd import grad as autograd_grad
+    from .factories import ones_like
+    from .fx import make_fx
+
+    slots: list[tuple[str | None, int]] = [(None, i) for i, a in enumerate(args) if isinstance(a, Tensor)]
+    slots += [(k, -1) for k, v in kwargs.items() if isinstance(v, Tensor)]
+    leaves = [args[i] if k is None else kwargs[k] for k, i in slots]
+
+    def forward_backward(*tensors: Any) -> tuple[Any, ...]:
+        call_args, call_kwargs = list(args), dict(kwargs)
+        for (k, i), t in zip(slots, tensors):
+            if k is None:
+                call_args[i] = t
+            else:
+                call_kwargs[k] = t
+        result = op(*call_args, **call_kwargs)
+        outs = [t for r in (result if isinstance(result, tuple) else (result,)) for t in _tensors(r)]
+        wrt = [t for t in tensors if t.requires_grad]
+        needs = [t for t in outs if t.requires_grad]
+        grads = autograd_grad(needs, wrt, [ones_like(t) for t in needs], allow_unused=True) if wrt and needs else ()
+        return (*outs, *[g for g in grads if g is not None])
+
+    def fresh() -> list[Tensor]:  # the op may write to its inputs: each run gets its own copies
+        return [t.detach().clone().requires_grad_(t.requires_grad) for t in leaves]
+
+    expected = forward_backward(*fresh())
+    graph = make_fx(forward_backward, tracing_mode="fake")(*fresh())
+    got = graph(*[t.detach() for t in fresh()])
+    if len(got) != len(expected):
+        raise AssertionError(f"{op}: the captured graph returns {len(got)} tensors, eager {len(expected)}")
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if tuple(g.shape) != tuple(e.shape) or g.dtype != e.dtype:
+            raise AssertionError(f"{op}: result {i} of the captured graph is {g.dtype} {tuple(g.shape)}, "
+                                 f"eager's {e.dtype} {tuple(e.shape)}")
+        if e.device.type == "cpu" and not np.allclose(g.detach().numpy(), e.detach().numpy(), rtol=1.3e-6,
+                                                      atol=1e-5, equal_nan=True):
+            raise AssertionError(f"{op}: result {i} of the captured graph differs from eager's")
+
+
 _CHECKS = {"test_schema": _check_schema, "test_autograd_registration": _check_autograd_registration,
-           "test_faketensor": _check_fake}
+           "test_faketensor": _check_fake, "test_aot_dispatch_static": _check_aot_static}
 
 
 def opcheck(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None, *,
@@ -878,9 +929,11 @@ def opcheck(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None
     ``test_autograd_registration``: an op whose outputs require grad has an autograd kernel;
     ``test_faketensor``: under ``FakeTensorMode``, on fake copies of the inputs, the op gives the real
     run's output shapes, dtypes, strides and devices.
+    ``test_aot_dispatch_static``: the op and its backward, captured as one graph by ``make_fx`` on
+    fake inputs, compute eager's results (torch's AOTAutograd check with static shapes; its
+    ``test_aot_dispatch_dynamic`` needs symbolic shapes, which dispatchcore does not model).
     Returns ``{check: "SUCCESS" or the exception}``; with ``raise_exception`` the first failure
-    raises ``OpCheckError``. torch's ``test_aot_dispatch_*`` checks need AOTAutograd, which
-    dispatchcore does not model.
+    raises ``OpCheckError``.
 
     Example:
         >>> import dispatchcore as dc
@@ -890,8 +943,9 @@ def opcheck(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None
         ...     return x * x * x
         >>> cube.register_fake(lambda x: dc.empty_like(x))
         <function <lambda> at ...>
-        >>> opcheck(cube, (dc.randn(3),))
-        {'test_schema': 'SUCCESS', 'test_autograd_registration': 'SUCCESS', 'test_faketensor': 'SUCCESS'}
+        >>> opcheck(cube, (dc.randn(3),))  # doctest: +NORMALIZE_WHITESPACE
+        {'test_schema': 'SUCCESS', 'test_autograd_registration': 'SUCCESS', 'test_faketensor': 'SUCCESS',
+         'test_aot_dispatch_static': 'SUCCESS'}
     """
     handle = op._opoverload if isinstance(op, CustomOpDef) else op
     kwargs = {} if kwargs is None else kwargs

@@ -545,7 +545,7 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                         buf[input_nr] = g if current is None else current + g
                 if remaining == 0:
                     push(ready, (-nxt._seq, next(tie), nxt))
-            outputs = g = None  # the buffers alone hold the gradients now: Note [Stealing the gradient]
+            outputs, g = (), None  # the buffers alone hold the gradients now: Note [Stealing the gradient]
     finally:
         _pt.state.autograd = saved_state
         if engine_frame is not None:

@@ -321,7 +321,7 @@ def test_a_torch_dispatch_rule_replaces_a_modes_handler_for_that_op_only():
         log = []
 
         class Mode(base):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None, log=log):
                 log.append(("mode", str(func).split(".", 1)[1]))
                 return func(*args, **(kwargs or {}))
 
@@ -349,7 +349,7 @@ def test_a_torch_dispatch_rule_handles_a_subclass_for_its_op():
 
         class Boxed(m.Tensor):
             @staticmethod
-            def __new__(cls, elem):
+            def __new__(cls, elem, m=m):
                 out = m.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
                 out.elem = elem
                 return out
@@ -369,3 +369,16 @@ def test_a_torch_dispatch_rule_handles_a_subclass_for_its_op():
         out = scale(Boxed(m.ones(2)))
         seen[m] = (type(out).__name__, out.elem.tolist())
     assert seen[dc] == seen[torch] == ("Boxed", [12.0, 12.0])
+
+
+@pytest.mark.parametrize("case", ["good", "no fake", "no backward"])
+def test_opcheck_aot_dispatch_static_passes_and_fails_where_torchs_does(case):
+    outcome = {}
+    for m in (dc, torch):
+        op = _sin_op(m, _ns(m), autograd=case != "no backward")
+        if case != "no fake":
+            op.register_fake(lambda x, m=m: m.empty_like(x))
+        result = m.library.opcheck(op, (m.randn(3, requires_grad=True),), test_utils=("test_aot_dispatch_static",),
+                                   raise_exception=False)
+        outcome[m] = result["test_aot_dispatch_static"] == "SUCCESS"
+    assert outcome[dc] == outcome[torch] == (case == "good")
