@@ -15,6 +15,7 @@ from . import (
     fx,  # make_fx: graphs of aten calls; imported here only as a module (no call path change)
     nn,
     ops,
+    overrides,  # __torch_function__ and TorchFunctionMode (torch.overrides)
 )
 from . import aten as _aten_definitions  # noqa: F401 - defines the aten operators
 from ._core_kernels import register_core_kernels as _register_core_kernels
@@ -283,6 +284,7 @@ __all__ = [
     "autograd",
     "cuda",
     "fx",
+    "overrides",
     "nn",
     "enable_grad",
     "inference_mode",
@@ -470,6 +472,7 @@ __all__ = [
 ]
 
 _install_families()
+overrides.register_tensor_methods()  # every Tensor method, native/* ones too, public from import on
 
 # torch.Generator, torch.optim, torch.utils, save/load: after the operators exist
 from . import optim as optim  # noqa: E402

@@ -15,6 +15,7 @@ from typing import Any
 from . import _composites
 from . import aten as _definitions  # noqa: F401 - the operators must exist before we look them up
 from . import dtypes as _dtypes
+from . import overrides as _overrides
 from .dtypes import device as as_device
 from .dtypes import dtype as dtype_cls
 from .ops import aten
@@ -121,6 +122,7 @@ def check_call(key: str, args: tuple, kwargs: dict[str, Any]) -> None:
     _arg_parser(key).parse(args, {k: v for k, v in kwargs.items() if v is not _UNSET})
 
 
+_NOT_HANDLED = _overrides._NOT_HANDLED
 _UNSET: Any = object()  # an argument the caller did not pass (left out of check_call's view)
 
 
@@ -135,8 +137,9 @@ def _number_call(op: Any, dunder: bool = False):
         cls = other.__class__
         w = _INTS.get(other) if cls is int else _FLOATS.get(other) if cls is float else None
         if w is None:
-            if isinstance(other, _T):  # a Tensor subclass on one side
-                return op(self, other)
+            if isinstance(other, _T):  # a Tensor subclass on one side: its __torch_function__ first
+                result = _overrides.tensor_operand(name, self, other, dunder)
+                return op(self, other) if result is _NOT_HANDLED else result
             w = wrapped_number(other)
             if w is None:
                 return NotImplemented if dunder else op(self, other)  # the schema's error
@@ -152,6 +155,7 @@ def _number_call(op: Any, dunder: bool = False):
             return kernel(self, w)
         return op(self, w)
 
+    name = op.name.partition("::")[2].partition(".")[0]
     with_number.__name__ = with_number.__qualname__ = op.name.partition("::")[2]
     return with_number
 
@@ -204,9 +208,12 @@ def _by_operand(tensor_op: Any, scalar_op: Any, dunder: bool = False):
     """
     scalar_call = fast(scalar_op, 1, 2)
 
+    name = tensor_op.name.partition("::")[2].partition(".")[0]
+
     def otherwise(self, other):
-        if isinstance(other, _T):  # a Tensor subclass on one side
-            return tensor_op(self, other)
+        if isinstance(other, _T):  # a Tensor subclass on one side: its __torch_function__ first
+            result = _overrides.tensor_operand(name, self, other, dunder)
+            return tensor_op(self, other) if result is _NOT_HANDLED else result
         if dunder and not _is_number(other):
             return NotImplemented
         return scalar_call(self, other)
@@ -283,7 +290,10 @@ Tensor.__rpow__ = lambda self, other: A.pow.Scalar(other, self) if _is_number(ot
 
 def _matmul_other(self: Tensor, other: Any) -> Any:
     """``x @ other`` for ``other`` not of x's class: NotImplemented unless it is a Tensor."""
-    return A.matmul.default(self, other) if isinstance(other, _T) else NotImplemented
+    if not isinstance(other, _T):
+        return NotImplemented
+    result = _overrides.tensor_operand("matmul", self, other, True)
+    return A.matmul.default(self, other) if result is _NOT_HANDLED else result
 
 
 Tensor.__matmul__ = _composites.matmul_shortcut(fast(A.matmul.default, 2, otherwise=_matmul_other))
@@ -900,3 +910,5 @@ _INT64 = 1 << 63
 
 Tensor.__getitem__ = _index_views
 Tensor.__setitem__ = _setitem
+
+_overrides.register_tensor_methods()  # See Note [Torch function costs nothing when unused]

@@ -20,10 +20,12 @@ Example:
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import _tensor_methods  # noqa: F401 - the Tensor methods these functions call
+from . import overrides as _overrides
 from ._tensor_methods import _NO_MODE, _number_call, check_call, wrapped_number
 from .dtypes import result_type
 from .ops import aten as A
@@ -42,6 +44,20 @@ __all__ = [
 ]
 
 _T = Tensor
+_tf_on = False  # See Note [Torch function costs nothing when unused] (overrides.py)
+_NOT_HANDLED = _overrides._NOT_HANDLED
+
+
+def _torch_function(func: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """A binding's ``__torch_function__`` check: the handlers' result, or ``_NOT_HANDLED``."""
+    if _overrides.has_torch_function(args):
+        return _overrides.dispatch_c(func, args, args, kwargs)
+    return _NOT_HANDLED
+
+
+def _public(func: Any, name: str | None = None) -> Any:
+    """Record ``func`` as ``torch.<name>`` (``overrides.resolve_name``, error messages)."""
+    return _overrides.register_function(func, f"torch.{name or func.__name__}")
 
 
 def _not_tensor(name: str, value: Any, arg: str = "input", position: int = 1) -> TypeError:
@@ -68,11 +84,16 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
     """
     fname = torch_name or name
     op = getattr(A, name).Tensor
-    method = getattr(_T, name)
+    method = type.__getattribute__(_T, name)  # the raw method: this function checks torch function itself
     number_call = _number_call(op)
     out_op = getattr(A, name).out
 
     def general_alpha(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Any:
+        if not (isinstance(input, _T) and isinstance(other, _T)):  # a duck type's __torch_function__
+            handled = _torch_function(function, (input, other), {} if alpha == 1 and type(alpha) is int and out
+                                      is None else {"alpha": alpha, "out": out})
+            if handled is not _NOT_HANDLED:
+                return handled
         if not isinstance(input, _T):  # torch.add(2, x), even torch.add(2, 3)
             input = _wrapped(input, other if isinstance(other, _T) else None, fname, "input", 1)
         if not isinstance(other, _T):
@@ -91,6 +112,10 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
     # Tensor method does it, one frame less; a tensor and a number: the method's number path;
     # anything else takes the general path above.
     def function(input: Any, other: Any, **kwargs: Any) -> Any:
+        if _tf_on:
+            handled = _torch_function(function, (input, other), kwargs)
+            if handled is not _NOT_HANDLED:
+                return handled
         if kwargs or other.__class__ is not input.__class__:
             if not kwargs and input.__class__ is _T and other.__class__ in _NUMBER_CLASSES:
                 return number_call(input, other)
@@ -110,6 +135,7 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
     for f in (function, general):
         f.__name__ = f.__qualname__ = fname
     function.__signature__ = inspect.signature(general)  # type: ignore[attr-defined]
+    _public(function)
     function.__doc__ = (f"``torch.{fname}``: ``aten::{name}.Tensor``; a number on either side is wrapped "
                         f"(torch's wrapped number); ``out=`` calls ``aten::{name}.out``.")
     return function
@@ -130,6 +156,12 @@ def div(input: Any, other: Any, *, rounding_mode: Any = _NO_MODE, out: Tensor | 
         >>> dc.div(dc.tensor([-7, 7]), 2, rounding_mode="floor")
         tensor([-4,  3])
     """
+    if _tf_on or input.__class__ is not _T:
+        given = {"rounding_mode": rounding_mode, "out": out}
+        handled = _torch_function(div, (input, other), {k: v for k, v in given.items() if v is not _NO_MODE
+                                                         and v is not None})
+        if handled is not _NOT_HANDLED:
+            return handled
     if rounding_mode is _NO_MODE:
         return _div(input, other) if out is None else _div(input, other, out=out)
     if out is not None:
@@ -144,6 +176,10 @@ def div(input: Any, other: Any, *, rounding_mode: Any = _NO_MODE, out: Tensor | 
 
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``torch.rsub``: ``other - alpha * input``; ``aten::rsub.Tensor``, or ``rsub.Scalar`` for a number."""
+    if _tf_on or input.__class__ is not _T:
+        handled = _torch_function(rsub, (input, other), {} if alpha == 1 else {'alpha': alpha})
+        if handled is not _NOT_HANDLED:
+            return handled
     if not isinstance(input, _T):
         raise _not_tensor("rsub", input)
     if isinstance(other, _T):
@@ -155,6 +191,10 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
 
 def pow(input: Any = None, exponent: Any = None, **kwargs: Any) -> Tensor:  # noqa: A001 - torch.pow
     """``torch.pow``: ``input ** exponent``; a number base (``self=``) calls ``aten::pow.Scalar``."""
+    if _tf_on or input.__class__ is not _T:
+        handled = _torch_function(pow, (input, exponent), kwargs)
+        if handled is not _NOT_HANDLED:
+            return handled
     if kwargs:
         if set(kwargs) != {"self"} or input is not None:
             raise TypeError(f"pow() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -169,26 +209,34 @@ def pow(input: Any = None, exponent: Any = None, **kwargs: Any) -> Tensor:  # no
 
 def _method(name: str, *, out: bool = False) -> Callable[..., Any]:
     """``torch.<name>(input, ...)``: ``input.<name>(...)``; with ``out=`` the ``.out`` overload."""
-    method = getattr(_T, name)
+    method = type.__getattribute__(_T, name)  # the raw method: this function checks torch function itself
     if out:
         out_op = getattr(A, name).out
 
         def function(input: Any, *args: Any, out: Tensor | None = None, **kwargs: Any) -> Any:
-            if input.__class__ is not _T and not isinstance(input, _T):
-                raise _not_tensor(name, input)
+            if _tf_on or input.__class__ is not _T:
+                handled = _torch_function(function, (input, *args), kwargs if out is None else {**kwargs, "out": out})
+                if handled is not _NOT_HANDLED:
+                    return handled
+                if not isinstance(input, _T):
+                    raise _not_tensor(name, input)
             if out is None:
                 return method(input, *args, **kwargs)
             return out_op(input, *args, **kwargs, out=out)
     else:
         def function(input: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
-            if input.__class__ is not _T and not isinstance(input, _T):
-                raise _not_tensor(name, input)
+            if _tf_on or input.__class__ is not _T:
+                handled = _torch_function(function, (input, *args), kwargs)
+                if handled is not _NOT_HANDLED:
+                    return handled
+                if not isinstance(input, _T):
+                    raise _not_tensor(name, input)
             if "out" in kwargs:  # aten has no .out overload for it here
                 raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
             return method(input, *args, **kwargs)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"``torch.{name}``: ``input.{name}(...)`` (see ``Tensor.{name}``)."
-    return function
+    return _public(function)
 
 
 abs, cos, exp, log, neg = (_method(n, out=True) for n in ("abs", "cos", "exp", "log", "neg"))  # noqa: A001
@@ -213,6 +261,10 @@ def _reduction(name: str) -> Callable[..., Any]:
     method = _method(name)
 
     def function(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if _tf_on or input.__class__ is not _T:
+            handled = _torch_function(function, (input, *args), kwargs)
+            if handled is not _NOT_HANDLED:
+                return handled
         if not args and "dim" not in kwargs and "keepdim" in kwargs and isinstance(input, _T):
             raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
                             f"keepdim=bool), but expected one of:\n{_REDUCTION_OVERLOADS[name]}")
@@ -225,7 +277,7 @@ def _reduction(name: str) -> Callable[..., Any]:
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = method.__doc__
-    return function
+    return _public(function)
 
 
 sum, mean = _reduction("sum"), _reduction("mean")  # noqa: A001
@@ -242,6 +294,10 @@ as_strided, fill_, zero_ = _method("as_strided"), _method("fill_"), _method("zer
 
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     """``torch.reshape``: ``input.reshape(shape)`` (``aten::reshape``, CompositeImplicitAutograd)."""
+    if _tf_on or input.__class__ is not _T:
+        handled = _torch_function(reshape, (input, shape), {})
+        if handled is not _NOT_HANDLED:
+            return handled
     if not isinstance(input, _T):
         raise _not_tensor("reshape", input)
     try:  # See Note [Method arguments] (_tensor_methods.py)
@@ -254,6 +310,10 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
     """``torch.permute``: ``input.permute(dims)`` (``aten::permute``, a view)."""
+    if _tf_on or input.__class__ is not _T:
+        handled = _torch_function(permute, (input, dims), {})
+        if handled is not _NOT_HANDLED:
+            return handled
     if not isinstance(input, _T):
         raise _not_tensor("permute", input)
     return A.permute.default(input, list(dims))
@@ -268,6 +328,10 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
         >>> dc.where(x > 0, x, 0.0)
         tensor([0., 2.])
     """
+    if _tf_on or condition.__class__ is not _T:
+        handled = _torch_function(where, (condition, input, other), {})
+        if handled is not _NOT_HANDLED:
+            return handled
     if not isinstance(condition, _T):
         check_call("where", (condition, input, other), {})  # torch's overloads: the parser's error
         raise _not_tensor("where", condition, "condition", 1)
@@ -302,6 +366,10 @@ def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """``torch.cat``: join tensors along an existing dimension (``aten::cat``)."""
+    if _tf_on:
+        handled = _torch_function(cat, (tensors,) if dim == 0 else (tensors, dim), {})  # as given
+        if handled is not _NOT_HANDLED:
+            return handled
     tensors = _tensor_list("cat", tensors)
     if not tensors:  # torch's binding checks it before dispatch (no tensor to dispatch on)
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -316,7 +384,22 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         >>> dc.stack([dc.zeros(2), dc.ones(2)]).shape
         dispatchcore.Size([2, 2])
     """
+    if _tf_on:
+        handled = _torch_function(stack, (tensors,) if dim == 0 else (tensors, dim), {})  # as given
+        if handled is not _NOT_HANDLED:
+            return handled
     tensors = _tensor_list("stack", tensors)
     if not tensors:  # aten::stack is CompositeImplicitAutograd in torch: its check runs first
         raise RuntimeError("stack expects a non-empty TensorList")
     return A.stack.default(tensors, dim)
+
+
+_public(div)
+_public(rsub)
+_public(pow)
+_public(reshape)
+_public(permute)
+_public(where)
+_public(cat)
+_public(stack)
+_overrides.register_gate(sys.modules[__name__])

@@ -195,8 +195,33 @@ def _autograd_graph() -> Any:
     return graph
 
 
+# See Note [Torch function costs nothing when unused] (dispatchcore/overrides.py): method name ->
+# (the raw method instances find, the public one that checks for __torch_function__)
+_PUBLIC: dict[str, tuple[Any, Any]] = {}
+_subclass_hook: Any = None  # overrides._on_subclass, once the methods are attached
+
+
+def _disabled_impl(func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+    """``torch._C._disabled_torch_function_impl``: a class opts out of ``__torch_function__`` with it."""
+    return NotImplemented
+
+
+_disabled_impl.__name__ = _disabled_impl.__qualname__ = "_disabled_torch_function_impl"
+# typed Any: a class assigns it to ``__torch_function__``, which Tensor types as a classmethod
+_disabled_torch_function_impl: Any = _disabled_impl
+
+
 class _TensorType(type):
-    """Tensor's metaclass: calling ``Tensor`` is refused with a pointer to the factories."""
+    """Tensor's metaclass: calling ``Tensor`` is refused with a pointer to the factories.
+
+    ``Tensor.add`` (a class attribute) is the public method that checks for torch function,
+    while instances find the raw one: See Note [Torch function costs nothing when unused].
+    """
+
+    def __getattribute__(cls, name: str) -> Any:
+        value = type.__getattribute__(cls, name)
+        public = _PUBLIC.get(name)
+        return public[1] if public is not None and value is public[0] else value
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if cls is not Tensor:  # a subclass constructs as it defines
@@ -521,6 +546,53 @@ class Tensor(metaclass=_TensorType):
         """``repr(t)``; ``tensor_contents=`` replaces the elements, for subclasses' own ``__repr__``."""
         return _repr(self, *args, **kwargs)
 
+    # --- __torch_function__ (dispatchcore/overrides.py) ------------------------------------------
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if _subclass_hook is not None:
+            _subclass_hook(cls)
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        """The default handler (``torch.Tensor.__torch_function__``): run ``func``, keep the subclass.
+
+        ``func`` runs with subclasses' torch function off; a Tensor result becomes an instance
+        of ``cls`` (``as_subclass``), also inside a list or tuple; ``_base`` and ``grad`` stay
+        as they are (torch's ``get_default_nowrap_functions``).
+        """
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        from .overrides import DisableTorchFunctionSubclass
+
+        with DisableTorchFunctionSubclass():
+            ret = func(*args, **(kwargs or {}))
+        if getattr(func, "__name__", None) == "__get__" and getattr(func, "__self__", None) is Tensor.grad:
+            return ret
+        return _convert(ret, cls)
+
+    def as_subclass(self, cls: type) -> Any:
+        """An instance of ``cls`` over ``self``'s data, on its autograd graph (``aten::alias``).
+
+        Example:
+            >>> import dispatchcore as dc
+            >>> class Marked(dc.Tensor):
+            ...     pass
+            >>> type(dc.ones(2).as_subclass(Marked)).__name__
+            'Marked'
+        """
+        from .ops import aten
+        from .subclass import PYTHON_KEYS, has_torch_dispatch
+
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not {cls!r}")
+        alias = aten.alias.default(self)
+        out = _new(cls)
+        for slot in Tensor.__slots__[:-1]:
+            object.__setattr__(out, slot, getattr(alias, slot))
+        out._key_bits = alias._key_bits | PYTHON_KEYS if has_torch_dispatch(cls) else alias._key_bits & ~PYTHON_KEYS
+        return out
+
     # --- tensor subclasses (dispatchcore/subclass.py) ---------------------------------------------
     @classmethod
     def __torch_dispatch__(cls, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
@@ -595,6 +667,17 @@ def _repr(t: Tensor, *, tensor_contents: str | None = None) -> str:
     from ._tensor_str import tensor_repr
 
     return tensor_repr(t)
+
+
+def _convert(ret: Any, cls: type) -> Any:
+    """``torch._tensor._convert``: Tensor results (also in a list or tuple) as ``cls`` instances."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        ret = ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        ret = type(ret)(_convert(r, cls) for r in ret)
+    return ret
 
 
 # c10's python_ks: the keys an instance of a class with __torch_dispatch__ carries.

@@ -21,17 +21,21 @@ Example:
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
 import dispatchcore as _dispatchcore
 
 from .. import functions as _functions
+from .. import overrides as _overrides
 from ..ops import aten
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor
 
 _dc: Any = _dispatchcore  # functions attached at import (torch bindings), untyped
+_tf_on = False  # See Note [Torch function costs nothing when unused] (dispatchcore/overrides.py)
+_NOT_HANDLED = _overrides._NOT_HANDLED
 
 __all__ = ["avg_pool2d", "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d",
            "conv2d", "cross_entropy", "dropout", "elu", "embedding", "embedding_bag", "gelu", "grid_sample",
@@ -66,6 +70,10 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.relu``: ``aten::relu``, or ``aten::relu_`` with ``inplace=True``."""
+    if _tf_on:
+        handled = _overrides.function_locals(relu, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     return _functions.relu_(input) if inplace else _functions.relu(input)
 
 
@@ -77,6 +85,10 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """``F.softmax``: ``aten::softmax.int``; without ``dim``, torch's deprecated implicit choice."""
+    if _tf_on:
+        handled = _overrides.function_locals(softmax, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
     return aten.softmax.int(input, dim, dtype)
@@ -84,6 +96,10 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """``F.log_softmax``: ``aten::log_softmax.int``; without ``dim``, the implicit choice."""
+    if _tf_on:
+        handled = _overrides.function_locals(log_softmax, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     return aten.log_softmax.int(input, dim, dtype)
@@ -92,6 +108,10 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """``F.mse_loss``: ``aten::mse_loss`` on the broadcast operands; with ``weight``, composed."""
+    if _tf_on:
+        handled = _overrides.function_locals(mse_loss, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input size "
                       f"({input.size()}). This will likely lead to incorrect results due to broadcasting. "
@@ -114,6 +134,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     ``(N * d1 * ..., C)`` first, which gives ``nll_loss_nd``'s values; torch's graph there ends
     in ``NllLoss2DBackward0``, dispatchcore's in the reshape and ``NllLossBackward0``.
     """
+    if _tf_on:
+        handled = _overrides.function_locals(nll_loss, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     enum = _reduction_enum(reduction)
@@ -168,6 +192,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         >>> linear(dc.ones(1, 2), dc.ones(3, 2), dc.zeros(3))
         tensor([[2., 2., 2.]])
     """
+    if _tf_on:
+        handled = _overrides.function_locals(linear, locals(), True)
+        if handled is not _NOT_HANDLED:
+            return handled
     return aten.linear.default(input, weight, bias)
 
 
@@ -179,24 +207,40 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
         >>> bilinear(dc.ones(1, 2), dc.ones(1, 3), dc.ones(4, 2, 3))
         tensor([[6., 6., 6., 6.]])
     """
+    if _tf_on:
+        handled = _overrides.function_locals(bilinear, locals(), True)
+        if handled is not _NOT_HANDLED:
+            return handled
     return aten.bilinear.default(input1, input2, weight, bias)
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Tensor:
     """``F.conv1d``: ``aten::conv1d`` (``aten::conv1d.padding`` for ``padding="same"``/``"valid"``)."""
+    if _tf_on:
+        handled = _overrides.function_locals(conv1d, locals(), True)
+        if handled is not _NOT_HANDLED:
+            return handled
     return _dc.conv1d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Tensor:
     """``F.conv2d``: ``aten::conv2d`` (``aten::conv2d.padding`` for ``padding="same"``/``"valid"``)."""
+    if _tf_on:
+        handled = _overrides.function_locals(conv2d, locals(), True)
+        if handled is not _NOT_HANDLED:
+            return handled
     return _dc.conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """``F.max_pool2d``: ``aten::max_pool2d``, or ``aten::max_pool2d_with_indices`` for ``return_indices``."""
+    if _tf_on:
+        handled = _overrides.function_locals(max_pool2d, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     stride = [] if stride is None else stride
     if return_indices:
         return aten.max_pool2d_with_indices.default(input, _ntuple(kernel_size, 2), _ntuple(stride, 2) if stride
@@ -207,12 +251,20 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """``F.avg_pool2d``: ``aten::avg_pool2d`` (``stride=None`` means the kernel size)."""
+    if _tf_on:
+        handled = _overrides.function_locals(avg_pool2d, locals(), True)
+        if handled is not _NOT_HANDLED:
+            return handled
     return aten.avg_pool2d.default(input, _ntuple(kernel_size, 2), [] if stride is None else _ntuple(stride, 2),
                                    _ntuple(padding, 2), ceil_mode, count_include_pad, divisor_override)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """``F.dropout``: ``aten::dropout`` (masks from the CPU generator); ``inplace`` writes the result back."""
+    if _tf_on:
+        handled = _overrides.function_locals(dropout, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     inplace_op = _op("dropout_") if inplace else None  # a failed lookup scans every operator: only when needed
@@ -228,6 +280,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
 
     ``max_norm`` needs ``aten::embedding_renorm_``; it raises where dispatchcore lacks that operator.
     """
+    if _tf_on:
+        handled = _overrides.function_locals(embedding, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if padding_idx is not None:
         if padding_idx > 0:
             if padding_idx >= weight.size(0):
@@ -265,6 +321,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         >>> embedding_bag(dc.tensor([[0, 1]]), dc.tensor([[1.0, 2.0], [3.0, 4.0]]), mode="sum")
         tensor([[4., 6.]])
     """
+    if _tf_on:
+        handled = _overrides.function_locals(embedding_bag, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if weight.dtype == _dc.int64 and input.is_floating_point():
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. "
                       "Usage `embedding_bag(weight, input, ...)` is deprecated, "
@@ -322,6 +382,10 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
 
     ``align_corners=None`` warns and means ``False``, as in torch.
     """
+    if _tf_on:
+        handled = _overrides.function_locals(grid_sample, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
                          f"but got: '{mode}'")
@@ -341,6 +405,10 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """``F.layer_norm``: ``aten::layer_norm`` over the trailing ``normalized_shape`` dimensions."""
+    if _tf_on:
+        handled = _overrides.function_locals(layer_norm, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     return _dc.layer_norm(input, list(normalized_shape), weight, bias, eps, True)
 
 
@@ -352,6 +420,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     Raises:
         ValueError: training on one value per channel, or a non-positive ``eps``, in torch's words.
     """
+    if _tf_on:
+        handled = _overrides.function_locals(batch_norm, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if training:
         size = input.size()
         size_prods = size[0]
@@ -374,17 +446,29 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
         >>> pad(dc.ones(2), (1, 1))
         tensor([0., 1., 1., 0.])
     """
+    if _tf_on:
+        handled = _overrides.function_locals(pad, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     return aten.pad.default(input, list(pad), mode, value)
 
 
 # --- activations ----------------------------------------------------------------------------------
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``F.gelu``: ``aten::gelu`` (exact erf form, or ``approximate="tanh"``)."""
+    if _tf_on:
+        handled = _overrides.function_locals(gelu, locals(), True)
+        if handled is not _NOT_HANDLED:
+            return handled
     return aten.gelu.default(input, approximate=approximate)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.silu``: ``aten::silu``, ``x * sigmoid(x)`` (``aten::silu_`` in place)."""
+    if _tf_on:
+        handled = _overrides.function_locals(silu, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if inplace:
         return aten.silu_.default(input)
     return aten.silu.default(input)
@@ -392,6 +476,10 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``F.leaky_relu``: ``aten::leaky_relu`` (``aten::leaky_relu_`` in place)."""
+    if _tf_on:
+        handled = _overrides.function_locals(leaky_relu, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if inplace:
         return aten.leaky_relu_.default(input, negative_slope)
     return aten.leaky_relu.default(input, negative_slope)
@@ -399,6 +487,10 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.elu``: ``aten::elu`` (``aten::elu_`` in place)."""
+    if _tf_on:
+        handled = _overrides.function_locals(elu, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if inplace:
         return aten.elu_.default(input, alpha)
     return aten.elu.default(input, alpha)
@@ -406,6 +498,10 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """``F.hardtanh``: ``aten::hardtanh``, a clamp to ``[min_val, max_val]``."""
+    if _tf_on:
+        handled = _overrides.function_locals(hardtanh, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
@@ -415,6 +511,10 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``F.relu6``: ``aten::relu6`` (``aten::relu6_`` in place), composites over ``hardtanh(x, 0, 6)``."""
+    if _tf_on:
+        handled = _overrides.function_locals(relu6, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if inplace:
         return aten.relu6_.default(input)
     return aten.relu6.default(input)
@@ -422,22 +522,30 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``F.softplus``: ``aten::softplus``, ``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
+    if _tf_on:
+        handled = _overrides.function_locals(softplus, locals(), True)
+        if handled is not _NOT_HANDLED:
+            return handled
     return aten.softplus.default(input, beta, threshold)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
     """``F.logsigmoid``: ``aten::log_sigmoid`` (over ``log_sigmoid_forward``), ``min(x, 0) - log1p(exp(-|x|))``."""
+    if _tf_on:
+        handled = _overrides.function_locals(logsigmoid, locals(), True)
+        if handled is not _NOT_HANDLED:
+            return handled
     return aten.log_sigmoid.default(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    """``F.sigmoid``: ``aten::sigmoid``."""
-    return _functions.sigmoid(input)
+    """``F.sigmoid``: ``input.sigmoid()`` (so a torch function handler sees ``Tensor.sigmoid``, as in torch)."""
+    return input.sigmoid()
 
 
 def tanh(input: Tensor) -> Tensor:
-    """``F.tanh``: ``aten::tanh``."""
-    return _functions.tanh(input)
+    """``F.tanh``: ``input.tanh()`` (so a torch function handler sees ``Tensor.tanh``, as in torch)."""
+    return input.tanh()
 
 
 # --- utilities ------------------------------------------------------------------------------------
@@ -450,11 +558,19 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         tensor([[1, 0, 0],
                 [0, 0, 1]])
     """
+    if _tf_on:
+        handled = _overrides.function_locals(one_hot, locals(), True)
+        if handled is not _NOT_HANDLED:
+            return handled
     return aten.one_hot.default(tensor, num_classes)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
     """``F.normalize``: ``input / max(||input||_p, eps)`` along ``dim``, as torch composes it."""
+    if _tf_on:
+        handled = _overrides.function_locals(normalize, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if out is not None:
         raise NotImplementedError("F.normalize(out=...) is not supported by dispatchcore")
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
@@ -472,6 +588,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         >>> round(cross_entropy(dc.zeros(1, 4), dc.tensor([1])).item(), 4)
         1.3863
     """
+    if _tf_on:
+        handled = _overrides.function_locals(cross_entropy, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     return aten.cross_entropy_loss.default(input, target, weight, _reduction_enum(reduction), ignore_index,
@@ -482,6 +602,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
     """``F.binary_cross_entropy``: ``aten::binary_cross_entropy`` on probabilities (weight broadcast to target)."""
+    if _tf_on:
+        handled = _overrides.function_locals(binary_cross_entropy, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     enum = _reduction_enum(reduction)
@@ -497,6 +621,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                      size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """``F.binary_cross_entropy_with_logits``: ``aten::binary_cross_entropy_with_logits`` (sigmoid fused)."""
+    if _tf_on:
+        handled = _overrides.function_locals(binary_cross_entropy_with_logits, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     enum = _reduction_enum(reduction)
@@ -525,6 +653,10 @@ def _l1(input: Tensor, target: Tensor, enum: int) -> Tensor:
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """``F.l1_loss``: ``aten::l1_loss``, the mean (or sum) absolute error; with ``weight``, composed."""
+    if _tf_on:
+        handled = _overrides.function_locals(l1_loss, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     _warn_size(input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
@@ -537,6 +669,10 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, red
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """``F.smooth_l1_loss``: ``aten::smooth_l1_loss`` (``aten::l1_loss`` when ``beta == 0``)."""
+    if _tf_on:
+        handled = _overrides.function_locals(smooth_l1_loss, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     _warn_size(input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
@@ -554,6 +690,10 @@ def _huber(input: Tensor, target: Tensor, enum: int, delta: float) -> Tensor:
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
     """``F.huber_loss``: ``aten::huber_loss``; with ``weight``, the unreduced loss weighted in Python."""
+    if _tf_on:
+        handled = _overrides.function_locals(huber_loss, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     _warn_size(input, target)
     expanded_input, expanded_target = _broadcast(input, target)
     if weight is None:
@@ -573,6 +713,10 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """``F.kl_div``: ``aten::kl_div`` of log-probabilities ``input`` against ``target``; ``"batchmean"`` too."""
+    if _tf_on:
+        handled = _overrides.function_locals(kl_div, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
     if size_average is not None or reduce is not None:
         enum = _reduction_enum(_legacy_reduction(size_average, reduce))
     else:
@@ -587,3 +731,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
         reduced = reduced / input.size()[0]
     return reduced
 
+
+
+for _name in __all__:  # torch's names, for overrides.resolve_name and the error messages
+    _overrides.register_function(globals()[_name], f"torch.nn.functional.{_name}")
+_overrides.register_gate(sys.modules[__name__])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import factories as _factories
-from ..tensor import Tensor, _TensorType, detached_alias
+from ..tensor import Tensor, _disabled_torch_function_impl, _TensorType, detached_alias
 
 __all__ = ["Buffer", "Parameter"]
 
@@ -46,6 +46,8 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
         Parameter containing:
         tensor([0., 0.], requires_grad=True)
     """
+
+    __torch_function__ = _disabled_torch_function_impl  # as torch's: results are plain tensors
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:
@@ -103,6 +105,8 @@ class Buffer(Tensor):
         >>> b.persistent
         True
     """
+
+    __torch_function__ = _disabled_torch_function_impl  # as torch's
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Buffer:
         if data is None:
