@@ -31,8 +31,8 @@ from ._tensor_str import _format_data
 from .dtypes import bool_, get_default_dtype, int64
 from .dtypes import device as _device
 from .modes import DispatchMode, disable_current_modes
-from .subclass import PYTHON_KEYS
-from .tensor import Tensor, _device_info, _make_tensor
+from .subclass import PYTHON_KEYS, repr_suffixes, tree_leaves
+from .tensor import Tensor, _device_info, _make_tensor, init_tensor
 from .tls import per_thread as _pt
 
 __all__ = [
@@ -166,13 +166,7 @@ def _summary(t: Tensor, prefix: str, body: str, *, size: bool) -> str:
         default = get_default_dtype()
     else:
         default = bool_ if dtype is bool_ else int64 if dtype._category == 1 else get_default_dtype()
-    if dtype is not default:
-        suffixes.append(f"dtype={dtype!r}")
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
-    elif t.requires_grad:
-        suffixes.append("requires_grad=True")
-    return prefix + ", ".join([body, *suffixes]) + ")"
+    return prefix + ", ".join([body, *suffixes, *repr_suffixes(t, default)]) + ")"
 
 
 def _render_arg(value: Any) -> str:
@@ -263,34 +257,15 @@ _META, _META_BITS, _META_INFERENCE_BITS = _device_info("meta")
 
 def _meta_twin(fake: Tensor) -> Tensor:
     """A plain meta tensor over ``fake``'s data object and version counter (the kernels' view of it)."""
-    m = _make_tensor()
-    m._data = fake._data
-    m._device = _META
-    m._key_bits = _META_INFERENCE_BITS if fake._vc is None else _META_BITS
-    m._vc = fake._vc
-    m._base = None
-    m._requires_grad = False
-    m._grad_fn = None
-    m._grad = None
-    m._output_nr = 0
-    m._meta = None
-    return m
+    return init_tensor(_make_tensor(), fake._data, _META, _META_INFERENCE_BITS if fake._vc is None else _META_BITS,
+                       fake._vc)
 
 
 def _wrap_fake(mode: FakeTensorMode, meta: Tensor, device: _device) -> FakeTensor:
     """A new ``FakeTensor`` over ``meta``'s data, reporting ``device`` (``FakeTensor.__new__``)."""
     _, bits, inference_bits = _device_info(device)
-    t: Any = object.__new__(FakeTensor)
-    t._data = meta._data
-    t._device = device
-    t._key_bits = (inference_bits if meta._vc is None else bits) | PYTHON_KEYS
-    t._vc = meta._vc
-    t._base = None
-    t._requires_grad = False
-    t._grad_fn = None
-    t._grad = None
-    t._output_nr = 0
-    t._meta = None
+    t: Any = init_tensor(object.__new__(FakeTensor), meta._data, device,
+                         (inference_bits if meta._vc is None else bits) | PYTHON_KEYS, meta._vc)
     t.fake_device = device
     t.fake_mode = mode
     t.constant = None
@@ -566,14 +541,7 @@ def _find_common_device(func: Any, fakes: list[FakeTensor]) -> _device:
 
 # --- pytree helpers -----------------------------------------------------------------------------
 def _tensors_in(value: Any) -> Iterator[Tensor]:
-    if isinstance(value, Tensor):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _tensors_in(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors_in(v)
+    return tree_leaves(value, Tensor)
 
 
 def _map_tensors(fn: Any, value: Any) -> Any:

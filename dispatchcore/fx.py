@@ -170,14 +170,9 @@ class Node:
 
 
 def _nodes_in(value: Any) -> Iterator[Node]:
-    if isinstance(value, Node):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _nodes_in(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _nodes_in(v)
+    from .subclass import tree_leaves
+
+    return tree_leaves(value, Node)
 
 
 def _target_str(target: Any) -> str:

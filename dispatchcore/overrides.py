@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .subclass import append_overloaded
 from .tensor import Tensor, _disabled_torch_function_impl
 
 _tensor_module: Any = sys.modules[Tensor.__module__]  # dispatchcore.tensor (the package's ``tensor`` is a factory)
@@ -132,13 +133,7 @@ def _add(arg: Any, found: list[Any], include_plain: bool) -> None:
         return
     if arg is None or cls in (int, float, bool, str) or not _enabled_for(cls):
         return
-    if any(type(a) is cls for a in found):
-        return
-    for i, old in enumerate(found):
-        if issubclass(cls, type(old)):
-            found.insert(i, arg)
-            return
-    found.append(arg)
+    append_overloaded(found, arg)
 
 
 def has_torch_function(relevant_args: Iterable[Any]) -> bool:

@@ -24,7 +24,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,7 +34,7 @@ from .dtypes import dtype as _dtype_type
 from .dtypes import get_default_dtype
 from .keys import DispatchKey
 from .keyset import key_bits
-from .tensor import Tensor, _device_info, _make_tensor, _tp_name, detached_alias
+from .tensor import Tensor, _device_info, _make_tensor, _tp_name, detached_alias, init_tensor
 from .tls import inference_active as _inference_active
 from .tls import per_thread as _pt
 
@@ -183,17 +183,9 @@ def make_wrapper_subclass(cls: type, size: Sequence[int], strides: Sequence[int]
         raise TypeError(f"_make_wrapper_subclass(): argument 'dtype' must be dtype, not {_tp_name(type(dt))}")
     dev, bits, inference_bits = _device_info(device if device is not None else "cpu")
     inference = _inference_active and _pt.state.autograd[1]  # an inference tensor, as wrap() makes
-    t = _make_tensor_of(cls)
-    t._data = WrapperData(shape, strides, dt.np, storage_offset or 0)
-    t._device = dev if isinstance(dev, _device_type) else _device_type(dev)
-    t._key_bits = (inference_bits if inference else bits) | PYTHON_KEYS
-    t._vc = None if inference else [0]
-    t._base = None
-    t._requires_grad = False
-    t._grad_fn = None
-    t._grad = None
-    t._output_nr = 0
-    t._meta = None
+    t = init_tensor(_make_tensor_of(cls), WrapperData(shape, strides, dt.np, storage_offset or 0),
+                    dev if isinstance(dev, _device_type) else _device_type(dev),
+                    (inference_bits if inference else bits) | PYTHON_KEYS, None if inference else [0])
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
     return t
@@ -233,6 +225,11 @@ def _collect(value: Any, found: list[Any]) -> None:
         return
     if not getattr(value, "_key_bits", 0) & _PYTHON_BIT or not isinstance(value, Tensor):
         return
+    append_overloaded(found, value)
+
+
+def append_overloaded(found: list[Any], value: Any) -> None:
+    """Add ``value`` as torch's ``append_overloaded_arg`` does: one per class, a subclass before its superclasses."""
     cls = type(value)
     if any(type(seen) is cls for seen in found):
         return
@@ -305,6 +302,23 @@ def multiple_dispatch_failed(func: Any, overloaded: list[Any], mode: Any = None)
 
 
 # --- helpers for handlers (torch.utils._pytree, torch.utils._python_dispatch) ---------------------
+def tree_leaves(tree: Any, cls: type | tuple[type, ...]) -> Iterator[Any]:
+    """The leaves of nested lists, tuples and dicts that are ``cls`` instances, in order.
+
+    Example:
+        >>> list(tree_leaves((1, ["a", {"k": 2}]), int))
+        [1, 2]
+    """
+    if isinstance(tree, cls):
+        yield tree
+    elif isinstance(tree, (tuple, list)):
+        for v in tree:
+            yield from tree_leaves(v, cls)
+    elif isinstance(tree, dict):
+        for v in tree.values():
+            yield from tree_leaves(v, cls)
+
+
 def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
     """Apply ``fn`` to every leaf of nested lists, tuples and dicts (``torch.utils._pytree.tree_map``).
 
@@ -424,13 +438,17 @@ def subclass_repr(t: Any, tensor_contents: str | None = None) -> str:
             body = tensor_contents
         if t.numel() == 0 and tuple(t.shape) != (0,):
             suffixes.append(f"size={tuple(t.shape)}")
-    if dtype is not default:
-        suffixes.append(f"dtype={dtype!r}")
+    return prefix + ", ".join([body, *suffixes, *repr_suffixes(t, default)]) + ")"
+
+
+def repr_suffixes(t: Any, default: Any) -> list[str]:
+    """The last suffixes of ``torch._tensor_str._str``: the dtype unless ``default``, then grad_fn or requires_grad."""
+    out = [] if t.dtype is default else [f"dtype={t.dtype!r}"]
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+        out.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
-        suffixes.append("requires_grad=True")
-    return prefix + ", ".join([body, *suffixes]) + ")"
+        out.append("requires_grad=True")
+    return out
 
 
 def _host_values(t: Any) -> np.ndarray:

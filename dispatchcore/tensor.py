@@ -154,6 +154,25 @@ def wrap_cpu(data: np.ndarray) -> Tensor:
     return t
 
 
+def init_tensor(t: Any, data: Any, dev: device, key_bits: int, vc: list[int] | None) -> Any:
+    """Set every slot of a new (``object.__new__``) tensor ``t``: a leaf with no autograd history.
+
+    For the constructors off the hot path (subclass wrappers, fake tensors and their meta twins);
+    ``wrap``/``wrap_cpu`` set the same slots inline.
+    """
+    t._data = data
+    t._device = dev
+    t._key_bits = key_bits
+    t._vc = vc
+    t._base = None
+    t._requires_grad = False
+    t._grad_fn = None
+    t._grad = None
+    t._output_nr = 0
+    t._meta = None
+    return t
+
+
 def detached_alias(t: Tensor, cls: type | None = None) -> Any:
     """A new tensor over ``t``'s data, key set and version counter, with no autograd history.
 
