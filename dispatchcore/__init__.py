@@ -230,6 +230,7 @@ def _install_families() -> None:
             if not getattr(fn, "__doc__", None):  # a generated binding: say where it comes from
                 fn.__doc__ = (f"``torch.{name}``: torch's binding of ``aten::{name}`` (its overloads and argument "
                               f"names), from ``dispatchcore.native.{short}``.")
+            fn = family.FUNCTIONS[name] = overrides.route_binding(fn, name)  # __torch_function__
             globals()[name] = fn
             if name not in __all__:
                 __all__.append(name)
@@ -473,6 +474,12 @@ __all__ = [
 
 _install_families()
 overrides.register_tensor_methods()  # every Tensor method, native/* ones too, public from import on
+# the factories reach __torch_function__ handlers too (a mode sees torch.zeros, as torch's; from_numpy it does not)
+for _name in ("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "rand", "randn", "empty_strided",
+              "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"):
+    if globals()[_name] not in overrides._FUNC_NAMES:  # the native/* ones are routed already
+        globals()[_name] = overrides.route_binding(globals()[_name], _name)
+del _name
 
 # torch.Generator, torch.optim, torch.utils, save/load: after the operators exist
 from . import optim as optim  # noqa: E402

@@ -474,6 +474,44 @@ def get_overridable_functions() -> dict[Any, list[Any]]:
     return out
 
 
+_tf_on = False  # See Note [Torch function costs nothing when unused]: route_binding's gate
+_SKIPPED_BINDINGS = frozenset({"seed", "initial_seed", "get_rng_state", "set_rng_state"})  # Python-level in torch
+
+
+def route_binding(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """A ``torch.<name>`` binding of ``dispatchcore.native`` behind the torch-function check.
+
+    Its arguments, and the items of list arguments, are the relevant ones, as torch's C++
+    argument parser finds them; the handlers get the returned function as ``func``. Without a
+    mode or a class with torch function, the check is one global test.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> class Names(TorchFunctionMode):
+        ...     def __torch_function__(self, func, types, args=(), kwargs=None):
+        ...         print(func.__name__)
+        ...         return func(*args, **(kwargs or {}))
+        >>> x = dc.ones(2, 2)
+        >>> with Names():
+        ...     _ = dc.flatten(x)
+        flatten
+    """
+    if name in _SKIPPED_BINDINGS:
+        return fn
+
+    def binding(*args: Any, **kwargs: Any) -> Any:
+        if _tf_on:
+            relevant = (*args, *kwargs.values())
+            if has_torch_function(relevant):
+                return dispatch_c(binding, relevant, args, kwargs)
+        return fn(*args, **kwargs)
+
+    binding.__name__ = binding.__qualname__ = name
+    binding.__doc__ = fn.__doc__
+    binding.__wrapped__ = fn  # type: ignore[attr-defined]
+    return register_function(binding, f"torch.{name}")
+
+
 def register_function(func: Any, torch_name: str) -> Any:
     """Record ``func`` as the public function torch calls ``torch_name`` (for errors and ``resolve_name``)."""
     _FUNC_NAMES[func] = torch_name
@@ -541,6 +579,7 @@ class TorchFunctionMode:
         ...         return func(*args, **(kwargs or {}))
         >>> with Names():
         ...     _ = dc.ones(2).sum()
+        torch.ones
         torch.Tensor.sum
     """
 
@@ -580,3 +619,6 @@ def _get_current_function_mode() -> TorchFunctionMode | None:
 def _get_current_function_mode_stack() -> list[TorchFunctionMode]:
     """This thread's modes, outermost first."""
     return list(_st.stack)
+
+
+register_gate(sys.modules[__name__])  # route_binding reads this module's _tf_on

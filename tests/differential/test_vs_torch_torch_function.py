@@ -257,3 +257,35 @@ def test_both_layers_log_one_program_in_torch_order():
             _ = lib.F.relu(z).sum()
         logs.append(log)
     assert logs[0] == logs[1]
+
+
+def _function_names(lib: Any, mode_base: type, program: Any) -> list[Any]:
+    seen: list[Any] = []
+
+    class Names(mode_base):  # type: ignore[misc, valid-type]
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append((getattr(func, "__name__", str(func)), kwargs is None))
+            return func(*args, **(kwargs or {}))
+
+    with Names():
+        program(lib)
+    return seen
+
+
+def test_factories_and_the_native_bindings_reach_a_mode_as_in_torch():
+    import numpy as np
+
+    def program(m):
+        x = m.ones(1, 1, 4, 4)
+        m.tensor([1.0])
+        m.from_numpy(np.ones(2))  # torch's from_numpy does not consult torch function
+        m.arange(3)
+        m.zeros_like(x)
+        m.full((2,), 1.0)
+        m.where(x > 0, x, 0.0)
+        m.conv2d(x, m.ones(1, 1, 3, 3))
+        m.flatten(x)
+        m.topk(m.arange(5.0), 2)
+        m.cumsum(m.arange(3.0), 0)
+
+    assert _function_names(dc, dc_overrides.TorchFunctionMode, program) == _function_names(torch, TorchMode, program)
