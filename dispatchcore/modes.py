@@ -361,9 +361,8 @@ class LoggingMode(DispatchMode):
     (PyTorch prints the handle as ``torch._ops.aten.mm.default``.) ``records`` keeps the
     structured calls (``func``, ``args``, ``kwargs``, ``result``), and so keeps their tensors
     alive: a leaf's first gradient, which autograd takes over when nothing else holds it, is then
-    copied (``new_empty_strided``, ``copy_``) where torch's LoggingTensorMode, which keeps only
-    text, shows a ``detach``. ``print_ops=True`` (or
-    ``file=``) also prints each line as it happens. Backward formulas run through the
+    copied (``clone``) where torch's LoggingTensorMode, which keeps only text, shows a ``detach``.
+    ``print_ops=True`` (or ``file=``) also prints each line as it happens. Backward formulas run through the
     dispatcher, so ``loss.backward()`` inside the mode logs the backward operators too.
 
     Example:
