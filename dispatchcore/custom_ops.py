@@ -45,6 +45,7 @@ from .keyset import AFTER_ADINPLACEORVIEW, AFTER_AUTOGRAD
 from .library import Library, _parse_namespace
 from .tensor import Tensor
 from .tls import AutoDispatchBelowAutograd
+from .tls import per_thread as _pt
 
 __all__ = ["CustomOpDef", "custom_op", "get_ctx", "infer_schema", "opcheck", "register_autograd",
            "register_fake", "register_kernel", "register_torch_dispatch"]
@@ -580,10 +581,8 @@ def _make_autograd_impl(op: Any, info: CustomOpDef) -> Callable[..., Any]:
                                          "__module__": __name__})
 
     def autograd_impl(bits: int, *args: Any, **kwargs: Any) -> Any:
-        from .autograd.grad_mode import is_grad_enabled
-
         meta = _Metadata(bits, kwargs)
-        if is_grad_enabled() and _requires_grad(args):
+        if _pt.state.autograd[0] and _requires_grad(args):  # grad mode on, an input requires grad
             return generated.apply(*args, meta)
         return run_below(args, meta)
 

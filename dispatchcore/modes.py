@@ -215,7 +215,8 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
             st.keys = (included if rest is not None else included & _WITHOUT_MODE_KEYS,
                        excluded | ABOVE_PYTHON, keep & _KEEP_BELOW)
             try:
-                rule = _subclass().find_torch_dispatch_rule(op, type(mode)) if _rules() else None
+                rules = _subclass().TORCH_DISPATCH_RULES
+                rule = rules[op.qualname].get(type(mode)) if rules and op.qualname in rules else None
                 if rule is not None:  # See Note [torch_dispatch rules] (subclass.py)
                     ret = rule(mode, op, types, args, kwargs)
                 else:
@@ -276,11 +277,6 @@ def _subclass() -> Any:
 
         _subclass_module.append(subclass)
     return _subclass_module[0]
-
-
-def _rules() -> bool:
-    """Whether any torch_dispatch rule is registered (Note [torch_dispatch rules], subclass.py)."""
-    return bool(_subclass().TORCH_DISPATCH_RULES)
 
 
 def _overloaded(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:

@@ -120,18 +120,7 @@ def wrap(data: Any, dev: device | str = "cpu", *, _inference: bool = False) -> T
     """
     dev, bits, inference_bits = _device_info(dev)
     inference = _inference or (_inference_active and _pt.state.autograd[1])  # Note [Inference mode anywhere]
-    t = _make_tensor()
-    t._data = data
-    t._device = dev
-    t._key_bits = inference_bits if inference else bits
-    t._vc = None if inference else [0]
-    t._base = None
-    t._requires_grad = False
-    t._grad_fn = None
-    t._grad = None
-    t._output_nr = 0
-    t._meta = None
-    return t
+    return init_tensor(_make_tensor(), data, dev, inference_bits if inference else bits, None if inference else [0])
 
 
 def wrap_cpu(data: np.ndarray) -> Tensor:
@@ -157,8 +146,8 @@ def wrap_cpu(data: np.ndarray) -> Tensor:
 def init_tensor(t: Any, data: Any, dev: device, key_bits: int, vc: list[int] | None) -> Any:
     """Set every slot of a new (``object.__new__``) tensor ``t``: a leaf with no autograd history.
 
-    For the constructors off the hot path (subclass wrappers, fake tensors and their meta twins);
-    ``wrap``/``wrap_cpu`` set the same slots inline.
+    For the constructors off the CPU hot path (``wrap``, subclass wrappers, fake tensors and their
+    meta twins); ``wrap_cpu`` and ``detached_alias`` set the same slots inline, a call less per tensor.
     """
     t._data = data
     t._device = dev
