@@ -13,12 +13,16 @@ from . import (
     autograd,
     cuda,  # is_available, device_count; imports no pycuda
     fx,  # make_fx: graphs of aten calls; imported here only as a module (no call path change)
+    library,  # torch.library: Library, define, impl, custom_op, opcheck, ...
     nn,
+    notebook,  # Jupyter pictures: registers the rich displays of key sets, operators, traces
     ops,
     overrides,  # __torch_function__ and TorchFunctionMode (torch.overrides)
 )
 from . import aten as _aten_definitions  # noqa: F401 - defines the aten operators
 from ._core_kernels import register_core_kernels as _register_core_kernels
+from ._library import Library, RegistrationHandle, fallthrough_kernel
+from ._library import Library as _Library
 from .autocast import (
     autocast,
     clear_autocast_cache,
@@ -177,8 +181,6 @@ from .layouts import (
     sparse_csr,
     strided,
 )
-from .library import Library, RegistrationHandle, fallthrough_kernel
-from .library import Library as _Library
 from .modes import DispatchMode, LoggingMode, current_dispatch_mode, disable_current_modes, dispatch_mode_stack
 from .operator import KernelRegistration, OperatorHandle, SourceLocation, is_leaf_kernel, leaf_kernel
 from .plugins import load_backends
@@ -285,6 +287,8 @@ __all__ = [
     "autograd",
     "cuda",
     "fx",
+    "library",
+    "notebook",
     "overrides",
     "nn",
     "enable_grad",

@@ -40,7 +40,7 @@ from .keys import (
     to_functionality_key,
 )
 from .keyset import DEFAULT_EXCLUDED, DEFAULT_INCLUDED, DispatchKeySet, key_bits, tensor_keyset
-from .library import Library, fallthrough_kernel
+from ._library import Library, fallthrough_kernel
 from .tls import AutoDispatchBelowADInplaceOrView, tls_local_exclude_set, tls_local_include_set
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -405,7 +405,7 @@ def _table_html(op: Any) -> str:
 
 def _table_json(op: Any) -> dict[str, Any]:
     """The computed table as data: one entry per runtime key with a kernel, in the dump's order."""
-    from .dispatcher import DUMP_ORDER
+    from .dumps import DUMP_ORDER
     from .plugins import load_backends
 
     load_backends()

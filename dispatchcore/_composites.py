@@ -16,8 +16,8 @@ import numpy as np
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from .dtypes import WrappedNumber
 from .dtypes import device as as_device
-from .library import Library
-from .operator import protocol_attr
+from ._library import Library
+from .operator import protocol_attr, set_number_to_tensor
 from .ops import aten
 from .shapes import broadcast_shapes, compute_stride, infer_size_dv
 from .tensor import Tensor, detached_alias, wrap_cpu
@@ -99,6 +99,25 @@ def wrapped_number(value: Any) -> Tensor | None:
         cache[value] = t
     return t
 
+
+
+def number_argument(value: Any, aliased: bool) -> Tensor | None:
+    """``value`` given for a ``Tensor`` argument of an operator, as the tensor it binds as.
+
+    A wrapped number (None when ``value`` is no number); for an argument that may alias the
+    result (``Tensor(a!) self`` of ``add_``, ``out``) a fresh one, never a cached one: the
+    cache's tensors are shared and read-only. The registry calls this through
+    ``operator.set_number_to_tensor`` (Note [Numbers for Tensors], operator.py).
+    """
+    w = wrapped_number(value)
+    if aliased and w is not None and w._data.flags.writeable is False:  # a cached one: the caller's own
+        fresh = wrap_cpu(w._data.copy())
+        fresh._meta = _WrappedNumber(w._meta.value)
+        return fresh
+    return w
+
+
+set_number_to_tensor(number_argument)
 
 def reshape(self: Tensor, shape: list[int]) -> Tensor:
     """View when the strides allow it, else copy then view (``at::native::reshape``).

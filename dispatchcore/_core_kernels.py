@@ -27,7 +27,7 @@ from .autograd.kernels import (
 from .dtypes import device as _device
 from .keys import DispatchKey
 from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
-from .library import Library
+from ._library import Library
 from .ops import aten
 from .tensor import _DEVICES, Tensor
 from .tensor import BACKEND_BITS_BY_DEVICE as _BITS_BY_DEVICE

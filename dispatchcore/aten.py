@@ -9,7 +9,7 @@ decompositions, ADInplaceOrView, BackendSelect) and, later, from autograd.
 
 from __future__ import annotations
 
-from .library import Library
+from ._library import Library
 from .ops import aten as _aten_ns
 
 __all__ = ["SCHEMAS", "define_aten", "ELEMENTWISE_UNARY", "COMPARISONS"]

@@ -48,7 +48,7 @@ from .dtypes import dtype as _dtype
 from .dtypes import float16, float32, float64
 from .keys import DispatchKey
 from .keyset import key_bits
-from .library import Library
+from ._library import Library
 from .ops import aten
 from .tls import ExcludeDispatchKeyGuard, tls_get, tls_set_dispatch_key_excluded
 from .tls import per_thread as _pt

@@ -42,7 +42,7 @@ import numpy as np
 from .dtypes import device as _device_cls
 from .dtypes import dtype as _dtype_cls
 from .keyset import AFTER_ADINPLACEORVIEW, AFTER_AUTOGRAD
-from .library import Library, _parse_namespace
+from ._library import Library, _parse_namespace
 from .tensor import Tensor
 from .tls import AutoDispatchBelowAutograd
 from .tls import per_thread as _pt
@@ -509,7 +509,7 @@ class CustomOpDef:
 
 
 def _impl_device(lib: Library, name: str, kernel: Callable[..., Any], device_type: str) -> None:
-    from .library import _device_type_to_key
+    from ._library import _device_type_to_key
 
     lib.impl(name, kernel, _device_type_to_key(device_type))
 
@@ -691,7 +691,7 @@ def register_autograd(op: Any, backward: Callable[..., Any], /, *, setup_context
 
 def _register_rule(lib: Library, qualname: str, cls: type, fn: Callable[..., Any]) -> None:
     """A torch_dispatch rule owned by ``lib``: destroying the Library removes it (torch's handles)."""
-    from .library import RegistrationHandle
+    from ._library import RegistrationHandle
     from .subclass import register_torch_dispatch_rule
 
     lib._handles.append(RegistrationHandle(register_torch_dispatch_rule(qualname, cls, fn),
@@ -737,7 +737,7 @@ def register_kernel(op: Any, device_types: str | Sequence[str] | None, func: Cal
     opdef, handle = _opdef_or_op(op, "register_kernel")
     if opdef is not None:
         return opdef.register_kernel(device_types, func)
-    from .library import impl
+    from ._library import impl
 
     return impl(handle.qualname, "default" if device_types is None else device_types, func, lib=lib)
 

@@ -1,10 +1,13 @@
-"""The Dispatcher: every operator by name, the global backend fallbacks, and the dumps.
+"""The Dispatcher: every operator by name, the global backend fallbacks, and the dump functions.
 
 Mirrors ``aten/src/ATen/core/dispatch/Dispatcher.{h,cpp}``. Registration is the cold path: it
 takes one re-entrant lock, validates before it mutates anything, and finishes by swapping each
 affected operator's table whole (see Note [Table is derived state] in ``operator.py``). The
-dumps print ``torch._C._dispatch_dump`` / ``_dispatch_dump_table``'s formats, so they diff
-against PyTorch line for line; only the ``registered at`` locations differ.
+dumps (``dumps.py``) print ``torch._C._dispatch_dump`` / ``_dispatch_dump_table``'s formats, so
+they diff against PyTorch line for line; only the ``registered at`` locations differ. The
+fallbacks registered here are the core's (VariableFallbackKernel.cpp and friends); the ``Python``
+key's is registered by ``modes.py``, which owns that key, through ``Library``. Invariant: this
+module imports only the registry's own layers (tests/unit/test_layering.py).
 """
 
 from __future__ import annotations
@@ -17,23 +20,15 @@ from typing import Any
 
 import attrs
 
+from .dumps import format_state, format_table
 from .errors import DispatchError, RegistrationError
-from .keys import DispatchKey, is_alias_key
-from .keyset import (
-    AFTER_AUTOGRAD,
-    BACKEND_MASK,
-    FULL,
-    DispatchKeySet,
-    full_after_bits,
-    highest_priority_index,
-    key_bits,
-)
+from .keys import DispatchKey
+from .keyset import AFTER_AUTOGRAD, DispatchKeySet, full_after_bits, key_bits
 from .operator import (
     KernelRegistration,
     OperatorHandle,
     SourceLocation,
     fallthrough_kernel,
-    is_dispatch_arg,
 )
 from .resolution import affected_keys
 
@@ -48,8 +43,6 @@ __all__ = [
 ]
 
 _D = DispatchKey
-# dump_table's order: Undefined, then every runtime key in FULL-set iteration order.
-DUMP_ORDER: tuple[DispatchKey, ...] = (_D.Undefined, *DispatchKeySet.full())
 
 
 @attrs.define(eq=False)
@@ -240,45 +233,7 @@ def _as_op(op: OperatorHandle | str) -> OperatorHandle | None:
     return _DISPATCHER._ops.get(_normalize(op))
 
 
-def _exists(op: OperatorHandle | None) -> bool:
-    """Whether c10 would have an OperatorEntry: a schema or a kernel (See Note [Impl before def])."""
-    return op is not None and (op.schema is not None or bool(op._kernels))
-
-
 # --- dumps ------------------------------------------------------------------------------------
-def format_table(op: OperatorHandle) -> str:
-    if not _exists(op):
-        return ""
-    lines = []
-    for key in DUMP_ORDER:
-        reg, label = op.table_entry(key)
-        if reg is None:
-            continue
-        fallthrough = "fallthrough " if getattr(reg, "fallthrough", False) else ""
-        lines.append(f"{key.name}: {fallthrough}{reg.debug} [{label}]")
-    return "\n".join(lines) + "\n"
-
-
-def format_state(op: OperatorHandle) -> str:
-    if not _exists(op):
-        return ""
-    lines = [f"name: {op.qualname}"]
-    if op.schema is not None:
-        lines.append(f"schema: {op.schema}")
-        lines.append(f"debug: registered at {op.def_location}")
-        lines.append(f"alias analysis kind: {op.alias_analysis or 'FROM_SCHEMA'}")
-    else:
-        lines.append("schema: (none)")
-    kernels = op._kernels
-    for key in sorted(kernels, key=int):
-        alias = "[alias]" if is_alias_key(key) else ""
-        for i, reg in enumerate(kernels.get(key, ())):
-            inactive = " (inactive)" if i else ""
-            kind = "fallthrough boxed" if reg.fallthrough else "boxed"
-            lines.append(f"{key.name}{alias}{inactive}: {reg.debug} :: (none) [ {kind} ]")
-    return "\n".join(lines) + "\n"
-
-
 def dump_table(qualname: OperatorHandle | str) -> str:
     """The computed dispatch table, as ``torch._C._dispatch_dump_table(qualname)`` prints it.
 
@@ -326,108 +281,10 @@ def _user_stacklevel() -> int:
     """``warnings.warn`` stacklevel of the first frame outside dispatchcore's registration code."""
     frame, level = sys._getframe(2), 2  # level 1 is the function that calls warnings.warn
     while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
-        ("dispatchcore.library", "dispatchcore.operator", "dispatchcore.dispatcher")
+        ("dispatchcore._library", "dispatchcore.library", "dispatchcore.operator", "dispatchcore.dispatcher")
     ):
         frame, level = frame.f_back, level + 1
     return level
-
-
-# --- errors -----------------------------------------------------------------------------------
-def _available(op: OperatorHandle) -> str:
-    names = [k.name for k in DUMP_ORDER[1:] if op.table_entry(k)[0] is not None]
-    return "[" + ", ".join(names) + "]"
-
-
-def missing_kernel_error(op: OperatorHandle, bits: int, args: tuple, kwargs: dict) -> DispatchError:
-    """PyTorch's "Could not run ..." text, then dispatchcore's explanation of the decision."""
-    key = DispatchKey(highest_priority_index(bits))
-    if key == _D.Undefined:
-        head = (
-            "There were no tensor arguments to this function (e.g., you passed an empty list of "
-            f"Tensors), but no fallback function is registered for schema {op.qualname}.  This "
-            "usually means that this function requires a non-empty list of Tensors, or that you "
-            "(the operator writer) forgot to register a fallback function.  Available functions "
-            f"are {_available(op)}."
-        )
-    else:
-        head = (
-            f"Could not run '{op.qualname}' with arguments from the '{key.name}' backend. This could "
-            "be because the operator doesn't exist for this backend, or was omitted during the "
-            "selective/custom build process (if using custom build). If you are a Facebook employee "
-            "using PyTorch on mobile, please visit https://fburl.com/ptmfixes for possible "
-            f"resolutions. '{op.qualname}' is only available for these backends: {_available(op)}."
-        )
-    return DispatchError(f"{head}\n\n{format_table(op)}\n{explain_missing(op, key, bits, args, kwargs)}")
-
-
-def explain_missing(op: OperatorHandle, key: DispatchKey, bits: int, args: tuple, kwargs: dict) -> str:
-    """Dispatchcore's addition to the error: where each key came from and what would fix it."""
-    from .tls import tls_get
-
-    included, excluded, _ = tls_get()
-    lines = ["dispatchcore: why no kernel was found"]
-    contributed = 0
-    if op.schema is not None:
-        for index, name, _, kwarg_only in op.schema.dispatch_arguments:
-            value = kwargs.get(name) if kwarg_only or index >= len(args) else args[index]
-            values = value if isinstance(value, (list, tuple)) else [value]
-            arg_bits = 0
-            for v in values:
-                if is_dispatch_arg(v):
-                    arg_bits |= v._key_bits
-            contributed |= arg_bits
-            lines.append(f"  argument '{name}' contributed {DispatchKeySet._from_bits(arg_bits)}")
-    # Compare runtime keys, not raw bits: a per-backend functionality such as AutogradCPU is
-    # a functionality bit plus a backend bit, and prints nothing without the latter.
-    with_tls = (contributed | included) & FULL
-    after_tls = with_tls & (BACKEND_MASK | ~excluded)
-    direct = after_tls & op._dispatch[0][(after_tls & BACKEND_MASK).bit_length()]
-    lines.append(f"  thread-local include set added {_keys_missing(with_tls, contributed)}")
-    lines.append(f"  thread-local exclude set masked {_keys_missing(with_tls, after_tls)}")
-    lines.append(f"  fallthrough keys skipped {_keys_missing(after_tls, direct)}")
-    if direct != bits:
-        lines.append(
-            f"  dispatched first on {DispatchKeySet._from_bits(direct)} -> "
-            f"{DispatchKey(highest_priority_index(direct)).name}, whose kernel redispatched"
-        )
-    lines.append(f"  dispatched on {DispatchKeySet._from_bits(bits)} -> {key.name}")
-    registered = ", ".join(k.name for k in sorted(op._kernels, key=int)) or "none"
-    lines.append(f"  kernels registered for {op.qualname}: {registered}")
-    ns, _, rest = op.qualname.partition("::")
-    if key == _D.Undefined:
-        lines.append(
-            "  smallest fix: give the call a tensor argument, or register a kernel that serves "
-            f"calls without tensors: Library({ns!r}, 'IMPL').impl({rest!r}, kernel, "
-            "'CompositeExplicitAutograd') (or a 'BackendSelect' kernel that picks a backend)"
-        )
-    else:
-        lines.append(
-            f"  smallest fix: Library({ns!r}, 'IMPL').impl({rest!r}, kernel, {key.name!r})"
-        )
-    return "\n".join(lines)
-
-
-def _keys_missing(bits: int, fewer: int) -> str:
-    """The runtime keys of ``bits`` that ``fewer`` lacks, printed as a key set."""
-    lacking = set(DispatchKeySet._from_bits(bits)) - set(DispatchKeySet._from_bits(fewer))
-    names = [k.name for k in DispatchKeySet._from_bits(bits) if k in lacking]
-    return "DispatchKeySet(" + ", ".join(names) + ")"
-
-
-def ambiguous_autogradother_error(op: OperatorHandle) -> RuntimeError:
-    return RuntimeError(
-        '0 INTERNAL ASSERT FAILED at "aten/src/ATen/core/boxing/KernelFunction.cpp":23, please '
-        f"report a bug to PyTorch. {op.qualname} has kernels registered to both "
-        "CompositeImplicitAutograd and a backend mapped to AutogradOther. This makes the backend "
-        "kernel unreachable; the dispatcher will always prefer the CompositeImplicitAutograd "
-        "lowering (see Note [Ambiguity in AutogradOther kernel]). If you want to override "
-        "CompositeImplicitAutograd, please open an issue to request a dedicated Autograd dispatch "
-        "key for the backend.\nIf you only want to run inference instead of training, in C++, add "
-        "`c10::InferenceMode mode;` before model.forward(); in Python, use `torch.inference_mode()` "
-        "as a context manager (see https://pytorch.org/docs/stable/generated/"
-        "torch.autograd.grad_mode.inference_mode.html).\nCanonical state\n~~~~~~~~~~~\n"
-        + format_state(op) + "\n\n"  # torch ends the dump with two more newlines
-    )
 
 
 # --- built-in backend fallbacks (VariableFallbackKernel.cpp): registered through the same registry
@@ -560,9 +417,6 @@ def _register_builtin_fallbacks() -> None:
         _builtin(key, fallthrough_kernel, False)
     for key in _AUTOGRAD_FALLBACK_KEYS:
         _builtin(key, _autograd_fallback, True, _bind_autograd_fallback)
-    from .modes import bind_python_fallback, python_fallback  # pythonFallback: dispatch modes
-
-    _builtin("Python", python_fallback, True, bind_python_fallback)
     for key in _PASS_THROUGH_KEYS:
         _builtin(key, _pass_through(DispatchKey[key]), True)
 

@@ -209,6 +209,21 @@ def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | No
     return higher
 
 
+# The PrivateUse1 device type's name (c10::get_privateuse1_backend); set once by
+# tensor.rename_privateuse1_backend, read by the registry (torch.library's device types).
+_privateuse1_name = ["privateuseone"]
+
+
+def privateuse1_backend_name() -> str:
+    """The PrivateUse1 device's type name (``torch._C._get_privateuse1_backend_name``).
+
+    Example:
+        >>> privateuse1_backend_name()  # until dispatchcore.rename_privateuse1_backend names it
+        'privateuseone'
+    """
+    return _privateuse1_name[0]
+
+
 class device:  # noqa: N801 - torch.device's name
     """A device (``torch.device``): a type such as ``"cpu"`` or ``"meta"`` and an optional index.
 

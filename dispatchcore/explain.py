@@ -29,8 +29,9 @@ from typing import Any
 import attrs
 
 from . import dispatcher as _dispatcher_module
-from .dispatcher import DUMP_ORDER, get_autograd_fallback_mode, get_dispatcher
+from .dispatcher import get_autograd_fallback_mode, get_dispatcher
 from .dtypes import WrappedNumber
+from .dumps import DUMP_ORDER
 from .keys import (
     BackendComponent,
     DispatchKey,
@@ -720,7 +721,7 @@ def _what_if_kernel(*args: Any, **kwargs: Any) -> Any:
 
 def _registration(op_name: str, key: Any, kernel: Callable[..., Any] | None,
                   with_keyset: bool = False) -> KernelRegistration:
-    from .library import _registrable_key
+    from ._library import _registrable_key
 
     parsed = _registrable_key(key or "", f"what_if({op_name})")
     fn = kernel if kernel is not None else _what_if_kernel

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from .display import rich_display
 from .keys import (
     _PB_START,
     END_OF_FUNCTIONALITY,
@@ -268,17 +269,13 @@ class DispatchKeySet:
     def __hash__(self) -> int:
         return hash(("DispatchKeySet", self._bits))
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> str | None:
         """Jupyter: the key set as its bit strip (``dispatchcore.notebook.keyset_html``)."""
-        from .notebook import keyset_html
+        return rich_display("keyset_html", self)
 
-        return keyset_html(self)
-
-    def _repr_svg_(self) -> str:
+    def _repr_svg_(self) -> str | None:
         """Jupyter: the key set as an SVG bit strip with its raw value (``dispatchcore.notebook.keyset_svg``)."""
-        from .notebook import keyset_svg
-
-        return keyset_svg(self)
+        return rich_display("keyset_svg", self)
 
     def __repr__(self) -> str:
         return "DispatchKeySet(" + ", ".join(k.name for k in self) + ")"

@@ -40,6 +40,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from ._library import Library
 from .dtypes import WrappedNumber
 from .keys import DispatchKey
 from .keyset import FULL, full_after_bits, key_bits
@@ -174,7 +175,7 @@ def dispatch_mode_stack() -> list[DispatchMode]:
 def bind_python_fallback(op: Any) -> Callable[..., Any]:
     """The ``Python`` fallback bound to ``op``, taking the raw key-set int first.
 
-    Installed by ``dispatcher.py`` as the built-in fallback of the ``Python`` key; bound per
+    Registered below as the backend fallback of the ``Python`` key; bound per
     operator so a call costs one Python frame here plus the mode's own ``__dispatch__``.
     """
 
@@ -316,6 +317,13 @@ def python_fallback(ks: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
     """The boxed form of the ``Python`` fallback: ``fallback(keyset, op, *args, **kwargs)``."""
     return bind_python_fallback(op)(int(ks), *args, **kwargs)
 
+
+
+# The Python key's backend fallback, registered by the module that owns the key, through the
+# same Library API a backend uses (torch: TORCH_LIBRARY_IMPL(_, Python, m) in
+# PythonFallbackKernel.cpp). Held for the life of the process.
+_PYTHON_KEY = Library("_", "IMPL")
+_PYTHON_KEY.fallback(python_fallback, "Python", with_keyset=True, _bind=bind_python_fallback)
 
 # --- LoggingMode --------------------------------------------------------------------------------
 # torch.utils._dtype_abbrs.dtype_abbrs, for the dtypes dispatchcore has

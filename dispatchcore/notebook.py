@@ -1,7 +1,9 @@
 """Rich displays for Jupyter and IPython: key sets, dispatch tables, explanations and traces as pictures.
 
-The classes keep thin ``_repr_html_``/``_repr_svg_``/``_repr_pretty_`` methods that import this
-module on first display, so nothing here is loaded by ``import dispatchcore``. Each ``*_html``
+The classes keep thin ``_repr_html_``/``_repr_svg_``/``_repr_pretty_`` methods. Those of key sets,
+operators and traces, which sit below this module in the import order, call the renderers this
+module registers in ``dispatchcore.display`` when it is imported (``import dispatchcore`` does);
+explanations, above it, import it. Each ``*_html``
 function returns one self-contained HTML fragment: its styles inline in a ``<style>`` scoped by
 the ``dc-`` class prefix, no script, nothing fetched. A trace, whose page has its own script, is
 shown in an ``iframe`` (``srcdoc``) so that its script and styles stay inside it. Each ``*_svg``
@@ -19,6 +21,8 @@ import textwrap
 from collections.abc import Iterable
 from typing import Any
 
+from .display import register_renderer
+from .dumps import DUMP_ORDER
 from .keys import (
     END_OF_FUNCTIONALITY,
     NUM_BACKENDS,
@@ -133,8 +137,6 @@ def table_html(op: Any, keys: Iterable[DispatchKey | str] | None = None) -> str:
         >>> picture.count("<tr "), 'data-key="XLA" data-label="missing"' in picture
         (2, True)
     """
-    from .dispatcher import DUMP_ORDER
-
     chosen = DUMP_ORDER if keys is None else [DispatchKey.parse(k) for k in keys]
     rows: list[tuple[DispatchKey, str, str, str]] = []
     for key in chosen:
@@ -424,3 +426,9 @@ def trace_svg(trace: Any) -> str:
 def pretty(obj: Any, printer: Any, cycle: bool) -> None:
     """IPython's ``_repr_pretty_``: the object's text form (``str``), or its ``repr`` in a cycle."""
     printer.text(repr(obj) if cycle else str(obj))
+
+
+# the low layers' rich displays (dispatchcore/display.py): key sets, operators' tables, traces
+for _name, _renderer in (("keyset_html", keyset_html), ("keyset_svg", keyset_svg), ("table_html", table_html),
+                         ("trace_html", trace_html), ("trace_svg", trace_svg)):
+    register_renderer(_name, _renderer)

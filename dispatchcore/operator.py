@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 import attrs
 
+from .display import rich_display
 from .dtypes import WrappedNumber
+from .dumps import ambiguous_autogradother_error, format_state, format_table, missing_kernel_error
 from .keys import RUNTIME_KEYS, DispatchKey
 from .keyset import (
     BACKEND_MASK,
@@ -82,7 +84,7 @@ class SourceLocation:
         """The first frame outside dispatchcore's registration modules, ``depth`` frames up or more."""
         frame = sys._getframe(depth)
         while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
-            ("dispatchcore.library", "dispatchcore.operator", "dispatchcore.dispatcher",
+            ("dispatchcore._library", "dispatchcore.library", "dispatchcore.operator", "dispatchcore.dispatcher",
              "dispatchcore.autograd.kernels")
         ):
             frame = frame.f_back
@@ -268,7 +270,22 @@ def protocol_attr(obj: Any, name: str) -> Any:
     return getattr(obj, name)
 
 
-_wrap: list[Any] = []  # (_composites.wrapped_number, tensor.wrap_cpu), imported on first use
+# number -> wrapped-number tensor, installed by the tensor layer (See Note [Numbers for Tensors])
+_number_to_tensor: Callable[[Any, bool], Any] | None = None
+
+
+def set_number_to_tensor(fn: Callable[[Any, bool], Any]) -> None:
+    """Install how a number given for a ``Tensor`` argument becomes a tensor (Note [Numbers for Tensors]).
+
+    ``fn(value, aliased)`` returns a wrapped-number tensor for a Python or numpy number (one the
+    caller may write to when ``aliased``), None for anything else. The tensor layer installs
+    ``_composites.number_argument`` when it is imported: the registry makes no tensors itself
+    and imports no module above it.
+    """
+    global _number_to_tensor
+    _number_to_tensor = fn
+
+
 _UNSHARED: Any = object()  # no slot made yet for a kernel (See Note [Shared table entries])
 _NOT_PLAIN: Any = object()  # a keyword call that must bind after all (See Note [Keyword calls])
 _PY_NUMBERS = frozenset({int, float, bool, complex})
@@ -733,12 +750,9 @@ class OperatorHandle:
         By schema position or keyword; anything that is not a number is left for ``bind`` to
         accept or refuse.
         """
-        if not _wrap:  # late: _composites imports this module
-            from ._composites import wrapped_number
-            from .tensor import wrap_cpu
-
-            _wrap.extend((wrapped_number, wrap_cpu))
-        wrapped_number = _wrap[0]
+        wrap = _number_to_tensor
+        if wrap is None:
+            return args, kwargs  # no tensor layer yet: bind refuses the number
         new_args: list | None = None
         n = len(args)
         for index, name, kwarg_only, aliased in self._number_args:
@@ -746,13 +760,9 @@ class OperatorHandle:
             value = args[index] if in_args else kwargs.get(name)
             if value.__class__ not in _PY_NUMBERS and (value is None or hasattr(value, "_key_bits")):
                 continue  # (a number's hasattr would raise and catch an AttributeError: ~0.2 us)
-            w = wrapped_number(value)
+            w = wrap(value, aliased)
             if w is None:  # not a number: bind's error
                 continue
-            if aliased and w._data.flags.writeable is False:  # a cached one: make it the caller's own
-                fresh = _wrap[1](w._data.copy())
-                fresh._meta = w._meta.__class__(w._meta.value)
-                w = fresh
             if in_args:
                 if new_args is None:
                     new_args = list(args)
@@ -882,7 +892,6 @@ class OperatorHandle:
 
     def _report_missing(self, bits: int, args: tuple, kwargs: dict, redispatched: bool = False) -> Any:
         from . import plugins
-        from .dispatcher import missing_kernel_error
 
         if plugins.backends_pending():  # lazy discovery: load backends, then retry this call once
             plugins.load_backends()
@@ -894,8 +903,6 @@ class OperatorHandle:
         raise missing_kernel_error(self, bits, args, kwargs)
 
     def _ambiguous_autogradother(self, *args: Any, **kwargs: Any) -> Any:
-        from .dispatcher import ambiguous_autogradother_error
-
         raise ambiguous_autogradother_error(self)
 
     # --- introspection ----------------------------------------------------------------------
@@ -923,21 +930,15 @@ class OperatorHandle:
 
     def dump_table(self) -> str:
         """The computed table in ``torch._C._dispatch_dump_table``'s format."""
-        from .dispatcher import format_table
-
         return format_table(self)
 
     def dump_state(self) -> str:
         """The registrations in ``torch._C._dispatch_dump``'s format."""
-        from .dispatcher import format_state
-
         return format_state(self)
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> str | None:
         """Jupyter: the computed dispatch table as a coloured table (``dispatchcore.notebook.table_html``)."""
-        from .notebook import table_html
-
-        return table_html(self)
+        return rich_display("table_html", self)
 
     def __repr__(self) -> str:
         return f"<OperatorHandle {self.qualname}>"

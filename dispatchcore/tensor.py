@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from .dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES, _by_np, device
+from . import dtypes as _dtypes
+from .dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES, _by_np, device, privateuse1_backend_name
 from .keys import DispatchKey
 from .keyset import key_bits, tensor_keyset
 from .tls import inference_active as _inference_active
@@ -72,20 +73,17 @@ def register_device(type_name: str, backend_key: DispatchKey | str) -> device:
     return dev
 
 
-_privateuse1_name = "privateuseone"
-
-
 def rename_privateuse1_backend(name: str) -> device:
     """Name the PrivateUse1 device (``torch.utils.rename_privateuse1_backend``); returns it.
 
     Tensors on ``device(name)`` carry ``PrivateUse1, ADInplaceOrView, AutogradPrivateUse1, AutocastPrivateUse1``.
     As in torch, the name can be set once; a second, different name raises.
     """
-    global _privateuse1_name
-    if _privateuse1_name not in ("privateuseone", name):
+    current = privateuse1_backend_name()
+    if current not in ("privateuseone", name):
         raise RuntimeError(
-            f"torch.register_privateuse1_backend() has already been set! Current backend: {_privateuse1_name}")
-    _privateuse1_name = name
+            f"torch.register_privateuse1_backend() has already been set! Current backend: {current}")
+    _dtypes._privateuse1_name[0] = name
     return register_device(name, DispatchKey.PrivateUse1)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from . import operator as _operator
 from .dispatcher import get_dispatcher
+from .display import rich_display
 from .keys import DispatchKey
 from .keyset import BACKEND_MASK, DispatchKeySet
 from .operator import OperatorHandle, is_dispatch_arg
@@ -183,17 +184,13 @@ class Trace:
 
         return render_html(self)
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> str | None:
         """Jupyter: the interactive hop tree, in an iframe (``dispatchcore.notebook.trace_html``)."""
-        from .notebook import trace_html
+        return rich_display("trace_html", self)
 
-        return trace_html(self)
-
-    def _repr_svg_(self) -> str:
+    def _repr_svg_(self) -> str | None:
         """Jupyter (where HTML is not shown): the sequence diagram (``dispatchcore.notebook.trace_svg``)."""
-        from .notebook import trace_svg
-
-        return trace_svg(self)
+        return rich_display("trace_svg", self)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         """IPython: the indented text rendering."""

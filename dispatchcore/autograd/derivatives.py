@@ -19,7 +19,7 @@ from typing import Any
 from .._composites import wrapped_number
 from ..aten import COMPARISONS, ELEMENTWISE_UNARY
 from ..dtypes import int64
-from ..library import Library
+from .._library import Library
 from ..ops import aten
 from .kernels import (
     as_strided_backward,

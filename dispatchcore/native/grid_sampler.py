@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..dtypes import SCALAR_TYPE_NAMES
-from ..library import Library
+from .._library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import dtypes as _dt
-from ..library import Library
+from .._library import Library
 from ..ops import aten as A
 from ..shapes import broadcast_shapes, wrap_dim
 from ..tensor import Tensor

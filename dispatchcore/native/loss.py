@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..library import Library
+from .._library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
 

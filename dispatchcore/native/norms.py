@@ -28,7 +28,7 @@ from typing import Any
 
 from ..dtypes import SCALAR_TYPE_NAMES
 from ..dtypes import bool_ as _bool
-from ..library import Library
+from .._library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
 

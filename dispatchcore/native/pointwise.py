@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from ..dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES
 from ..dtypes import bool_ as _bool
-from ..library import Library
+from .._library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import dtypes as _dt
-from ..library import Library
+from .._library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
 from ..tls import AutoDispatchBelowADInplaceOrView

@@ -26,7 +26,7 @@ from typing import Any
 from .. import return_types
 from ..dtypes import SCALAR_TYPE_NAMES, float32, float64, get_default_dtype, int64
 from ..dtypes import bool_ as _bool
-from ..library import Library
+from .._library import Library
 from ..ops import aten as A
 from ..shapes import wrap_dim
 from ..tensor import Tensor

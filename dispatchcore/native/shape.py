@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
-from ..library import Library
+from .._library import Library
 from ..ops import aten as A
 from ..shapes import channels_last_strides, is_channels_last_strides, is_non_overlapping_and_dense, wrap_dim
 from ..shapes import contiguous_strides as _contiguous_strides

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES
-from ..library import Library
+from .._library import Library
 from ..ops import aten
 from ..tensor import Tensor
 from .torch_keys import TORCH_KEYS

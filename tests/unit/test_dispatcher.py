@@ -10,7 +10,7 @@ import pytest
 
 import dispatchcore as dc
 from dispatchcore import dispatcher as dispatcher_module
-from dispatchcore.dispatcher import DUMP_ORDER
+from dispatchcore.dumps import DUMP_ORDER
 from dispatchcore.keys import RUNTIME_KEYS, DispatchKey
 from dispatchcore.operator import OperatorHandle
 from dispatchcore.resolution import compute_table_entry
@@ -103,13 +103,20 @@ REAL = {"Meta", "Python", "FuncTorchDynamicLayerBackMode", "Functionalize", "Con
 
 def test_builtin_fallbacks_are_pytorchs():
     fallbacks = dc.get_dispatcher().fallbacks
-    builtin = {k.name: reg for k, reg in fallbacks.items() if reg.where.file == "dispatchcore/dispatcher.py"}
+    owners = {"dispatchcore/dispatcher.py", "dispatchcore/modes.py"}
+    builtin = {k.name: reg for k, reg in fallbacks.items() if reg.where.file in owners}
     assert set(builtin) == FALLTHROUGH | AUTOGRAD | REAL
     assert {name for name, reg in builtin.items() if reg.fallthrough} == FALLTHROUGH
     for absent in ("Fake", "AutogradHIP", "AutogradVE", "AutogradPrivateUse2", "AutogradNestedTensor",
                    "CPU", "Undefined"):
         assert D[absent] not in fallbacks
     assert all(reg.boxed_fallback and reg.library == "_" for reg in builtin.values())
+
+
+def test_the_python_key_registers_its_fallback_through_library_from_modes():
+    reg = dc.get_dispatcher().fallbacks[D.Python]
+    assert reg.where.file == "dispatchcore/modes.py"  # the module that owns the key, as a backend would
+    assert reg.library == "_" and reg.with_keyset and reg.bind is not None  # the bound fast form
 
 
 def test_fallbacks_property_is_a_snapshot():

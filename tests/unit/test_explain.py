@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 import dispatchcore as dc
-from dispatchcore.dispatcher import DUMP_ORDER
+from dispatchcore.dumps import DUMP_ORDER
 from dispatchcore.explain import describe_rule
 from dispatchcore.resolution import compute_table_entry
 

@@ -977,7 +977,7 @@ def test_a_destroy_racing_an_impl_leaves_no_registration_behind(ns, monkeypatch)
     """``_destroy`` in another thread waits for an impl in flight, then removes its kernel too."""
     import threading
 
-    import dispatchcore.library as library
+    import dispatchcore._library as library
 
     lib = dc.Library(ns, "DEF")
     lib.define("f(Tensor x) -> Tensor")

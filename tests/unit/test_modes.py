@@ -400,9 +400,9 @@ def test_trace_shows_the_python_hop():
     assert python_hop.children[0].excluded & AUTOGRAD
 
 
-def test_python_fallback_is_a_builtin_and_its_boxed_form_works():
+def test_python_fallback_is_registered_by_modes_and_its_boxed_form_works():
     reg = dc.get_dispatcher().fallbacks[D.Python]
-    assert reg.where.file == "dispatchcore/dispatcher.py" and reg.boxed_fallback and not reg.fallthrough
+    assert reg.where.file == "dispatchcore/modes.py" and reg.boxed_fallback and not reg.fallthrough
     assert dc.find_op("aten::add.Tensor").table_entry("Python") == (reg, "backend fallback")
     x = dc.ones(2)
     ks = dc.DispatchKeySet(D.Python) | dc.DispatchKeySet(D.CPU)

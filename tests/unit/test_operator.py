@@ -219,7 +219,7 @@ def test_is_dispatch_arg():
 # --- introspection and dumps ---------------------------------------------------------------------
 def _normalize(text: str) -> str:
     text = re.sub(r"registered at \S*test_operator\.py:\d+", "registered at HERE", text)
-    return re.sub(r"registered at dispatchcore/dispatcher\.py:\d+", "registered at BUILTIN", text)
+    return re.sub(r"registered at dispatchcore/(dispatcher|modes)\.py:\d+", "registered at BUILTIN", text)
 
 
 def test_dump_state_snapshot(lib):
