@@ -20,6 +20,7 @@ from typing import Any
 
 from numpy import ndarray as _ndarray
 
+from .. import operator as _operator
 from ..keyset import PYTHON_KEYSET as _PYTHON_KEYSET
 from ..shapes import is_non_overlapping_and_dense
 from ..tensor import TENSOR_DTYPE
@@ -162,7 +163,7 @@ class AccumulateGrad(Node):
             elif _getrefcount(grad) <= _UNSHARED:
                 leaf._grad = grad.detach()
             else:
-                leaf._grad = grad.clone()  # torch: new_empty_strided + copy_, the same tensor (see the Note)
+                leaf._grad = _copy_held(grad, leaf)
         elif create_graph:
             leaf._grad = leaf._grad + grad  # out of place, so it stays differentiable
         else:
@@ -178,11 +179,21 @@ class AccumulateGrad(Node):
 # buffer list it pops and the tuple it passes to ``apply``; ``_UNSHARED`` is what such a gradient
 # counts inside ``apply``, measured once on a stand-in held the same way. A gradient also held by
 # a user variable, a hook, or the buffer of another edge (``a + b`` sends one tensor to both
-# leaves) counts more, and is copied, as in torch. One difference, for speed: a held gradient
-# already laid out as the leaf is copied with one ``clone`` (same values, same strides), where
-# torch calls ``new_empty_strided`` and ``copy_``: two keyword factory calls cost dispatchcore
-# ~15 us, more than the whole custom-op step of goal G16. A dispatch mode sees ``clone`` there.
+# leaves) counts more, and is copied, as in torch: ``new_empty_strided``, then ``copy_``, which
+# leaves the copy at version 1. When nobody can see the calls (no dispatch mode, no trace, a
+# plain tensor) ``_copy_held`` makes the same tensor with one ``clone`` and sets that version:
+# two keyword factory calls cost dispatchcore ~15 us, more than G16's whole custom-op step.
 _getrefcount = sys.getrefcount
+
+
+def _copy_held(grad: Any, leaf: Any) -> Any:
+    """A held gradient already laid out as ``leaf``, copied as torch copies it (Note [Stealing the gradient])."""
+    if _pt.state.modes is None and _operator.slot_wrapper is None and not grad._key_bits & _PYTHON_KEYS:
+        copy = grad.clone()  # the tensor new_empty_strided + copy_ make, values, strides and version
+        if copy._vc is not None:
+            copy._vc[0] += 1
+        return copy
+    return _clone_obey_contract(grad, leaf)
 
 
 def _refs_in_apply(grads: tuple[Any, ...]) -> int:

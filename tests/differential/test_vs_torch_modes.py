@@ -372,3 +372,42 @@ def test_ops_seen_by_a_mode_under_autocast_match_torch():
         A.mse_loss.default(dh, dh)
     assert summary(log.lines) == summary(logs)
     assert len(logs) == 10
+
+
+class _Names(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("watched", [False, True], ids=["unwatched", "under-a-mode"])
+def test_a_held_first_gradient_is_copied_as_torch_copies_it(watched):
+    """AccumulateGrad copies a gradient the caller still holds: same values, strides and version."""
+    def run(lib, mode_cls):
+        x = lib.ones(2, 3, requires_grad=True)
+        g = lib.full((2, 3), 2.0)
+        mode = mode_cls() if watched else None
+        if mode is not None:
+            with mode:
+                x.clone().backward(g)
+        else:
+            x.clone().backward(g)
+        ops = [op for op in (mode.ops if mode is not None else []) if op != "aten.clone.default"]
+        return x.grad.tolist(), tuple(x.grad.stride()), x.grad._version, x.grad is not g, ops
+
+    class DcNames(dc.DispatchMode):
+        def __init__(self):
+            self.ops = []
+
+        def __dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    ours, theirs = run(dc, DcNames), run(torch, _Names)
+    assert ours == theirs
+    if watched:
+        assert ours[-1][-2:] == ["aten.new_empty_strided.default", "aten.copy_.default"]
