@@ -141,8 +141,11 @@ def _number_call(op: Any, dunder: bool = False):
                 result = _overrides.tensor_operand(name, self, other, dunder)
                 return op(self, other) if result is _NOT_HANDLED else result
             w = wrapped_number(other)
-            if w is None:
-                return NotImplemented if dunder else op(self, other)  # the schema's error
+            if w is None:  # a duck type's __torch_function__, else the schema's error
+                result = _overrides.tensor_operand(name, self, other, dunder)
+                if result is not _NOT_HANDLED:
+                    return result
+                return NotImplemented if dunder else op(self, other)
         keys = _pt.state.keys
         try:  # See Note [Dispatch memo]
             if keys is _DEFAULT_KEYS:
@@ -198,24 +201,31 @@ def _is_number(value: Any) -> bool:
     return cls is int or cls is float or wrapped_number(value) is not None
 
 
-def _by_operand(tensor_op: Any, scalar_op: Any, dunder: bool = False):
+def _by_operand(tensor_op: Any, scalar_op: Any, dunder: bool = False, report: str | None = None,
+                route: bool = True):
     """``self.op(other)`` of pow and the comparisons: ``.Scalar`` for a number, as torch picks.
 
     The method is the ``.Tensor`` entry; an operand of another class goes to ``otherwise``
     (See ``OperatorHandle.entry``), which picks the overload. The operators (``dunder``)
     return NotImplemented for an operand that is neither a Tensor nor a number, as torch's do
-    (``x < 'a'`` is Python's TypeError; ``x == 'a'`` is False).
+    (``x < 'a'`` is Python's TypeError; ``x == 'a'`` is False). Such an operand with torch
+    function (a duck type) takes the call as torch's parser finds it, unless ``route`` is off
+    (the ``torch.*`` functions check their arguments themselves).
     """
     scalar_call = fast(scalar_op, 1, 2)
 
-    name = tensor_op.name.partition("::")[2].partition(".")[0]
+    name = report or tensor_op.name.partition("::")[2].partition(".")[0]  # what a handler's func names
 
     def otherwise(self, other):
         if isinstance(other, _T):  # a Tensor subclass on one side: its __torch_function__ first
             result = _overrides.tensor_operand(name, self, other, dunder)
             return tensor_op(self, other) if result is _NOT_HANDLED else result
-        if dunder and not _is_number(other):
-            return NotImplemented
+        if not _is_number(other):  # a duck type's __torch_function__, else NotImplemented or the schema's error
+            result = _overrides.tensor_operand(name, self, other, dunder) if route else _NOT_HANDLED
+            if result is not _NOT_HANDLED:
+                return result
+            if dunder:
+                return NotImplemented
         return scalar_call(self, other)
 
     return fast(tensor_op, 2, otherwise=otherwise)
@@ -244,9 +254,23 @@ Tensor.__rmul__ = _number_call(A.mul.Tensor, dunder=True)
 _rsub_number = fast(A.rsub.Scalar, 1, 2)
 
 
+def _reflected(name: str, self: Tensor, other: Any) -> Any:
+    """A reflected operator's operand that is not a number: a handler's result, or ``_NOT_HANDLED``.
+
+    torch/_tensor.py's ``__rsub__``, ``__rtruediv__`` and ``__rpow__`` check every argument for
+    torch function (a duck type's, or a Tensor subclass's when called as ``x.__rsub__(sub)``).
+    """
+    return _overrides.tensor_operand(name, self, other, True)
+
+
 def _rsub(self: Tensor, other: Any) -> Any:
     """``2 - x``: torch's ``__rsub__`` is ``rsub(x, 2)``; NotImplemented for a str, None, ..."""
-    return _rsub_number(self, other) if _is_number(other) else NotImplemented
+    if _is_number(other):
+        return _rsub_number(self, other)
+    result = _reflected("__rsub__", self, other)
+    if result is not _NOT_HANDLED:
+        return result
+    return A.rsub.Tensor(self, other) if isinstance(other, _T) else NotImplemented
 
 
 Tensor.__rsub__ = _rsub
@@ -256,7 +280,12 @@ _reciprocal = fast(A.reciprocal.default)
 
 def _rtruediv(self: Tensor, other: Any) -> Any:
     """``2 / x``: torch's ``__rtruediv__`` is reciprocal, then mul; NotImplemented for a str, ..."""
-    return _mul_number(_reciprocal(self), other) if _is_number(other) else NotImplemented
+    if _is_number(other):
+        return _mul_number(_reciprocal(self), other)
+    result = _reflected("__rtruediv__", self, other)
+    if result is not _NOT_HANDLED:
+        return result
+    return A.mul.Tensor(_reciprocal(self), other) if isinstance(other, _T) else NotImplemented
 
 
 Tensor.__rtruediv__ = _rtruediv
@@ -281,18 +310,28 @@ Tensor.div = _div_with_mode(_div_entry, A.div.Tensor_mode)
 Tensor.div_ = _div_with_mode(_idiv_entry, A.div_.Tensor_mode)
 Tensor.maximum = _named(fast(A.maximum.default, 2))
 Tensor.minimum = _named(fast(A.minimum.default, 2))
-Tensor.__pow__ = _by_operand(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar, dunder=True)
-Tensor.__ipow__ = _by_operand(A.pow_.Tensor, A.pow_.Scalar, dunder=True)
+Tensor.__pow__ = _by_operand(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar, dunder=True, report="__pow__")
+Tensor.__ipow__ = _by_operand(A.pow_.Tensor, A.pow_.Scalar, dunder=True, report="__ipow__")
 Tensor.pow = _named(_by_operand(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar), "exponent")
 Tensor.pow_ = _named(_by_operand(A.pow_.Tensor, A.pow_.Scalar), "exponent")
-Tensor.__rpow__ = lambda self, other: A.pow.Scalar(other, self) if _is_number(other) else NotImplemented
+def _rpow(self: Tensor, other: Any) -> Any:
+    """``2 ** x``: torch's ``__rpow__`` is ``pow(2, x)``; NotImplemented for a str, None, ..."""
+    if _is_number(other):
+        return A.pow.Scalar(other, self)
+    result = _reflected("__rpow__", self, other)
+    if result is not _NOT_HANDLED:
+        return result
+    return A.pow.Tensor_Tensor(other, self) if isinstance(other, _T) else NotImplemented
+
+
+Tensor.__rpow__ = _rpow
 
 
 def _matmul_other(self: Tensor, other: Any) -> Any:
-    """``x @ other`` for ``other`` not of x's class: NotImplemented unless it is a Tensor."""
-    if not isinstance(other, _T):
-        return NotImplemented
+    """``x @ other`` for ``other`` not of x's class: a handler's result, else NotImplemented unless it is a Tensor."""
     result = _overrides.tensor_operand("matmul", self, other, True)
+    if not isinstance(other, _T):
+        return NotImplemented if result is _NOT_HANDLED else result
     return A.matmul.default(self, other) if result is _NOT_HANDLED else result
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from . import _tensor_methods  # noqa: F401 - the Tensor methods these functions call
 from . import overrides as _overrides
-from ._tensor_methods import _NO_MODE, _number_call, check_call, wrapped_number
+from ._tensor_methods import _NO_MODE, _by_operand, _named, _number_call, check_call, wrapped_number
 from .dtypes import result_type
 from .ops import aten as A
 from .tensor import Tensor
@@ -48,11 +48,17 @@ _tf_on = False  # See Note [Torch function costs nothing when unused] (overrides
 _NOT_HANDLED = _overrides._NOT_HANDLED
 
 
+_retry = _overrides.retry
+
+
 def _torch_function(func: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-    """A binding's ``__torch_function__`` check: the handlers' result, or ``_NOT_HANDLED``."""
-    if _overrides.has_torch_function(args):
-        return _overrides.dispatch_c(func, args, args, kwargs)
-    return _NOT_HANDLED
+    """A binding's ``__torch_function__`` check: the handlers' result, or ``_NOT_HANDLED``.
+
+    See Note [Arguments a binding checks] (overrides.py). While the gate is off, a duck-typed
+    argument past the first is found on the call's error path (``_retry``): See Note [Torch
+    function costs nothing when unused].
+    """
+    return _overrides.check_binding(func, args, kwargs)
 
 
 def _public(func: Any, name: str | None = None) -> Any:
@@ -90,8 +96,9 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
 
     def general_alpha(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Any:
         if not (isinstance(input, _T) and isinstance(other, _T)):  # a duck type's __torch_function__
-            handled = _torch_function(function, (input, other), {} if alpha == 1 and type(alpha) is int and out
-                                      is None else {"alpha": alpha, "out": out})
+            handled = _torch_function(_CALLED_AS.get(function, function), (input, other),
+                                      {} if alpha == 1 and type(alpha) is int and out is None
+                                      else {"alpha": alpha, "out": out})
             if handled is not _NOT_HANDLED:
                 return handled
         if not isinstance(input, _T):  # torch.add(2, x), even torch.add(2, 3)
@@ -141,9 +148,15 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
     return function
 
 
+_CALLED_AS: dict[Any, Any] = {}  # an implementation -> the public function its handlers see (torch.div)
 add, sub = _binary("add", alpha=True), _binary("sub", alpha=True)
 mul, _div = _binary("mul", alpha=False), _binary("div", alpha=False)
 true_divide = _binary("div", alpha=False, torch_name="true_divide")
+
+
+def _div_given(rounding_mode: Any, out: Any) -> dict[str, Any]:
+    given = {"rounding_mode": rounding_mode, "out": out}
+    return {k: v for k, v in given.items() if v is not _NO_MODE and v is not None}
 
 
 def div(input: Any, other: Any, *, rounding_mode: Any = _NO_MODE, out: Tensor | None = None) -> Any:
@@ -157,9 +170,7 @@ def div(input: Any, other: Any, *, rounding_mode: Any = _NO_MODE, out: Tensor | 
         tensor([-4,  3])
     """
     if _tf_on or input.__class__ is not _T:
-        given = {"rounding_mode": rounding_mode, "out": out}
-        handled = _torch_function(div, (input, other), {k: v for k, v in given.items() if v is not _NO_MODE
-                                                         and v is not None})
+        handled = _torch_function(div, (input, other), _div_given(rounding_mode, out))
         if handled is not _NOT_HANDLED:
             return handled
     if rounding_mode is _NO_MODE:
@@ -185,7 +196,8 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     if isinstance(other, _T):
         return A.rsub.Tensor(input, other, alpha=alpha)
     if not isinstance(other, _NUMBERS):
-        raise _not_tensor("rsub", other, "other", 2)
+        return _retry(rsub, (input, other), {} if alpha == 1 else {'alpha': alpha},
+                      _not_tensor("rsub", other, "other", 2))
     return A.rsub.Scalar(input, other, alpha)
 
 
@@ -200,16 +212,30 @@ def pow(input: Any = None, exponent: Any = None, **kwargs: Any) -> Tensor:  # no
             raise TypeError(f"pow() got an unexpected keyword argument '{next(iter(kwargs))}'")
         input = kwargs["self"]
     if isinstance(input, _T):
-        return input.pow(exponent)
+        try:
+            return _pow(input, exponent)
+        except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
+            error = exc
+        return _retry(pow, (input, exponent), kwargs, error)
     if isinstance(exponent, _T):
         _wrapped(input, exponent, "pow", "self", 1)  # rejects what is not a number
         return A.pow.Scalar(input, exponent)
     raise _not_tensor("pow", input)
 
 
-def _method(name: str, *, out: bool = False) -> Callable[..., Any]:
-    """``torch.<name>(input, ...)``: ``input.<name>(...)``; with ``out=`` the ``.out`` overload."""
-    method = type.__getattribute__(_T, name)  # the raw method: this function checks torch function itself
+# Tensor.pow without its handing a duck-typed exponent to the handler: torch.pow checks its arguments itself
+_pow = _named(_by_operand(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar, route=False), "exponent")
+
+
+def _method(name: str, *, out: bool = False, method: Any = None) -> Callable[..., Any]:
+    """``torch.<name>(input, ...)``: ``input.<name>(...)``; with ``out=`` the ``.out`` overload.
+
+    A duck-typed argument past ``input`` is found on the error path (``_retry``). ``method``:
+    the implementation, where the raw method would hand a duck-typed operand to its handler
+    itself (pow and the comparisons).
+    """
+    if method is None:
+        method = type.__getattribute__(_T, name)  # the raw method: this function checks torch function itself
     if out:
         out_op = getattr(A, name).out
 
@@ -220,9 +246,13 @@ def _method(name: str, *, out: bool = False) -> Callable[..., Any]:
                     return handled
                 if not isinstance(input, _T):
                     raise _not_tensor(name, input)
-            if out is None:
-                return method(input, *args, **kwargs)
-            return out_op(input, *args, **kwargs, out=out)
+            try:
+                if out is None:
+                    return method(input, *args, **kwargs)
+                return out_op(input, *args, **kwargs, out=out)
+            except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
+                error = exc
+            return _retry(function, (input, *args), kwargs if out is None else {**kwargs, "out": out}, error)
     else:
         def function(input: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
             if _tf_on or input.__class__ is not _T:
@@ -233,7 +263,11 @@ def _method(name: str, *, out: bool = False) -> Callable[..., Any]:
                     raise _not_tensor(name, input)
             if "out" in kwargs:  # aten has no .out overload for it here
                 raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
-            return method(input, *args, **kwargs)
+            try:
+                return method(input, *args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
+                error = exc
+            return _retry(function, (input, *args), kwargs, error)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"``torch.{name}``: ``input.{name}(...)`` (see ``Tensor.{name}``)."
     return _public(function)
@@ -244,7 +278,9 @@ sigmoid, sin, sqrt, square, tanh = (_method(n, out=True) for n in ("sigmoid", "s
 (abs_, cos_, exp_, log_, neg_, relu_, sigmoid_, sin_, sqrt_, square_, tanh_) = (
     _method(f"{n}_") for n in ("abs", "cos", "exp", "log", "neg", "relu", "sigmoid", "sin", "sqrt", "square", "tanh"))
 relu, clone, detach, detach_, t = (_method(n) for n in ("relu", "clone", "detach", "detach_", "t"))
-eq, ne, lt, le, gt, ge = (_method(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+eq, ne, lt, le, gt, ge = (_method(n, method=_named(_by_operand(getattr(A, n).Tensor, getattr(A, n).Scalar,
+                                                                 route=False)))
+                          for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 amax, argmax = (_method(n) for n in ("amax", "argmax"))
 # torch.sum/mean without ``dim`` have no ``keepdim``: torch's parser lists its overloads
 _REDUCTION_OVERLOADS = {
@@ -272,6 +308,10 @@ def _reduction(name: str) -> Callable[..., Any]:
             return method(input, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
             error = exc
+        if not _tf_on:  # a duck type's torch function (See _torch_function)
+            handled = _torch_function(function, (input, *args), kwargs)
+            if handled is not _NOT_HANDLED:
+                return handled
         check_call(name, (input, *args), kwargs)
         raise error
 
@@ -304,6 +344,10 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
         return A.reshape.default(input, list(shape))
     except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
         error = exc
+    if not _tf_on:  # a duck type's torch function (See _torch_function)
+        handled = _torch_function(reshape, (input, shape), {})
+        if handled is not _NOT_HANDLED:
+            return handled
     check_call("reshape", (input, shape), {})
     raise error
 
@@ -316,7 +360,11 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
             return handled
     if not isinstance(input, _T):
         raise _not_tensor("permute", input)
-    return A.permute.default(input, list(dims))
+    try:
+        return A.permute.default(input, list(dims))
+    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
+        error = exc
+    return _retry(permute, (input, dims), {}, error)
 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:
@@ -332,29 +380,33 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
         handled = _torch_function(where, (condition, input, other), {})
         if handled is not _NOT_HANDLED:
             return handled
-    if not isinstance(condition, _T):
-        check_call("where", (condition, input, other), {})  # torch's overloads: the parser's error
-        raise _not_tensor("where", condition, "condition", 1)
-    input_t, other_t = isinstance(input, _T), isinstance(other, _T)
-    if input_t and other_t:
+    try:
+        if not isinstance(condition, _T):
+            check_call("where", (condition, input, other), {})  # torch's overloads: the parser's error
+            raise _not_tensor("where", condition, "condition", 1)
+        input_t, other_t = isinstance(input, _T), isinstance(other, _T)
+        if input_t and other_t:
+            return A.where.self(condition, input, other)
+        # where.ScalarOther / ScalarSelf / Scalar (CompositeImplicitAutograd in torch): a number becomes
+        # a scalar_tensor of the promoted dtype, a tensor of another dtype is converted to it
+        if (not input_t and not isinstance(input, _NUMBERS)) or (not other_t and not isinstance(other, _NUMBERS)):
+            check_call("where", (condition, input, other), {})  # torch's overloads: the parser's error
+            raise _not_tensor("where", input if not input_t else other, "input" if not input_t else "other",
+                              2 if not input_t else 3)
+        dtype = result_type(input, other)
+        device = input.device if input_t else other.device if other_t else condition.device
+        if not other_t:
+            other = A.scalar_tensor.default(other, dtype=dtype, device=device)
+        if not input_t:
+            input = A.scalar_tensor.default(input, dtype=dtype, device=device)
+        if input.dtype is not dtype:
+            input = A._to_copy.default(input, dtype=dtype)
+        if other.dtype is not dtype:
+            other = A._to_copy.default(other, dtype=dtype)
         return A.where.self(condition, input, other)
-    # where.ScalarOther / ScalarSelf / Scalar (CompositeImplicitAutograd in torch): a number becomes
-    # a scalar_tensor of the promoted dtype, a tensor of another dtype is converted to it
-    if (not input_t and not isinstance(input, _NUMBERS)) or (not other_t and not isinstance(other, _NUMBERS)):
-        check_call("where", (condition, input, other), {})  # torch's overloads: the parser's error
-        raise _not_tensor("where", input if not input_t else other, "input" if not input_t else "other",
-                          2 if not input_t else 3)
-    dtype = result_type(input, other)
-    device = input.device if input_t else other.device if other_t else condition.device
-    if not other_t:
-        other = A.scalar_tensor.default(other, dtype=dtype, device=device)
-    if not input_t:
-        input = A.scalar_tensor.default(input, dtype=dtype, device=device)
-    if input.dtype is not dtype:
-        input = A._to_copy.default(input, dtype=dtype)
-    if other.dtype is not dtype:
-        other = A._to_copy.default(other, dtype=dtype)
-    return A.where.self(condition, input, other)
+    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
+        error = exc
+    return _retry(where, (condition, input, other), {}, error)
 
 
 def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
@@ -370,10 +422,14 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         handled = _torch_function(cat, (tensors,) if dim == 0 else (tensors, dim), {})  # as given
         if handled is not _NOT_HANDLED:
             return handled
-    tensors = _tensor_list("cat", tensors)
-    if not tensors:  # torch's binding checks it before dispatch (no tensor to dispatch on)
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    return A.cat.default(tensors, dim)
+    try:
+        items = _tensor_list("cat", tensors)
+        if not items:  # torch's binding checks it before dispatch (no tensor to dispatch on)
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        return A.cat.default(items, dim)
+    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
+        error = exc
+    return _retry(cat, (tensors,) if dim == 0 else (tensors, dim), {}, error)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -388,13 +444,18 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         handled = _torch_function(stack, (tensors,) if dim == 0 else (tensors, dim), {})  # as given
         if handled is not _NOT_HANDLED:
             return handled
-    tensors = _tensor_list("stack", tensors)
-    if not tensors:  # aten::stack is CompositeImplicitAutograd in torch: its check runs first
-        raise RuntimeError("stack expects a non-empty TensorList")
-    return A.stack.default(tensors, dim)
+    try:
+        items = _tensor_list("stack", tensors)
+        if not items:  # aten::stack is CompositeImplicitAutograd in torch: its check runs first
+            raise RuntimeError("stack expects a non-empty TensorList")
+        return A.stack.default(items, dim)
+    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
+        error = exc
+    return _retry(stack, (tensors,) if dim == 0 else (tensors, dim), {}, error)
 
 
 _public(div)
+_CALLED_AS[_div] = div
 _public(rsub)
 _public(pow)
 _public(reshape)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterator
+from numbers import Number
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -421,6 +422,48 @@ class Tensor(metaclass=_TensorType):
 
     # --- autograd metadata (the engine lives in dispatchcore.autograd) ----------------------
     @property
+    def data(self) -> Tensor:
+        """This tensor's data, off the graph (``torch.Tensor.data``, ``variable_data``).
+
+        A plain tensor over the same data, with no autograd history and a version counter of
+        its own (changing it in place goes unseen by autograd). Assigning a tensor makes it this
+        tensor's data (``set_data``): its size, dtype and device, this tensor's graph and version
+        counter kept.
+        """
+        if self._key_bits & _PYTHON_KEYS:  # torch's shallow_copy_and_detach asks the subclass: aten::detach
+            from .ops import aten
+
+            out = aten.detach.default(self)
+        else:
+            out = detached_alias(self, Tensor)
+        if isinstance(out, Tensor) and out._vc is not None:
+            out._vc = [0]
+        return out
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {_tp_name(type(value))}")
+        dense = ("cpu", "cuda", "mps", "hip", "xpu", "hpu")  # c10's dense backends (has_compatible_shallow_copy_type)
+        if value._key_bits != self._key_bits and not (self._device.type in dense and value._device.type in dense):
+            raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have "
+                               "incompatible tensor type.")
+        dtype = _by_np[value._data.dtype]  # read as torch's C++ does: no call a handler would see
+        if self._requires_grad and not (dtype.is_floating_point or dtype.is_complex):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        meta = self._meta
+        if (meta is not None and meta.grad_accumulator is not None
+                and (value._data.dtype != self._data.dtype or value._device != self._device)):
+            meta.grad_accumulator = None  # torch resets an accumulator whose metadata is out of date
+        self._data = value._data
+        self._device = value._device
+        self._key_bits = (value._key_bits & ~_PYTHON_KEYS) | (self._key_bits & _PYTHON_KEYS)
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
+
+    @property
     def requires_grad(self) -> bool:
         return self._requires_grad
 
@@ -646,10 +689,35 @@ class Tensor(metaclass=_TensorType):
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
 
+    def __format__(self, format_spec: str) -> str:
+        """A 0-d plain tensor formats as its number (``f"{loss:.3f}"``); others as ``object`` does."""
+        if self.dim() == 0 and not self.is_meta and type(self) is Tensor:
+            return self.detach().item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
+    def __contains__(self, element: Any, /) -> bool:
+        """``element in t``: whether any element equals it (a Tensor or a number)."""
+        if isinstance(element, (Tensor, Number)):
+            equal: Any = element == self  # a Tensor: Tensor.__eq__, reflected for a number
+            return bool(equal.any().item())
+        raise RuntimeError(
+            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
+    def __reversed__(self) -> Tensor:
+        """``reversed(t)``: ``t`` flipped along dim 0 (``t`` itself when 0-d)."""
+        if self.dim() == 0:
+            return self
+        return self.flip(0)
+
     def __float__(self) -> float:
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
+
+    def __complex__(self) -> complex:
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return complex(self.item())
 
     def __int__(self) -> int:
         if self.numel() != 1:
@@ -722,7 +790,7 @@ TENSOR_DTYPE: Any = object()  # AutogradMeta.grad_dtype's default: the tensor's 
 def _grad_dtype(t: Tensor) -> Any:
     """``t``'s grad_dtype: its dtype unless set (to a dtype, or None for any)."""
     value = getattr(t._meta, "grad_dtype", TENSOR_DTYPE)  # _meta may be None or a wrapped number's
-    return t.dtype if value is TENSOR_DTYPE else value
+    return _by_np[t._data.dtype] if value is TENSOR_DTYPE else value
 
 
 # caffe2::TypeMeta's names (what torch prints for a gradient's dtype) and ScalarType's names
@@ -745,9 +813,10 @@ def _check_assigned_grad(t: Tensor, grad: Any) -> None:
     if grad is t:
         raise RuntimeError("can't assign Variable as its own grad")
     want = _grad_dtype(t)
-    if want is not None and grad.dtype != want:
+    dtype = _by_np[grad._data.dtype]  # not grad.dtype: a subclass's handler sees no call of torch's C++ checks
+    if want is not None and dtype != want:
         raise RuntimeError(
-            f"attempting to assign a gradient with dtype '{_CPP_TYPE_NAMES.get(grad.dtype.name, grad.dtype.name)}' "
+            f"attempting to assign a gradient with dtype '{_CPP_TYPE_NAMES.get(dtype.name, dtype.name)}' "
             f"to a tensor with grad_dtype '{_SCALAR_TYPE_NAMES.get(want.name, want.name)}'. The gradient must "
             "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
             "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "

@@ -37,10 +37,11 @@ class Lib:
 
     def name(self, func: Any) -> str:
         """torch's qualified name of ``func``, the same spelling on both sides."""
-        if getattr(func, "__name__", None) == "__get__":
+        accessor = getattr(func, "__name__", None)
+        if accessor in ("__get__", "__set__", "__delete__"):  # a property's (torch resolves no __delete__)
             owner = self.lib.Tensor
             prop = next(k for k in dir(owner) if getattr(owner, k, None) is func.__self__)
-            return f"torch.Tensor.{prop}.__get__"
+            return f"torch.Tensor.{prop}.{accessor}"
         name = (torch.overrides.resolve_name(func) if self.is_torch else dc_overrides.resolve_name(func))
         name = name or f"{func.__module__}.{func.__name__}"
         # torch's C++ nn bindings and one alias spelled apart
@@ -85,8 +86,13 @@ MODE_PROGRAMS = [
     # operators
     "x + y", "1 + x", "x * 2", "2 * x", "2 - x", "x - 2", "x / 2", "2 / x", "x ** 2", "2 ** x", "-x",
     "abs(x)", "x @ y", "x == y", "x < 1", "x[0]", "len(x)",
-    # properties
-    "x.shape", "x.dtype", "x.requires_grad", "x.grad_fn",
+    # properties, their setters and deleters
+    "x.shape", "x.dtype", "x.requires_grad", "x.grad_fn", "x.data", "x._version", "x.is_leaf",
+    "x.requires_grad = True", "x.grad = y", "del x.grad", "x.data = y", "x.grad_dtype = None",
+    # the protocols torch routes, and its Python-level methods' arguments
+    "format(x)", "f'{x[0]:.2f}'", "1.0 in x", "reversed(x)", "complex(x[0])", "bool(x[0])", "int(x[0])",
+    "float(x[0])", "x._is_view()", "repr(x)", "str(x)", "x.split(1)", "x.split(1, dim=0)", "x.norm()",
+    "x.unflatten(0, (3, 1))", "x.as_subclass(type(x))", "hash(x)",
     # nn.functional
     "F.relu(x)", "F.softmax(x, 0)", "F.log_softmax(m, 1)", "F.mse_loss(x, y)", "F.gelu(x)",
     "F.linear(m, m)", "F.cross_entropy(m, tgt)", "F.sigmoid(x)", "F.dropout(x, 0.5, False)",
@@ -110,7 +116,7 @@ def subclass_env(lib: Lib) -> dict[str, Any]:
 
     t = lib.lib
     return {"records": records, "s": t.tensor([1.0, 2.0]).as_subclass(Sub), "x": t.tensor([3.0, 4.0]),
-            "Sub": Sub}
+            "i": t.tensor([1]).as_subclass(Sub), "m": t.ones(2, 2), "Sub": Sub}
 
 
 SUBCLASS_PROGRAMS = [
@@ -118,6 +124,18 @@ SUBCLASS_PROGRAMS = [
     "out = lib.add(x, s)", "out = lib.cat([x, s])", "out = s.sum()", "out = s.relu()", "out = -s",
     "out = 2 - s", "out = s[0]", "out = F.relu(s)", "out = F.mse_loss(s, x)", "out = s.shape",
     "out = s.tolist()", "out = s.view(2, 1).t()",
+    # a plain tensor's method with a subclass argument other than self
+    "out = x.copy_(s)", "out = x.where(s > 1, x)", "out = x.expand_as(s)", "out = x.index_select(0, i)",
+    "out = x.masked_fill(s > 1, 0.0)", "out = x[i]", "out = x.clamp(s, s)", "out = x.to(s)", "out = x.mul_(s)",
+    "out = x.add(s, alpha=2)", "out = x.sub_(s)", "out = x.maximum(s)", "out = x.lerp(s, 0.5)",
+    "out = x.__rsub__(s)", "out = x.__rpow__(s)", "out = x.__rtruediv__(s)", "out = x.__pow__(s)",
+    "out = m.mm(s.view(2, 1))", "x[i] = s[0]; out = x", "out = lib.where(s > 1, x, 0.0)",
+    "out = lib.maximum(x, s)", "out = lib.stack([x, s])", "out = F.mse_loss(x, s)",
+    # ... and where the method checks self only
+    "x.grad = s; out = x.grad", "x.data = s; out = x",
+    # properties, setters and protocols of a subclass
+    "out = s.data", "s.requires_grad = True; out = s", "out = format(s)", "out = 1.0 in s", "out = reversed(s)",
+    "out = s._version", "out = complex(s[0])", "out = s.split(1)", "out = s.norm()", "out = repr(s)",
 ]
 
 
@@ -155,7 +173,9 @@ def declining_env(lib: Lib) -> dict[str, Any]:
 
 DECLINED_PROGRAMS = ["a + b", "lib.add(a, b)", "lib.add(x, a)", "x + a", "a.add(x)", "c + a", "a + c", "-a",
                      "2 - a", "lib.cat([a, b])", "F.relu(a)", "F.mse_loss(x, a)", "a.shape", "len(a)",
-                     "lib.stack([x, c, a])"]
+                     "lib.stack([x, c, a])", "x.copy_(a)", "x.expand_as(a)", "x.where(x > 0, a)",
+                     "a.requires_grad = True", "del a.grad", "a.data", "format(a)", "1.0 in a", "reversed(a)",
+                     "a._version", "complex(a)", "repr(a)"]
 
 
 @pytest.mark.parametrize("program", DECLINED_PROGRAMS)
@@ -289,3 +309,50 @@ def test_factories_and_the_native_bindings_reach_a_mode_as_in_torch():
         m.cumsum(m.arange(3.0), 0)
 
     assert _function_names(dc, dc_overrides.TorchFunctionMode, program) == _function_names(torch, TorchMode, program)
+
+
+def duck_env(lib: Lib) -> dict[str, Any]:
+    log: list[tuple] = []
+
+    class Duck:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            log.append(seen(lib, func, types, args, kwargs))
+            return "handled"
+
+    t = lib.lib
+    return {"log": log, "d": Duck(), "x": t.tensor([1.0, -2.0]), "m": t.ones(2, 2)}
+
+
+DUCK_PROGRAMS = [
+    # nn.functional: Python-level (plain Tensors count) and C++ bindings
+    "F.relu(d)", "F.relu(d, True)", "F.softmax(d, 0)", "F.mse_loss(x, d)", "F.mse_loss(d, x)", "F.nll_loss(x, d)",
+    "F.cross_entropy(m, d)", "F.linear(x, d)", "F.linear(d, m)", "F.dropout(d, 0.5, False)", "F.gelu(d)",
+    "F.layer_norm(d, (2,))", "F.embedding(d, m)", "F.l1_loss(d, x)", "F.kl_div(x, d)",
+    # torch.* functions: a duck type anywhere the call fits a signature
+    "lib.add(x, d)", "lib.add(d, x)", "lib.mul(x, d)", "lib.div(x, d)", "lib.rsub(x, d)", "lib.pow(x, d)",
+    "lib.where(x > 0, d, x)", "lib.where(x > 0, x, d)", "lib.where(d, x, x)", "lib.cat([x, d])", "lib.cat(d)",
+    "lib.stack([d, x])", "lib.relu(d)", "lib.exp(d)", "lib.sum(d)", "lib.sum(x, d)", "lib.maximum(x, d)",
+    "lib.eq(x, d)", "lib.lt(x, d)", "lib.matmul(m, d)", "lib.clamp(x, d)", "lib.reshape(d, (2,))",
+    "lib.permute(d, (1, 0))", "lib.flatten(d)", "lib.transpose(d, 0, 1)", "lib.softmax(d, 0)",
+    "lib.index_select(x, 0, d)", "lib.zeros_like(d)", "lib.abs(x, d)", "lib.add(x)",
+    # Tensor operators and methods whose operand a duck type is
+    "x + d", "d + x", "x - d", "d - x", "x * d", "d * x", "x / d", "d / x", "x ** d", "d ** x", "x @ d",
+    "x < d", "x == d", "x.add(d)", "x.mul(d)", "x.pow(d)", "x.eq(d)",
+]
+
+
+@pytest.mark.parametrize("program", DUCK_PROGRAMS)
+def test_a_duck_type_takes_the_calls_torch_hands_it(program):
+    results = []
+    for lib in (Lib(False), Lib(True)):
+        env = {"lib": lib.lib, "F": lib.F, **duck_env(lib)}
+        try:
+            out = eval(program, env)
+            outcome = out if isinstance(out, str) else type(out).__name__
+        except TypeError:
+            outcome = "TypeError"
+        except RuntimeError:  # dispatchcore's schema errors are RuntimeErrors where torch's parser raises TypeError
+            outcome = "TypeError"
+        results.append((env["log"], outcome))
+    assert results[0] == results[1]
