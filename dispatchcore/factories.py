@@ -6,13 +6,16 @@ Mirrors the Python bindings of torch's factories: the same signatures and keywor
 ``tensor`` is one call of an ``aten`` factory operator, which has no tensor argument: its
 BackendSelect kernel turns ``device=`` into a key set (torch's generated
 ``RegisterBackendSelect.cpp``). ``tensor(data)`` builds a CPU ndarray with torch's dtype inference
-and moves it with ``_to_copy`` when another device is asked for.
+and moves it with ``_to_copy`` when another device is asked for; like ``from_numpy`` it hands the
+fresh tensor to ``aten::lift_fresh`` where a dispatch mode can see it (See Note [Literals reach
+the modes]), so that ``FakeTensorMode`` makes it fake and ``make_fx`` records it.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -25,11 +28,15 @@ from . import layouts as _layouts
 from . import plugins as _plugins
 from .autograd.grad_mode import is_grad_enabled, no_grad
 from .errors import SchemaError
+from .keys import DispatchKey
+from .keyset import DispatchKeySet
 from .ops import aten
 from .schema import PythonArgParser, _parse_device
 from .shapes import check_storage_nbytes
 from .tensor import _DEVICES, Tensor, wrap_cpu
 from .tls import AutoDispatchBelowADInplaceOrView as _Below
+from .tls import ExcludeDispatchKeyGuard
+from .tls import per_thread as _pt
 
 # Note [Factories start at version 0]: torch's Python factories call aten under
 # AutoDispatchBelowADInplaceOrView (torch::arange and the others in variable_factories.h), so the
@@ -40,8 +47,8 @@ from .tls import AutoDispatchBelowADInplaceOrView as _Below
 _WRITTEN_BY_COMPOSITE = frozenset({"rand", "randn"})
 
 __all__ = ["arange", "empty", "empty_like", "empty_strided", "from_numpy", "full", "full_like", "linspace",
-           "manual_seed", "ones", "ones_like", "rand", "rand_like", "randn", "randn_like", "tensor",
-           "zeros", "zeros_like"]
+           "manual_seed", "ones", "ones_like", "only_lift_cpu_tensors", "rand", "rand_like", "randn", "randn_like",
+           "set_only_lift_cpu_tensors", "tensor", "zeros", "zeros_like"]
 
 
 # Note [Factory arguments]: each factory checks its call the way torch's binding does
@@ -304,11 +311,93 @@ _TENSOR = _parser("tensor(PyObject* data, *, ScalarType? dtype=None, Device? dev
 _TENSOR_DEFAULTS = _defaults(_TENSOR)
 
 
+# Note [Literals reach the modes]: torch's ``tensor(data)`` (``internal_new_from_data``,
+# torch/csrc/utils/tensor_new.cpp) fills a CPU tensor with the Python and PythonTLSSnapshot keys
+# excluded (under AutoDispatchBelowADInplaceOrView, so no mode sees the filling), moves it to the
+# asked device the same way, then calls ``aten::lift_fresh`` on it, still below ADInplaceOrView:
+# the one call a mode sees. ``FakeTensorMode`` answers it with a fake tensor (a constant it
+# remembers when the literal has at most one element), ``make_fx`` records it as
+# ``lift_fresh_copy(_tensor_constantN)``. ``device="meta"`` makes an empty meta tensor instead,
+# and lifts nothing. Under ``FakeTensorMode`` (without an initialized accelerator) torch sets
+# ``only_lift_cpu_tensors``: the CPU tensor is lifted first, and the move to the device is a
+# ``_to_copy`` the modes see, so no device is touched. ``from_numpy`` lifts its tensor too
+# (``tensor_from_numpy``), with no guard; ``tensor(ndarray)`` is ``from_numpy`` then a visible
+# ``_to_copy(dtype=, device=)``; ``tensor(a_tensor)`` is ``detach`` then ``_to_copy``.
+_PYTHON_KEYS = DispatchKeySet(DispatchKey.Python) | DispatchKeySet(DispatchKey.PythonTLSSnapshot)
+
+
+class _LiftState(threading.local):
+    only_cpu = False  # torch's kOnlyLiftCPUTensors: one flag per thread
+
+
+_lift_state = _LiftState()
+
+
+def only_lift_cpu_tensors() -> bool:
+    """Whether ``tensor(data, device=...)`` lifts a CPU tensor and moves it after (``torch._C._only_lift_cpu_tensors``).
+
+    ``FakeTensorMode`` turns it on while it is entered (per thread), so that a literal on an
+    accelerator becomes a fake one through a ``_to_copy`` the modes see, with no device touched.
+
+    Example:
+        >>> only_lift_cpu_tensors()
+        False
+    """
+    return _lift_state.only_cpu
+
+
+def set_only_lift_cpu_tensors(value: bool) -> None:
+    """Set this thread's ``only_lift_cpu_tensors`` flag (``torch._C._set_only_lift_cpu_tensors``).
+
+    Example:
+        >>> set_only_lift_cpu_tensors(True); only_lift_cpu_tensors()
+        True
+        >>> set_only_lift_cpu_tensors(False)
+    """
+    _lift_state.only_cpu = bool(value)
+
+
+def _lift_literal(array: np.ndarray, device: _dt.device | None) -> Tensor:
+    """``internal_new_from_data`` for list data: fill with the modes off, then ``lift_fresh`` (see the Note)."""
+    only_cpu = _lift_state.only_cpu
+    target = device if device is not None and device.type != "cpu" else None
+    with ExcludeDispatchKeyGuard(_PYTHON_KEYS), _Below():
+        if target is not None and target.type == "meta":  # the shortcut: no CPU tensor, nothing lifted
+            return aten.empty.memory_format(list(array.shape), dtype=_dt.from_numpy_dtype(array.dtype),
+                                            device=target)
+        t = wrap_cpu(array)
+        if target is not None and not only_cpu:
+            t = aten._to_copy.default(t, device=target)
+    with _Below():
+        t = aten.lift_fresh.default(t)
+    if target is not None and only_cpu:
+        if target.index is None:  # torch infers index 0, to leave the device uninitialized
+            target = _dt.device(target.type, 0)
+        t = aten._to_copy.default(t, device=target)
+    return t
+
+
+def copy_of_tensor(data: Tensor, dtype: _dt.dtype | None, device: _dt.device | None) -> Tensor:
+    """``tensor(a_tensor)``'s data: ``data.detach().to(device, dtype, copy=True)``, as torch makes it.
+
+    Two operators a mode sees (``detach``, ``_to_copy``), so a fake tensor gives a fake copy.
+
+    Example:
+        >>> copy_of_tensor(tensor([1, 2]), _dt.float64, None)
+        tensor([1., 2.], dtype=dispatchcore.float64)
+    """
+    source = aten.detach.default(data)
+    return aten._to_copy.default(source, dtype=dtype or source.dtype, device=device or source.device)
+
+
 _warned_not_writable = False
 
 
 def from_numpy(ndarray: Any) -> Tensor:
-    """A CPU tensor sharing ``ndarray``'s memory (``torch.from_numpy``): no copy, no operator call.
+    """A CPU tensor sharing ``ndarray``'s memory (``torch.from_numpy``): no copy.
+
+    A dispatch mode sees one call, ``aten.lift_fresh`` of the new tensor (under
+    ``FakeTensorMode`` the result is a fake tensor); without a mode nothing is dispatched.
 
     Example:
         >>> a = np.array([1.0, 2.0])
@@ -339,19 +428,30 @@ def from_numpy(ndarray: Any) -> Tensor:
                       "type of warning will be suppressed for the rest of this program.", UserWarning, stacklevel=2)
     if _plugins._done is False:
         _plugins.load_backends()
-    return wrap_cpu(ndarray)
+    if _pt.state.modes is None:  # See Note [Lifting costs nothing unobserved]
+        return wrap_cpu(ndarray)
+    return aten.lift_fresh.default(wrap_cpu(ndarray))  # See Note [Literals reach the modes]
 
 
 def tensor(data: Any, *args: Any, **kwargs: Any) -> Tensor:
     """A new tensor holding a copy of ``data`` (``torch.tensor``).
 
-    Takes torch's keywords ``dtype``, ``device``, ``pin_memory`` and ``requires_grad``.
+    Takes torch's keywords ``dtype``, ``device``, ``pin_memory`` and ``requires_grad``. As in
+    torch, a dispatch mode sees the new tensor once, as the argument of ``aten.lift_fresh``
+    (See Note [Literals reach the modes]): ``FakeTensorMode`` makes it a fake tensor, ``make_fx``
+    records it. ``data`` may be an ndarray (``from_numpy`` and a ``_to_copy``) or a tensor
+    (``detach`` and a ``_to_copy``, with torch's warning).
 
     Example:
         >>> tensor([1.0, 2.0])
         tensor([1., 2.])
         >>> tensor([[1, 2], [3, 4]]).dtype
         dispatchcore.int64
+        >>> from dispatchcore.modes import LoggingMode
+        >>> with LoggingMode() as log:
+        ...     _ = tensor(0.5)
+        >>> log.ops
+        ['aten.lift_fresh.default']
     """
     if _plugins._done is False:  # the first tensor of a program: its operators find the backends' kernels,
         _plugins.load_backends()  # not the composites that serve every backend (a miss would load them)
@@ -361,12 +461,22 @@ def tensor(data: Any, *args: Any, **kwargs: Any) -> Tensor:
     a["layout"] = None
     options = _options("tensor", a)
     dtype = options.get("dtype")
+    device = options.get("device")
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=3)  # past the __torch_function__ binding
+        return _finish("tensor", copy_of_tensor(data, dtype, device), a)
     if isinstance(data, np.ndarray):
+        if _pt.state.modes is not None:  # See Note [Literals reach the modes]: from_numpy, then _to_copy
+            source = np.array(data, copy=True)
+            _dt.from_numpy_dtype(source.dtype)
+            t = aten.lift_fresh.default(wrap_cpu(source))
+            t = aten._to_copy.default(t, dtype=dtype or t.dtype, device=device or _dt.device("cpu"))
+            return _finish("tensor", t, a)
         array = np.array(data, dtype=dtype.np if dtype is not None else None, copy=True)
         _dt.from_numpy_dtype(array.dtype)
     else:
-        if isinstance(data, Tensor):
-            data = data.tolist()
         if dtype is None:
             dtype = _infer_dtype(data)
         sizes = _sizes(data)
@@ -383,8 +493,13 @@ def tensor(data: Any, *args: Any, **kwargs: Any) -> Tensor:
             if refused or array.shape != tuple(sizes) or array.dtype != dtype.np:
                 _check_nesting(data, sizes, dtype.np)  # raises torch's error for ragged or non-number data
                 array = np.array(data, dtype=dtype.np)  # else numpy's own error (or result), unchained
+        # Note [Lifting costs nothing unobserved]: lift_fresh returns its argument, and only a
+        # dispatch mode can tell it was called (the fresh tensor is plain: no subclass, no grad).
+        # The dispatch costs a fifth of a small tensor(...) call, so it is made only while this
+        # thread has a mode; without one the literal is built as torch builds it, minus the no-op.
+        if _pt.state.modes is not None:
+            return _finish("tensor", _lift_literal(array, device), a)
     t = wrap_cpu(array)
-    device = options.get("device")
     if device is not None and device.type != "cpu":
         t = aten._to_copy.default(t, device=device)
     return _finish("tensor", t, a)

@@ -9,6 +9,12 @@ tensor of that device; below the ``Python`` key every operator runs as its Meta 
 custom op's fake implementation) on meta twins that share the fake tensors' data objects, and the
 results are wrapped again on the device torch's rules pick. No GPU and no pycuda are needed.
 
+Literals become fake too: ``tensor(data)`` hands its fresh CPU tensor to ``aten::lift_fresh``,
+which the mode answers with a fake tensor (See Note [Literals reach the modes], factories.py).
+One with at most one element is a *constant*: the fake keeps a real copy (``.constant``), and an
+operator whose fake arguments are all constants runs for real on the copies, so
+``dc.tensor(0.5).item()`` gives ``0.5`` (torch's constant propagation, ``CONSTANT_NUMEL_LIMIT``).
+
 Example:
     >>> import dispatchcore as dc
     >>> with FakeTensorMode():
@@ -26,6 +32,9 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
+from . import factories as _factories
 from . import modes as _modes
 from ._tensor_str import _format_data
 from .dtypes import bool_, get_default_dtype, int64
@@ -99,6 +108,23 @@ _DYNAMIC_OUTPUT_SHAPE = frozenset({"aten.nonzero.default", "aten.nonzero.out", "
 _MIXED_DEVICE_FNS = frozenset({"aten._foreach_copy.default"})
 _META_RHS_MIXED_DEVICE_FNS = frozenset({"aten.add_.Tensor"})
 _BYPASS_ZERO_DIM_CPU_FNS = frozenset({"aten.nextafter.default"})
+# what tensor(data) calls on its fresh tensor, and make_fx records instead (FakeTensorMode.lift_fns)
+_LIFT_FNS = frozenset({"aten.lift_fresh.default", "aten.lift_fresh_copy.default"})
+# A fake tensor with at most this many elements keeps a real copy of its value (a constant)
+CONSTANT_NUMEL_LIMIT = 1
+# Operators that never constant-propagate: Tag.nondeterministic_seeded (their values are random)
+# and Tag.inplace_view (the constant would take new geometry the fake tensor does not), for the
+# operators dispatchcore defines
+_NONDETERMINISTIC_SEEDED = frozenset(
+    f"aten.{name}" if "." in name else f"aten.{name}.default" for name in (
+        "rand_like", "rand_like.generator", "randperm", "randperm.generator", "randperm.generator_out",
+        "native_dropout", "dropout", "bernoulli_.float", "rand", "rand.generator", "randn", "randn.generator",
+        "randint", "randint.generator", "randint.low", "randint.low_generator", "normal.float_float", "uniform_",
+        "normal_", "random_", "random_.from", "random_.to", "exponential_", "bernoulli", "bernoulli.p",
+        "bernoulli_.Tensor", "randint_like", "randint_like.Tensor", "randint_like.low_dtype",
+        "randint_like.generator", "randint_like.Tensor_generator", "randint_like.low_generator_dtype",
+        "normal.Tensor_float", "normal.float_Tensor", "normal.Tensor_Tensor", "multinomial"))
+_INPLACE_VIEW = frozenset({"aten.resize_.default"})
 
 
 # --- FakeTensor ---------------------------------------------------------------------------------
@@ -106,7 +132,9 @@ class FakeTensor(Tensor):
     """A tensor with metadata and no data, on a device it only pretends to be on (``torch FakeTensor``).
 
     ``fake_device`` is the device it reports (``cuda:0`` needs no GPU), ``fake_mode`` the
-    ``FakeTensorMode`` that made it. Its key set is a real tensor's on that device plus ``Python``
+    ``FakeTensorMode`` that made it, ``constant`` a real tensor holding its value when the mode
+    knows it (a literal of at most one element, and what is computed from such constants only),
+    else None. Its key set is a real tensor's on that device plus ``Python``
     and ``PythonTLSSnapshot``, so outside its mode an operator on it reaches
     ``__torch_dispatch__``, which re-enters the mode, as torch does. Elements are never there:
     ``item()`` and ``tolist()`` raise ``DataDependentOutputException``.
@@ -200,14 +228,22 @@ class FakeTensorConverter:
 
     def __init__(self) -> None:
         self.tensor_memo: dict[int, tuple[weakref.ref[Tensor], FakeTensor]] = {}
+        # the storage of a constant -> (that storage, the fakes whose constant lives in it)
+        self.constant_storage_mapping: dict[int, tuple[Any, list[weakref.ref[FakeTensor]]]] = {}
 
-    def from_real_tensor(self, fake_mode: FakeTensorMode, t: Tensor) -> FakeTensor:
-        """The fake tensor of ``t`` under ``fake_mode``: metadata, device and ``requires_grad`` kept."""
+    def from_real_tensor(self, fake_mode: FakeTensorMode, t: Tensor, make_constant: bool = False) -> FakeTensor:
+        """The fake tensor of ``t`` under ``fake_mode``: metadata, device and ``requires_grad`` kept.
+
+        With ``make_constant`` the new fake keeps ``t`` itself as its ``constant`` (torch's
+        ``make_constant=True``); a tensor converted before gives its memoized fake unchanged.
+        """
         entry = self.tensor_memo.get(id(t))
         if entry is not None and entry[0]() is t:
             return entry[1]
         if not isinstance(t, Tensor):
             raise UnsupportedFakeTensorException(f"cannot make a FakeTensor of {type(t).__name__}")
+        if make_constant and _is_parameter(t):
+            raise AssertionError("make_constant must be False for nn.Parameter")
         base = t._base
         with disable_current_modes():
             if base is not None:
@@ -233,7 +269,38 @@ class FakeTensorConverter:
             memo.pop(key, None)
 
         memo[key] = (weakref.ref(t, forget), out)
+        if make_constant:
+            out.constant = t
+            self.add_constant_storage_mapping(out)
         return out
+
+    def add_constant_storage_mapping(self, fake: FakeTensor) -> None:
+        """Remember that ``fake.constant`` lives in its storage, to forget it when the storage is written."""
+        if not isinstance(fake, FakeTensor) or fake.constant is None:
+            raise AssertionError("fake_tensor must be a FakeTensor with a constant")
+        key, storage = _storage_of(fake.constant)
+        self.constant_storage_mapping.setdefault(key, (storage, []))[1].append(weakref.ref(fake))
+
+    def invalidate_constant_aliases(self, tensor: Tensor) -> None:
+        """Forget the constant of every fake whose constant shares ``tensor``'s storage (a real tensor)."""
+        if isinstance(tensor, FakeTensor):
+            raise AssertionError("Expected a real tensor, not a FakeTensor")
+        entry = self.constant_storage_mapping.pop(_storage_of(tensor)[0], None)
+        for ref in entry[1] if entry is not None else ():
+            fake = ref()
+            if fake is not None:
+                fake.constant = None
+
+
+def _storage_of(t: Tensor) -> tuple[int, Any]:
+    """A real tensor's storage, and its identity: the ndarray at the root of its data (or its base's data)."""
+    data = t._data
+    if isinstance(data, np.ndarray):
+        while isinstance(data.base, np.ndarray):
+            data = data.base
+        return id(data), data
+    root = t._base if t._base is not None else t
+    return id(root._data), root._data
 
 
 def _is_parameter(t: Tensor) -> bool:
@@ -312,6 +379,14 @@ class FakeTensorMode(DispatchMode):
     whose result is data raise ``DataDependentOutputException``; those whose result shape
     depends on data, ``DynamicOutputShapeException``.
 
+    Tensor literals become fake tensors: ``tensor(data)`` calls ``aten::lift_fresh`` on the
+    real tensor it filled, and the mode converts it (``device="cuda"`` gives a CPU fake moved by
+    a ``_to_copy``: while the mode is entered, ``only_lift_cpu_tensors`` is on). A literal of at
+    most one element is a constant (``FakeTensor.constant``): an operator whose fake arguments
+    are all constants runs for real on them, and its results stay constants while they have at
+    most one element, so ``item()`` of one is its value; writing a constant with a value that is
+    not one forgets it, in every fake that shares its storage.
+
     Like torch's (an "infra" mode), it sits beneath every other mode however it is entered, so
     a ``LoggingMode`` or ``make_fx``'s proxy mode sees each call first, with fake tensors; entering
     it while it is active does nothing. Autograd sits above the ``Python`` key, so ``backward()``
@@ -341,28 +416,50 @@ class FakeTensorMode(DispatchMode):
         self.allow_meta = allow_meta
         self.shape_env = None
         self.fake_tensor_converter = FakeTensorConverter()
-        self.enter_stack: list[tuple[bool, FakeTensorMode | None]] = []
+        self.enter_stack: list[tuple[bool, FakeTensorMode | None, bool | None]] = []
+        self.lift_fns = _LIFT_FNS
 
     def __repr__(self) -> str:
         return object.__repr__(self)
 
+    @property
+    def avoid_device_init(self) -> bool:
+        """Whether to keep accelerators untouched: literals are lifted on CPU, constants stay off them.
+
+        torch asks ``torch.cuda.is_available()``; dispatchcore asks whether CUDA is initialized
+        already, as asking whether it is available would load the driver.
+        """
+        from . import cuda
+
+        return not cuda.is_initialized()
+
     # --- entering: beneath every other mode (torch keeps it in the FAKE infra-mode slot) -----------
     def __enter__(self) -> FakeTensorMode:
+        previous_only_cpu = None
+        if self.avoid_device_init:  # See Note [Literals reach the modes] (factories.py)
+            previous_only_cpu = _factories.only_lift_cpu_tensors()
+            _factories.set_only_lift_cpu_tensors(True)
         previous = _active_fake_mode()
         if previous is self:
-            self.enter_stack.append((False, None))
+            self.enter_stack.append((False, None, previous_only_cpu))
             return self
         others = [m for m in _modes.dispatch_mode_stack() if m is not previous]
         _restack([self, *others])
-        self.enter_stack.append((True, previous))
+        self.enter_stack.append((True, previous, previous_only_cpu))
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        live, previous = self.enter_stack.pop()
+        live, previous, previous_only_cpu = self.enter_stack.pop()
         if not live:
             return
         others = [m for m in _modes.dispatch_mode_stack() if m is not self]
         _restack(([previous] if previous is not None else []) + others)
+        if previous_only_cpu is not None:
+            _factories.set_only_lift_cpu_tensors(previous_only_cpu)
+
+    def may_turn_const(self, t: Tensor) -> bool:
+        """Whether a real result may become a constant: small, not fake, not on meta."""
+        return t.numel() <= CONSTANT_NUMEL_LIMIT and not self.is_our_fake(t) and t.device.type != "meta"
 
     def is_our_fake(self, t: Any) -> bool:
         """Whether ``t`` is a ``FakeTensor`` of this mode."""
@@ -391,8 +488,37 @@ class FakeTensorMode(DispatchMode):
         # other subclasses get their turn (_check_for_subclass); Parameter is a plain tensor here
         if any(not issubclass(t, FakeTensor) and t is not Tensor and not _is_parameter_type(t) for t in types):
             return NotImplemented
-        args, kwargs = self._validate(func, args, kwargs)
         name = str(func)
+        converter = self.fake_tensor_converter
+        has_fakes = any(self.is_our_fake(t) for t in _tensors_in((args, kwargs)))
+        is_lift = name in _LIFT_FNS
+        # no constant may move to an accelerator that is to stay untouched
+        avoiding_device_init = (name == "aten._to_copy.default" and kwargs.get("device") is not None
+                                and _as_device(kwargs["device"]).type != "cpu" and self.avoid_device_init)
+        skip_const = avoiding_device_init or (name == "aten._to_copy.default" and bool(args)
+                                              and isinstance(args[0], Tensor) and args[0].device.type == "meta")
+        schema = func.schema
+        if not has_fakes and (is_lift or (schema is not None and schema.numbers_as_tensors and not skip_const)):
+            # a literal being lifted (or real tensors only, for the ops numbers may stand in for):
+            # its value is known, and small enough to keep
+            out = func(*args, **kwargs)
+            if out.__class__ is Tensor and self.may_turn_const(out):
+                with disable_current_modes():
+                    out = _clone(out)
+                return converter.from_real_tensor(self, out, make_constant=True)
+        if is_lift and len(args) == 1 and not kwargs and args[0].__class__ is Tensor:
+            return converter.from_real_tensor(self, args[0])
+        args, kwargs = self._validate(func, args, kwargs)
+        fakes: list[FakeTensor] = [t for t in _tensors_in((args, kwargs)) if isinstance(t, FakeTensor)]
+        if (fakes and all(t.constant is not None for t in fakes) and name not in _NONDETERMINISTIC_SEEDED
+                and name not in _INPLACE_VIEW and not avoiding_device_init):
+            out = self._run_on_constants(func, args, kwargs)
+            out_tensors = list(_tensors_in(out))
+            if all(self.may_turn_const(t) for t in out_tensors):
+                return _map_tensors(lambda t: converter.from_real_tensor(self, t, make_constant=True), out)
+            for t in out_tensors:  # not kept: forget the constants the results may alias
+                converter.invalidate_constant_aliases(t)
+        self._invalidate_written_to_constants(func, fakes, args, kwargs)
         if name in _DATA_DEPENDENT:
             raise DataDependentOutputException(func)
         if name in _DYNAMIC_OUTPUT_SHAPE or _dynamic_index(name, args):
@@ -408,6 +534,28 @@ class FakeTensorMode(DispatchMode):
             finally:
                 _CTX[0] = previous
         return self._run_meta_kernel(func, args, kwargs)
+
+    def _run_on_constants(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``func`` computed for real on the constants of its fake arguments (no mode sees it)."""
+        def constant(t: Any) -> Any:
+            return t.constant if self.is_our_fake(t) else t
+
+        with disable_current_modes():
+            return func(*_map_tensors(constant, args), **{k: _map_tensors(constant, v) for k, v in kwargs.items()})
+
+    def _invalidate_written_to_constants(self, func: Any, fakes: list[FakeTensor], args: tuple[Any, ...],
+                                         kwargs: dict[str, Any]) -> None:
+        """An operator that writes a constant with values not all constant: forget it, and its aliases."""
+        schema = func.schema
+        if schema is None or not schema.is_mutable or all(t.constant is None for t in fakes):
+            return
+        positional = [a for a in schema.arguments if not a.kwarg_only]
+        bound = {a.name: v for a, v in zip(positional, args)}
+        bound.update(kwargs)
+        for argument in schema.arguments:
+            value = bound.get(argument.name)
+            if argument.is_write and isinstance(value, FakeTensor) and value.constant is not None:
+                self.fake_tensor_converter.invalidate_constant_aliases(value.constant)
 
     def _validate(self, func: Any, args: tuple[Any, ...],
                   kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -458,6 +606,16 @@ class FakeTensorMode(DispatchMode):
             return _wrap_fake(self, e, device if device is not None else common[0])
 
         return _map_tensors(wrap, out)
+
+
+def _clone(t: Tensor) -> Tensor:
+    from .ops import aten
+
+    return aten.clone.default(t)
+
+
+def _as_device(value: Any) -> _device:
+    return value if isinstance(value, _device) else _device(value)
 
 
 def _is_parameter_type(cls: type) -> bool:

@@ -2,11 +2,14 @@
 
 Mirrors ``torch/fx/experimental/proxy_tensor.py`` (``make_fx``, ``ProxyTorchDispatchMode``), the
 parts of ``torch/fx/graph.py`` and ``torch/fx/node.py`` a traced graph needs (``Graph``, ``Node``,
-node naming, ``python_code``) and ``torch/fx/graph_module.py`` (``GraphModule``), and
-``torch/_decomp`` for ``core_aten_decompositions``. Invariant: a graph holds exactly the
-operators a ``DispatchMode`` saw, in call order, each node's arguments being the nodes of the
-tensors it was called with (tensors are matched by identity), so running the graph on the
-example inputs computes what the traced function computed.
+node naming, ``python_code``, the ``_PyTreeCodeGen`` of nested inputs), ``torch/fx/graph_module.py``
+(``GraphModule``), the parts of ``torch/utils/_pytree.py`` that flatten nested inputs
+(``tree_flatten``, ``TreeSpec``), and ``torch/_decomp`` for ``core_aten_decompositions``.
+Invariant: a graph holds exactly the operators a ``DispatchMode`` saw, in call order (a
+literal's ``lift_fresh`` as ``lift_fresh_copy``; a read of a value known to be constant is
+computed, not recorded), each node's arguments being the nodes of the tensors it was called with
+(tensors are matched by identity), so running the graph on the example inputs computes what the
+traced function computed.
 
 Example:
     >>> import dispatchcore as dc
@@ -34,10 +37,11 @@ from typing import Any, NamedTuple
 
 import dispatchcore as _dc
 
+from . import fake_tensor as _fake_tensor
 from .fake_tensor import FakeTensor, FakeTensorMode
 from .keys import DispatchKey
 from .keyset import full_after_bits, key_bits
-from .modes import DTYPE_ABBRS, DispatchMode
+from .modes import DTYPE_ABBRS, DispatchMode, disable_current_modes
 from .ops import aten
 from .schema import NO_DEFAULT
 from .tensor import Tensor, detached_alias
@@ -47,8 +51,11 @@ __all__ = [
     "GraphModule",
     "Node",
     "TensorMetadata",
+    "TreeSpec",
     "core_aten_decompositions",
     "make_fx",
+    "tree_flatten",
+    "tree_unflatten",
 ]
 
 # --- naming (torch/fx/graph.py: _Namespace) -----------------------------------------------------
@@ -103,6 +110,148 @@ def _target_name(target: Any) -> str:
     if name.startswith("__") and name.endswith("__"):
         name = name[2:-2]
     return _CAMEL.sub(r"_\1", name).lower()
+
+
+# --- pytree (torch/utils/_pytree.py) ------------------------------------------------------------
+class TreeSpec:
+    """The structure of a nest of tuples, lists, dicts and named tuples (``torch.utils._pytree.TreeSpec``).
+
+    ``type`` is the container's class (None for a leaf), ``context`` a dict's keys or a named
+    tuple's class (else None), ``children_specs`` the specs of its items. Everything that is not
+    one of these containers is a leaf, ``None`` included; it prints as ``*``.
+
+    Example:
+        >>> leaves, spec = tree_flatten(([1, 2], {"k": 3}))
+        >>> leaves, spec
+        ([1, 2, 3], TreeSpec(tuple, None, [TreeSpec(list, None, [*,
+            *]),
+          TreeSpec(dict, ['k'], [*])]))
+        >>> tree_unflatten(["a", "b", "c"], spec)
+        (['a', 'b'], {'k': 'c'})
+    """
+
+    def __init__(self, type: type | None, context: Any, children_specs: list[TreeSpec]) -> None:  # noqa: A002
+        self.type = type
+        self.context = context
+        self.children_specs = children_specs
+        self.num_leaves: int = 1 if type is None else sum(c.num_leaves for c in children_specs)
+
+    def is_leaf(self) -> bool:
+        """Whether this is a leaf's spec."""
+        return self.type is None
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, TreeSpec) and (self.type, self.context, self.children_specs)
+                == (other.type, other.context, other.children_specs))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self, indent: int = 0) -> str:
+        if self.type is None:
+            return "*"
+        context = self.context if not isinstance(self.context, type) else repr(self.context)
+        children = ""
+        if self.children_specs:
+            indent += 2
+            children = self.children_specs[0].__repr__(indent) + ("," if len(self.children_specs) > 1 else "")
+            children += ",".join("\n" + " " * indent + c.__repr__(indent) for c in self.children_specs[1:])
+        return f"TreeSpec({self.type.__name__}, {context}, [{children}])"
+
+
+_LEAF = TreeSpec(None, None, [])
+
+
+def _is_namedtuple(value: Any) -> bool:
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
+def tree_flatten(tree: Any) -> tuple[list[Any], TreeSpec]:
+    """The leaves of ``tree`` in order, and its structure (``torch.utils._pytree.tree_flatten``).
+
+    Tuples, lists, dicts (in insertion order) and named tuples are containers; anything else is
+    a leaf. Example: see ``TreeSpec``.
+    """
+    leaves: list[Any] = []
+    return leaves, _flatten_into(tree, leaves)
+
+
+def _flatten_into(tree: Any, leaves: list[Any]) -> TreeSpec:
+    kind = type(tree)
+    if kind is list or kind is tuple:
+        return TreeSpec(kind, None, [_flatten_into(v, leaves) for v in tree])
+    if kind is dict:
+        return TreeSpec(dict, list(tree), [_flatten_into(v, leaves) for v in tree.values()])
+    if _is_namedtuple(tree):
+        return TreeSpec(kind, kind, [_flatten_into(v, leaves) for v in tree])
+    leaves.append(tree)
+    return _LEAF
+
+
+def tree_unflatten(leaves: list[Any], spec: TreeSpec) -> Any:
+    """The nest ``spec`` describes, with ``leaves`` in its leaves' places (``torch.utils._pytree.tree_unflatten``)."""
+    if len(leaves) != spec.num_leaves:
+        raise ValueError(f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} but the spec refers "
+                         f"to a pytree that holds {spec.num_leaves} items ({spec}).")
+    return _build(iter(leaves), spec)
+
+
+def _build(leaves: Iterator[Any], spec: TreeSpec) -> Any:
+    if spec.type is None:
+        return next(leaves)
+    items = [_build(leaves, c) for c in spec.children_specs]
+    if spec.type is dict:
+        return dict(zip(spec.context, items))
+    if spec.context is not None:  # a named tuple
+        return spec.type(*items)
+    return spec.type(items)
+
+
+def _flatten_by_spec(tree: Any, spec: TreeSpec) -> list[Any]:
+    """``tree``'s leaves read the way ``spec`` says (``torch.fx._pytree.tree_flatten_spec``)."""
+    if spec.type is None:
+        return [tree]
+    if spec.type is dict:
+        children = [tree[k] for k in spec.context]
+    else:
+        children = [tree[i] for i in range(len(spec.children_specs))]
+    return [leaf for child, c in zip(children, spec.children_specs) for leaf in _flatten_by_spec(child, c)]
+
+
+class _PyTreeInfo(NamedTuple):
+    """The inputs of a graph traced with nested inputs: ``forward``'s parameters and the structures."""
+
+    orig_args: list[str]
+    in_spec: TreeSpec
+    out_spec: TreeSpec | None
+
+    def args_kwargs_count(self) -> int | None:
+        """How many parameters torch's code reads as positional when it takes the inputs for ``(args, kwargs)``.
+
+        torch's ``_PyTreeCodeGen`` takes an input structure of exactly two arguments, a tuple
+        then a dict, for the ``(args, kwargs)`` of a call: its code passes ``([first count
+        parameters], {key: next parameter, ...})`` to ``tree_flatten_spec``. None otherwise.
+        """
+        children = self.in_spec.children_specs
+        if len(children) == 2 and children[0].type is tuple and children[1].type is dict:
+            return len(children[0].children_specs)
+        return None
+
+    def flatten_call(self) -> str:
+        """The argument list of the generated ``fx_pytree.tree_flatten_spec(...)`` call."""
+        count = self.args_kwargs_count()
+        if count is None:
+            return f"[{', '.join(self.orig_args)}], self._in_spec"
+        kwargs = ", ".join(f"'{k}':{v}" for k, v in zip(self.in_spec.children_specs[1].context,
+                                                          self.orig_args[count:]))
+        return f"([{', '.join(self.orig_args[:count])}], {{{kwargs}}}), self._in_spec"
+
+    def inputs(self, args: tuple[Any, ...]) -> Any:
+        """What the generated code flattens, given ``forward``'s arguments."""
+        count = self.args_kwargs_count()
+        if count is None:
+            return list(args)
+        return (list(args[:count]), dict(zip(self.in_spec.children_specs[1].context, args[count:])))
 
 
 # --- Node and Graph (torch/fx/node.py, torch/fx/graph.py) ----------------------------------------
@@ -224,6 +373,9 @@ class Graph:
     def __init__(self) -> None:
         self.nodes: list[Node] = []
         self._namespace = _Namespace()
+        # set when the inputs were nested (torch's _PyTreeCodeGen): forward takes the structures,
+        # flattens them into the placeholders, and rebuilds the result from the flat output list
+        self._pytree_info: _PyTreeInfo | None = None
 
     def create_node(self, op: str, target: Any, args: tuple[Any, ...] = (),
                     kwargs: dict[str, Any] | None = None, name: str | None = None) -> Node:
@@ -257,7 +409,7 @@ class Graph:
         call whose result nobody uses frees its own result, as torch's generated code does.
         """
         params, body = self._forward(annotate=False)
-        lines = "\n".join(f"    {line}" for line in body)
+        lines = "\n".join(f"    {line}" if line else "" for line in body)
         return f"\n\n\ndef forward({', '.join(params)}):\n{lines}\n    "
 
     def _forward(self, annotate: bool) -> tuple[list[str], list[str]]:
@@ -271,13 +423,26 @@ class Graph:
                     last_use[used] = node
                     frees.setdefault(node, []).append(used)
         params, body = ["self"], []
+        info = self._pytree_info
+        if info is not None:  # torch's _PyTreeCodeGen.gen_fn_def and gen_var_bindings
+            params += info.orig_args
+            placeholders = [n for n in self.nodes if n.op == "placeholder"]
+            annotated = [n.name + _annotation(n) for n in placeholders if annotate and _annotation(n)]
+            if annotated:  # `a: "f32[2]", b: ... = call()` is no Python: the annotations go first
+                body += ["".join(f"{a}; " for a in annotated), ""]
+            if placeholders:
+                body.append(f"{', '.join(n.name for n in placeholders)}, = "
+                            f"fx_pytree.tree_flatten_spec({info.flatten_call()})")
         for node in self.nodes:
             name = node.name + (_annotation(node) if annotate else "")
             if node.op == "placeholder":
-                params.append(name)
+                if info is None:
+                    params.append(name)
                 continue
             if node.op == "output":
-                body.append(f"return {_code_repr(node.args[0])}")
+                result = _code_repr(node.args[0])
+                body.append(f"return pytree.tree_unflatten({result}, self._out_spec)" if info is not None
+                            else f"return {result}")
                 continue
             if node.op == "get_attr":
                 line = f"{name} = self.{node.target}"
@@ -335,6 +500,10 @@ class GraphModule:
             setattr(self, name, value)
         self.graph = graph
         self.class_name = class_name
+        info = graph._pytree_info
+        if info is not None:  # torch keeps them on the module, for the generated code to read
+            self._in_spec = info.in_spec
+            self._out_spec = info.out_spec
 
     @property
     def code(self) -> str:
@@ -345,14 +514,36 @@ class GraphModule:
         """The code as a class, each value annotated with its dtype and shape (``"f32[2, 3]"``)."""
         params, body = self.graph._forward(annotate=True)
         lines = [f"class {self.class_name}(dispatchcore.fx.GraphModule):",
-                 f"    def forward({', '.join(params)}):"] + [f"        {line}" for line in body]
+                 f"    def forward({', '.join(params)}):"] + [f"        {line}" if line else "" for line in body]
         text = "\n".join(lines) + "\n"
         if print_output:
             print(text, end="")
         return text
 
     def __call__(self, *args: Any) -> Any:
-        """Run the graph's nodes in order on ``args`` (one value per placeholder)."""
+        """Run the graph's nodes in order on ``args`` (one value per placeholder).
+
+        A graph traced from nested inputs takes them nested, as ``f`` did: their leaves are
+        the placeholders' values, and the result is rebuilt in ``f``'s structure.
+        """
+        info = self.graph._pytree_info
+        if info is not None:
+            names = info.orig_args
+            if len(args) > len(names):
+                raise TypeError(f"forward() takes {len(names) + 1} positional arguments but "
+                                f"{len(args) + 1} were given")
+            if len(args) < len(names):
+                missing = [repr(n) for n in names[len(args):]]
+                listed = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+                raise TypeError(f"forward() missing {len(missing)} required positional "
+                                f"argument{'s' if len(missing) > 1 else ''}: {listed}")
+            flat = self._run(_flatten_by_spec(info.inputs(args), info.in_spec))
+            if info.out_spec is None:
+                return flat
+            return tree_unflatten(list(flat) if isinstance(flat, (list, tuple)) else [flat], info.out_spec)
+        return self._run(args)
+
+    def _run(self, args: Any) -> Any:
         placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
         if len(args) != len(placeholders):
             raise TypeError(f"forward() takes {len(placeholders) + 1} positional arguments but "
@@ -389,6 +580,10 @@ class GraphModule:
 # here): with a traced input the value would be burnt into the graph, so tracing refuses; on
 # constants only, the value is computed and nothing is recorded, as torch does.
 _DATA_DEPENDENT = frozenset({"aten._local_scalar_dense.default", "aten.item.default"})
+# A traced tensor with at most this many elements, known to be a constant, keeps its value
+CONSTANT_NUMEL_LIMIT = 1
+# Tag.nondeterministic_seeded: a random result is never a constant (the fake mode's list)
+_NONDETERMINISTIC_SEEDED = _fake_tensor._NONDETERMINISTIC_SEEDED
 
 
 def _is_tensor(value: Any) -> bool:
@@ -441,16 +636,25 @@ class _ProxyMode(DispatchMode):
     def __init__(self, decomposition_table: dict[Any, Callable[..., Any]]) -> None:
         self.graph = Graph()
         self.decompositions = decomposition_table
-        # id(tensor) -> (weak reference, node): weak, as torch's WeakIdKeyDictionary, so that the
-        # trace holds no tensor (a held gradient would be copied by AccumulateGrad, not taken
-        # over: Note [Stealing the gradient]); the reference tells a reused id from its tensor
-        self.tensors: dict[int, tuple[Callable[[], Any], Node]] = {}
+        # id(tensor) -> (weak reference, node, constant): weak, as torch's WeakIdKeyDictionary, so
+        # that the trace holds no tensor (a held gradient would be copied by AccumulateGrad, not
+        # taken over: Note [Stealing the gradient]); the reference tells a reused id from its
+        # tensor. ``constant`` is the value when it is known (a small literal, and what is
+        # computed from such values only), else None: torch's ``_ProxyTensor.constant``.
+        self.tensors: dict[int, tuple[Callable[[], Any], Node, Tensor | None]] = {}
         self.constants: dict[int, tuple[Tensor, str]] = {}  # id(tensor) -> (tensor, attribute name)
         self.attributes: dict[str, Any] = {}
 
-    def track(self, value: Tensor, node: Node) -> None:
-        """From now on ``value`` is ``node``'s result."""
-        self.tensors[id(value)] = (weakref.ref(value), node)
+    def track(self, value: Tensor, node: Node, constant: Tensor | None = None) -> None:
+        """From now on ``value`` is ``node``'s result (whose value is ``constant``, when known)."""
+        self.tensors[id(value)] = (weakref.ref(value), node, constant)
+
+    def constant_of(self, value: Tensor) -> Tensor | None:
+        """The known value of a traced tensor, or None."""
+        entry = self.tensors.get(id(value))
+        if entry is not None and entry[0]() is value:
+            return entry[2]
+        return None
 
     def node_of(self, value: Tensor) -> Node | None:
         """The node whose result ``value`` is, or None for a tensor the trace never produced."""
@@ -497,27 +701,67 @@ class _ProxyMode(DispatchMode):
         if implicit is not None:
             with self:  # reached below autograd (its keys excluded): decompose as autograd would have
                 return implicit(*args, **kwargs)
-        if str(func) in _DATA_DEPENDENT:
-            if all(self.node_of(t) is None for t in _tensors_in((args, kwargs))):
-                return func(*args, **kwargs)  # a constant's value: computed, nothing recorded
-            raise RuntimeError(
-                f"It appears that you're trying to get value out of a tracing tensor with {func} - "
-                "erroring out! It's likely that this is caused by data-dependent control flow or "
-                "similar.")
+        name = str(func)
+        traced = [t for t in _tensors_in((args, kwargs)) if self.node_of(t) is not None]
+        all_constant = all(self.constant_of(t) is not None for t in traced)
+        if name in _DATA_DEPENDENT:
+            if all_constant:  # the value is known: computed, nothing recorded (a constant's item())
+                with disable_current_modes():
+                    return func(*self._constants(args), **self._constants(kwargs))
+            if not any(isinstance(t, FakeTensor) for t in _tensors_in((args, kwargs))):
+                raise RuntimeError(
+                    f"It appears that you're trying to get value out of a tracing tensor with {func} - "
+                    "erroring out! It's likely that this is caused by data-dependent control flow or "
+                    "similar.")
+        if name == "aten.lift_fresh.default":
+            # Note [lift_fresh is recorded as a copy]: lift_fresh returns its (fresh) argument, but
+            # in the graph that argument is a constant of the module; recorded as it is, a later
+            # in-place write would change the constant. torch records lift_fresh_copy instead.
+            func = aten.lift_fresh_copy.default
         call_args, call_kwargs = _normalize(func, args, kwargs)
         node_args, node_kwargs = self.to_arg(call_args), self.to_arg(call_kwargs)
         out = func(*args, **kwargs)
         node = self.graph.call_function(func, node_args, node_kwargs)
         _metadata(node, out)
+        constant = self._constant_result(func, args, kwargs, out, traced, all_constant)
         if _is_tensor(out):
-            self.track(out, node)
+            self.track(out, node, constant)
         elif isinstance(out, (tuple, list)):
             for i, item in enumerate(out):  # one getitem node per result, as torch makes them
                 item_node = self.graph.call_function(operator.getitem, (node, i))
                 _metadata(item_node, item)
                 if _is_tensor(item):
-                    self.track(item, item_node)
+                    self.track(item, item_node, constant[i] if isinstance(constant, (tuple, list)) else None)
         return out
+
+    def _constants(self, value: Any) -> Any:
+        """``value`` with each traced tensor replaced by its known value."""
+        if _is_tensor(value):
+            if self.node_of(value) is None:
+                return value
+            return self.constant_of(value)
+        if isinstance(value, (tuple, list)):
+            return type(value)(self._constants(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self._constants(v) for k, v in value.items()}
+        return value
+
+    def _constant_result(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
+                         traced: list[Tensor], all_constant: bool) -> Any:
+        """The value of ``func``'s result when it is known (torch's ``proxy_call`` constant rule), else None.
+
+        A lifted literal of at most ``CONSTANT_NUMEL_LIMIT`` elements is its own value; an
+        operator whose traced arguments are all known (one at least), not random, with small
+        results, is computed for real on the known values.
+        """
+        if func is aten.lift_fresh_copy.default and _is_tensor(out) and out.numel() <= CONSTANT_NUMEL_LIMIT:
+            with disable_current_modes():
+                return aten.clone.default(args[0])
+        if (str(func) in _NONDETERMINISTIC_SEEDED or not traced or not all_constant
+                or any(t.numel() > CONSTANT_NUMEL_LIMIT for t in _tensors_in(out))):
+            return None
+        with disable_current_modes():
+            return func(*self._constants(args), **self._constants(kwargs))
 
 
 # the Autograd functionality and every key below it: a call's keys as its Autograd key sees them
@@ -566,9 +810,19 @@ def make_fx(f: Callable[..., Any], decomposition_table: dict[Any, Callable[..., 
     (``linear`` as ``t`` and ``addmm``), and a ``backward()`` or ``dispatchcore.autograd.grad``
     inside ``f`` adds the backward formulas' operators: a joint forward and backward graph.
     Tensors are matched by identity: an input becomes a placeholder (``x`` -> ``x_1``), an
-    operator's result its node, and a tensor the trace never produced (a global, a
-    ``dc.tensor(...)`` literal) a constant attribute (``_tensor_constant0``). Non-tensor inputs
-    become placeholders too, but their example value is burnt into the graph, as in torch.
+    operator's result its node, and a tensor the trace never produced (a global) a constant
+    attribute (``_tensor_constant0``). Non-tensor inputs become placeholders too, but their
+    example value is burnt into the graph, as in torch. A ``dc.tensor(...)`` literal inside
+    ``f`` reaches the mode as ``aten.lift_fresh`` of its fresh tensor, recorded as
+    ``lift_fresh_copy(_tensor_constant0)`` (See Note [lift_fresh is recorded as a copy]); a
+    literal of at most one element is a known value, and reading a known value
+    (``_local_scalar_dense``) computes it instead of recording it, as in torch.
+
+    Inputs may be nested tuples, lists, dicts and named tuples (torch's pytrees): each leaf is
+    a placeholder named after its argument (``xs=[a, b]`` -> ``xs_1``, ``xs_2``), ``f`` gets the
+    structures with the traced leaves in place, and the code flattens them
+    (``fx_pytree.tree_flatten_spec``) and rebuilds ``f``'s result from the graph's flat output
+    list (``pytree.tree_unflatten``); ``gm._in_spec``/``gm._out_spec`` hold the structures.
 
     With ``tracing_mode="real"`` ``f`` runs for real: it has its side effects (``.grad`` of the
     example inputs is set). With ``"fake"`` the inputs are first converted to fake tensors of a
@@ -580,8 +834,8 @@ def make_fx(f: Callable[..., Any], decomposition_table: dict[Any, Callable[..., 
     tracing has a ``ShapeEnv`` for those, dispatchcore none.
 
     Args:
-        f: the function to trace; it takes tensors (or plain values) as positional arguments
-            and returns a tensor, a plain value, or tuples, lists and dicts of them.
+        f: the function to trace; it takes tensors, plain values, or tuples, lists, dicts and
+            named tuples of them as positional arguments, and returns any of these.
         decomposition_table: ``OperatorHandle`` -> Python function. An operator found there
             is not recorded; its decomposition runs instead, and the operators it calls are
             recorded (and decomposed again if they are in the table).
@@ -622,26 +876,37 @@ def make_fx(f: Callable[..., Any], decomposition_table: dict[Any, Callable[..., 
 
     def wrapped(*args: Any) -> GraphModule:
         mode = _ProxyMode(table)
+        leaves, in_spec = tree_flatten(args)
         fake_mode = None
         if tracing_mode == "fake":  # torch's detect_fake_mode: fake inputs bring their own mode
-            fake_mode = next((a.fake_mode for a in args if isinstance(a, FakeTensor)), None) or FakeTensorMode()
-        if fake_mode is not None:
-            args = tuple(fake_mode.from_tensor(a) if _is_tensor(a) else a for a in args)
-        for name, value in zip(_input_names(f, len(args)), args, strict=True):
-            if not _is_tensor(value) and any(True for _ in _tensors_in(value)):
-                raise TypeError(f"make_fx: input {name!r} holds tensors inside a {type(value).__name__}; "
-                                "pass each tensor as an argument of its own")
-            node = mode.graph.placeholder(f"{name}_1")
-            _metadata(node, value)
-            if _is_tensor(value):
-                mode.track(value, node)
+            fake_mode = next((a.fake_mode for a in leaves if isinstance(a, FakeTensor)), None) or FakeTensorMode()
+        if fake_mode is not None:  # every tensor leaf, as torch's _convert_args_to_fake
+            leaves = [fake_mode.from_tensor(a) if _is_tensor(a) else a for a in leaves]
+        names = _input_names(f, len(args))
+        # one placeholder per leaf, named after its argument: x -> x_1, xs=[a, b] -> xs_1, xs_2
+        # (torch's Tracer._proxy_placeholder), in flattening order
+        flat = iter(leaves)
+        for name, spec in zip(names, in_spec.children_specs, strict=True):
+            for i in range(1, spec.num_leaves + 1):
+                value = next(flat)
+                node = mode.graph.placeholder(f"{name}_{i}")
+                _metadata(node, value)
+                if _is_tensor(value):
+                    mode.track(value, node)
+        args = tree_unflatten(leaves, in_spec)
+        nested = not all(spec.is_leaf() for spec in in_spec.children_specs)
         if fake_mode is None:
             with mode:
                 result = f(*args)
         else:
             with fake_mode, mode:  # the fake mode sits beneath the recording one, as torch's infra mode
                 result = f(*args)
-        mode.graph.output(mode.to_arg(result))
+        if nested:  # torch's flatten_fn: the graph returns the result's leaves, forward rebuilds it
+            out_leaves, out_spec = tree_flatten(result)
+            mode.graph._pytree_info = _PyTreeInfo(names, in_spec, out_spec)
+            mode.graph.output(mode.to_arg(out_leaves))
+        else:
+            mode.graph.output(mode.to_arg(result))
         return GraphModule(mode.attributes, mode.graph, class_name)
 
     return wrapped
