@@ -27,6 +27,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ._library import Library, fallthrough_kernel
 from .cuda import CudaUnavailableError
 from .dispatcher import dump_state, dump_table, find_op
 from .explain import bit_names, check_commutes, explain, resolve_op, what_if
@@ -40,7 +41,6 @@ from .keys import (
     to_functionality_key,
 )
 from .keyset import DEFAULT_EXCLUDED, DEFAULT_INCLUDED, DispatchKeySet, key_bits, tensor_keyset
-from ._library import Library, fallthrough_kernel
 from .tls import AutoDispatchBelowADInplaceOrView, tls_local_exclude_set, tls_local_include_set
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep

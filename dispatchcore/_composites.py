@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
+from ._library import Library
 from .dtypes import WrappedNumber
 from .dtypes import device as as_device
-from ._library import Library
 from .operator import protocol_attr, set_number_to_tensor
 from .ops import aten
 from .shapes import broadcast_shapes, compute_stride, infer_size_dv

@@ -17,6 +17,7 @@ from typing import Any
 
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from . import trace as _trace
+from ._library import Library
 from .autograd.kernels import (
     BUILTIN_AD_INPLACE_OR_VIEW,
     INFERENCE_INPLACE_ERROR,
@@ -27,7 +28,6 @@ from .autograd.kernels import (
 from .dtypes import device as _device
 from .keys import DispatchKey
 from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
-from ._library import Library
 from .ops import aten
 from .tensor import _DEVICES, Tensor
 from .tensor import BACKEND_BITS_BY_DEVICE as _BITS_BY_DEVICE

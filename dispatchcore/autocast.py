@@ -44,11 +44,11 @@ from collections.abc import Callable
 from typing import Any
 
 from . import aten as _definitions  # noqa: F401 - defines the operators registered here
+from ._library import Library
 from .dtypes import dtype as _dtype
 from .dtypes import float16, float32, float64
 from .keys import DispatchKey
 from .keyset import key_bits
-from ._library import Library
 from .ops import aten
 from .tls import ExcludeDispatchKeyGuard, tls_get, tls_set_dispatch_key_excluded
 from .tls import per_thread as _pt

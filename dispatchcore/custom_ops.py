@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
+from ._library import Library, _parse_namespace
 from .dtypes import device as _device_cls
 from .dtypes import dtype as _dtype_cls
 from .keyset import AFTER_ADINPLACEORVIEW, AFTER_AUTOGRAD
-from ._library import Library, _parse_namespace
 from .tensor import Tensor
 from .tls import AutoDispatchBelowAutograd
 from .tls import per_thread as _pt

@@ -108,8 +108,9 @@ def explain_missing(op: OperatorHandle, key: DispatchKey, bits: int, args: tuple
             values = value if isinstance(value, (list, tuple)) else [value]
             arg_bits = 0
             for v in values:
-                if isinstance(getattr(v, "_key_bits", None), int):  # operator.is_dispatch_arg
-                    arg_bits |= v._key_bits
+                bits_of_v = getattr(v, "_key_bits", None)
+                if isinstance(bits_of_v, int):  # operator.is_dispatch_arg
+                    arg_bits |= bits_of_v
             contributed |= arg_bits
             lines.append(f"  argument '{name}' contributed {DispatchKeySet._from_bits(arg_bits)}")
     # Compare runtime keys, not raw bits: a per-backend functionality such as AutogradCPU is

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from dispatchcore.dtypes import float16
-from dispatchcore.native.activation import log_softmax_backward_check
+from dispatchcore.native.activation import log_softmax_backward_check, softmax_backward_check
 from dispatchcore.native.structured import check_out_dtype
 from dispatchcore.tensor import wrap_cpu
 
@@ -185,7 +185,7 @@ def _log_softmax_backward_data_cpu(grad_output, output, dim, input_dtype):
             r = gw - np.exp(ow) * gw
         else:
             r = gw - np.exp(ow) * np.add.reduce(gw, axis=d, keepdims=True)
-    return wrap_cpu(np.ascontiguousarray(r.astype(g.dtype, copy=False)))
+    return wrap_cpu(np.require(r.astype(g.dtype, copy=False), requirements="C"))  # a 0-d result stays 0-d
 
 
 def _log_softmax_backward_data_out_cpu(grad_output, output, dim, input_dtype, *, out):
@@ -195,7 +195,43 @@ def _log_softmax_backward_data_out_cpu(grad_output, output, dim, input_dtype, *,
     return out
 
 
+def _softmax_backward_data_cpu(grad_output, output, dim, input_dtype):
+    """``softmax_backward_cpu_out``: ``output * (grad - sum(grad * output, dim))``, in ``grad_output``'s dtype.
+
+    The result is contiguous (LEGACY_CONTIGUOUS_MEMORY_FORMAT); half computes in float.
+    """
+    g, o = grad_output._data, output._data
+    # every step's softmax backward: one float dtype, one shape, contiguous operands
+    if (g.dtype is _k._F32 or g.dtype is _k._F64) and o.dtype is g.dtype and g.shape == o.shape and g.ndim \
+            and input_dtype is not float16 and -g.ndim <= dim < g.ndim and g.flags.c_contiguous \
+            and o.flags.c_contiguous:
+        with _k.quiet():
+            r = g * o
+            np.subtract(g, np.add.reduce(r, axis=dim % g.ndim, keepdims=True), out=r)
+            np.multiply(o, r, out=r)
+        return wrap_cpu(r)
+    d = softmax_backward_check(grad_output, output, dim, input_dtype)
+    if g.dtype.kind != "f":
+        raise _k._not_implemented("softmax_backward_lastdim_kernel_impl" if d == max(g.ndim - 1, 0)
+                                  else "softmax_backward_kernel_impl", g.dtype)
+    work = _k._F32 if g.dtype == _k._F16 else g.dtype
+    with _k.quiet():
+        gw, ow = _k._cast(g, work), _k._cast(o, work)
+        axis = d if gw.ndim else None
+        r = ow * (gw - np.add.reduce(gw * ow, axis=axis, keepdims=gw.ndim > 0))
+    return wrap_cpu(np.require(np.asarray(r).astype(g.dtype, copy=False), requirements="C"))
+
+
+def _softmax_backward_data_out_cpu(grad_output, output, dim, input_dtype, *, grad_input):
+    r = _softmax_backward_data_cpu(grad_output, output, dim, input_dtype)
+    check_out_dtype("exact", r.dtype, grad_input.dtype)
+    np.copyto(_k._resize_out(grad_input, r._data.shape, [r._data]), r._data, casting="unsafe")
+    return grad_input
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
+    "_softmax_backward_data": _softmax_backward_data_cpu,
+    "_softmax_backward_data.out": _softmax_backward_data_out_cpu,
     "threshold_backward": threshold_backward_cpu, "threshold_backward.grad_input": threshold_backward_grad_input_cpu,
     "_log_softmax_backward_data": _log_softmax_backward_data_cpu,
     "_log_softmax_backward_data.out": _log_softmax_backward_data_out_cpu,

@@ -93,6 +93,40 @@ def huber_loss_backward_out_cpu(grad_output, self, target, reduction, delta, *, 
                        (self, target, grad_output), self, grad_input)
 
 
+def mse_loss_backward_grad_input_cpu(grad_output, self, target, reduction, *, grad_input):
+    """``mse_loss_backward_out``: ``norm * (input - target) * grad_output`` over the broadcast operands.
+
+    ``norm`` is ``2 / numel`` for a mean, else 2 (``mse_backward_cpu_kernel``). The operands compute in
+    their promoted dtype (half in float), which must cast to ``grad_input``'s; ``grad_input`` is resized
+    to the broadcast shape, with torch's warning when it had elements.
+    """
+    x, t, g = self._data, target._data, grad_output._data
+    norm = 2.0 / x.size if reduction == 1 and x.size else 2.0
+    with _k.quiet():
+        dt = _k._result_np(self, target, grad_output)
+        shape = _k._broadcast_shapes(x.shape, t.shape, g.shape)
+        _k._check_can_cast(dt, grad_input._data.dtype)
+        if dt.kind != "f":
+            raise _k._not_implemented("mse_backward_cpu", dt)
+        work = _F32 if dt == _F16 else dt
+        r = norm * (_k._cast(x, work) - _k._cast(t, work)) * _k._cast(g, work)
+        np.copyto(_resize_out(grad_input, shape, [x, t, g]), r, casting="unsafe")
+    return grad_input
+
+
+def mse_loss_backward_cpu(grad_output, self, target, reduction):
+    """``mse_loss_backward``: ``zeros_like(input)`` (contiguous) filled by the ``grad_input`` kernel."""
+    x, t, g = self._data, target._data, grad_output._data
+    if x.dtype is t.dtype is g.dtype and (x.dtype is _F32 or x.dtype is _k._F64) and x.shape == t.shape \
+            and (g.shape == () or g.shape == x.shape):  # a loss's backward: one dtype, the input's shape
+        norm = 2.0 / x.size if reduction == 1 and x.size else 2.0
+        with _k.quiet():
+            r = norm * (x - t) * g
+            return wrap_cpu(np.ascontiguousarray(r) if x.ndim else np.asarray(r))
+    grad_input = wrap_cpu(np.zeros(x.shape, x.dtype))
+    return mse_loss_backward_grad_input_cpu(grad_output, self, target, reduction, grad_input=grad_input)
+
+
 def _out_kernel(functional: Callable[..., Any]) -> Callable[..., Any]:
     """An ``out=`` kernel: the functional result, cast-checked into ``out`` (resized)."""
     def out_cpu(*args: Any, out: Any, **kwargs: Any) -> Any:
@@ -157,4 +191,5 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "smooth_l1_loss_backward.grad_input": smooth_l1_loss_backward_grad_input_cpu,
     "huber_loss": huber_loss_cpu, "huber_loss.out": _out_kernel(huber_loss_cpu),
     "huber_loss_backward.out": huber_loss_backward_out_cpu,
+    "mse_loss_backward": mse_loss_backward_cpu, "mse_loss_backward.grad_input": mse_loss_backward_grad_input_cpu,
 }

@@ -474,6 +474,78 @@ def _activation_kernels() -> dict[str, Callable[..., Any]]:
     return found
 
 
+# --- tanh_backward, sigmoid_backward: structured binary ops (BinaryOps.cpp), floating only ----------------
+def _tanh_backward(g: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``tanh_backward_kernel``: ``a * ((1 - b) * (1 + b))``, in this order (bit for bit torch's CPU kernel)."""
+    return g * ((1 - y) * (1 + y))
+
+
+def _sigmoid_backward(g: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``sigmoid_backward_kernel``: ``a * (1 - b) * b``."""
+    return g * (1 - y) * y
+
+
+_UNARY_BACKWARD = {"tanh_backward": _tanh_backward, "sigmoid_backward": _sigmoid_backward}
+_ONE = {_F32: np.ones((), _F32), _F64: np.ones((), _F64)}
+
+
+def _fast_operands(grad_output: Any, output: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(g, y, 1) for the common case, one float dtype, one shape, contiguous; else None."""
+    x, y = grad_output._data, output._data
+    if x.dtype is y.dtype and (x.dtype is _F32 or x.dtype is _F64) and x.shape == y.shape and x.ndim \
+            and x.flags.c_contiguous and y.flags.c_contiguous:
+        return x, y, _ONE[x.dtype]
+    return None
+
+
+def tanh_backward_cpu(grad_output, output):
+    fast = _fast_operands(grad_output, output)
+    if fast is None:
+        return _unary_backward("tanh_backward", grad_output, output)
+    g, y, one = fast  # every tanh of a network's backward: four ufuncs in place, the kernel's rounding
+    with _k.quiet():
+        r = np.subtract(one, y)
+        r *= np.add(one, y)
+        r *= g  # exact: a product rounds the same in either order
+    return wrap_cpu(r)
+
+
+def sigmoid_backward_cpu(grad_output, output):
+    fast = _fast_operands(grad_output, output)
+    if fast is None:
+        return _unary_backward("sigmoid_backward", grad_output, output)
+    g, y, one = fast
+    with _k.quiet():
+        r = np.subtract(one, y)
+        r *= g
+        r *= y
+    return wrap_cpu(r)
+
+
+def _unary_backward(name: str, grad_output: Any, output: Any, out: Any = None) -> Any:
+    """A structured binary op: the promoted dtype, an ``out=`` it can be cast to, floating kernels only."""
+    fn = _UNARY_BACKWARD[name]
+    x, y = grad_output._data, output._data
+    with _k.quiet():
+        dt = _k._result_np(grad_output, output)
+        shape = _k._broadcast_shapes(x.shape, y.shape)
+        if out is not None:
+            _check_target(P.COMMON, name, dt, shape, grad_output, out)
+        if dt.kind != "f":
+            raise _k._not_implemented(f"{name}_cpu", dt)
+        r = _opmath(fn)(_k._cast(x, dt), _k._cast(y, dt))
+        return _k._store(np.asarray(r).astype(dt, copy=False), dt, shape, grad_output, out, arrays=(x, y))
+
+
+def _unary_backward_kernels() -> dict[str, Callable[..., Any]]:
+    found: dict[str, Callable[..., Any]] = {"tanh_backward": tanh_backward_cpu,
+                                            "sigmoid_backward": sigmoid_backward_cpu}
+    for name in P.UNARY_BACKWARD:
+        found[f"{name}.grad_input"] = (lambda grad_output, output, *, grad_input, _n=name:
+                                       _unary_backward(_n, grad_output, output, grad_input))
+    return _named(found)
+
+
 # --- ternary ops: addcmul, addcdiv, lerp (PointwiseOpsKernel.cpp, LerpKernel.cpp) -------------------------
 def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Dekker's product: ``a * b == p + e`` exactly (float64, barring overflow)."""
@@ -644,6 +716,7 @@ def _kernels() -> dict[str, Callable[..., Any]]:
             f"__i{short}.Scalar": lambda self, other, _t=target: _binary(_t, self, _k._item(other), self),
         }))
     kernels.update(_activation_kernels())
+    kernels.update(_unary_backward_kernels())
     kernels.update(_ternary_kernels())
     return kernels
 

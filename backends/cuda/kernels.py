@@ -21,6 +21,7 @@ import numpy as np
 from dispatchcore import cuda as _cuda
 from dispatchcore import dtypes as _dt
 from dispatchcore import ops
+from dispatchcore.native.activation import softmax_backward_check
 from dispatchcore.native.stubs import copy_stub
 from dispatchcore.tensor import Tensor, wrap
 
@@ -823,6 +824,48 @@ def threshold_backward_grad_input_cuda(grad_output, self, threshold, *, grad_inp
     return ops.aten.copy_.default(grad_input, result)  # the structured composite passes grad_input's shape
 
 
+def _softmax_backward_data_out_cuda(grad_output, output, dim, input_dtype, *, grad_input):
+    """``output * (grad - sum(grad * output, dim))`` from the device's arithmetic and sum kernels."""
+    _check_iter(grad_output, output)
+    softmax_backward_check(_meta(grad_output), _meta(output), dim, input_dtype)
+    a = ops.aten
+    d = shapes.wrap_dim(dim, grad_output.dim())
+    total = a.sum.dim_IntList(a.mul.Tensor(grad_output, output), [d] if grad_output.dim() else [], True)
+    result = a.mul.Tensor(output, a.sub.Tensor(grad_output, total))
+    return a.copy_.default(grad_input, result)  # the structured composite passes grad_input's shape
+
+
+def mse_loss_backward_cuda(grad_output, self, target, reduction):
+    """``norm * (self - target) * grad_output`` (``norm``: 2, over numel for a mean), from device kernels."""
+    _check_iter(grad_output, self, target)
+    a = ops.aten
+    norm = 2.0 / self.numel() if reduction == 1 and self.numel() else 2.0
+    return a.mul.Tensor(a.mul.Scalar(a.sub.Tensor(self, target), norm), grad_output)
+
+
+def mse_loss_backward_grad_input_cuda(grad_output, self, target, reduction, *, grad_input):
+    result = mse_loss_backward_cuda(grad_output, self, target, reduction)
+    if tuple(grad_input.shape) != tuple(result.shape):
+        ops.aten.resize_.default(grad_input, list(result.shape))
+    return ops.aten.copy_.default(grad_input, result)
+
+
+def tanh_backward_grad_input_cuda(grad_output, output, *, grad_input):
+    """``grad * ((1 - y) * (1 + y))``, torch's CPU and CUDA order, from the device's arithmetic kernels."""
+    _check_iter(grad_output, output)
+    a = ops.aten
+    factor = a.mul.Tensor(a.add.Scalar(a.neg.default(output), 1), a.add.Scalar(output, 1))
+    return a.copy_.default(grad_input, a.mul.Tensor(grad_output, factor))
+
+
+def sigmoid_backward_grad_input_cuda(grad_output, output, *, grad_input):
+    """``grad * (1 - y) * y``, from the device's arithmetic kernels."""
+    _check_iter(grad_output, output)
+    a = ops.aten
+    result = a.mul.Tensor(a.mul.Tensor(grad_output, a.add.Scalar(a.neg.default(output), 1)), output)
+    return a.copy_.default(grad_input, result)
+
+
 # --- the table -------------------------------------------------------------------------------------
 def _table() -> tuple[tuple[str, Any], ...]:
     g = globals()
@@ -852,6 +895,11 @@ def _table() -> tuple[tuple[str, Any], ...]:
         ("linspace", linspace_cuda),
         ("rand", rand_cuda), ("randn", randn_cuda),
         ("threshold_backward.grad_input", threshold_backward_grad_input_cuda),
+        ("_softmax_backward_data.out", _softmax_backward_data_out_cuda),
+        ("mse_loss_backward", mse_loss_backward_cuda),
+        ("mse_loss_backward.grad_input", mse_loss_backward_grad_input_cuda),
+        ("tanh_backward.grad_input", tanh_backward_grad_input_cuda),
+        ("sigmoid_backward.grad_input", sigmoid_backward_grad_input_cuda),
     ]
     return tuple(entries)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dispatchcore.native.activation import log_softmax_backward_check
+from dispatchcore.native.activation import log_softmax_backward_check, softmax_backward_check
 from dispatchcore.native.structured import check_out_dtype
 
 from .kernels import _resize_out, meta_tensor
@@ -96,7 +96,24 @@ def _log_softmax_backward_data_out(grad_output, output, dim, input_dtype, *, out
     return _resize_out(out, tuple(r.shape))
 
 
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    """``TORCH_META_FUNC(_softmax_backward_data)``: ``grad_output``'s shape, contiguous; half for half-to-float."""
+    from dispatchcore.dtypes import float16, float32
+
+    softmax_backward_check(grad_output, output, dim, input_dtype)
+    half = grad_output.dtype == float32 and input_dtype == float16
+    return meta_tensor(tuple(grad_output.shape), float16 if half else grad_output.dtype)
+
+
+def _softmax_backward_data_out(grad_output, output, dim, input_dtype, *, grad_input):
+    r = _softmax_backward_data(grad_output, output, dim, input_dtype)
+    check_out_dtype("exact", r.dtype, grad_input.dtype)
+    return _resize_out(grad_input, tuple(r.shape))
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
+    "_softmax_backward_data": _softmax_backward_data,
+    "_softmax_backward_data.out": _softmax_backward_data_out,
     "threshold_backward": threshold_backward, "threshold_backward.grad_input": threshold_backward_grad_input,
     "_log_softmax_backward_data": _log_softmax_backward_data,
     "_log_softmax_backward_data.out": _log_softmax_backward_data_out,

@@ -189,6 +189,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "masked_fill.Tensor_out": _out_kernel(masked_fill_tensor_meta),
     "masked_scatter": masked_scatter_meta, "masked_scatter_": masked_scatter__meta,
     "masked_scatter.out": _out_kernel(masked_scatter_meta),
+    "masked_scatter_backward": lambda grad_output, mask, sizes: meta_tensor(tuple(sizes), grad_output.dtype),
     "nonzero": nonzero_meta, "nonzero.out": nonzero_out_meta,
     "nonzero_static": nonzero_static_meta, "nonzero_static.out": _out_kernel(nonzero_static_meta),
     "take": take_meta, "take.out": _out_kernel(take_meta),

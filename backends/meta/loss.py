@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dispatchcore import dtypes as _dt
 from dispatchcore.native import loss as L
 from dispatchcore.native.structured import check_out_dtype
 
-from .kernels import _resize_out, meta_tensor
+from .kernels import _promoted, _resize_out, _tensor_iterator, meta_tensor
 from .pointwise import _same
 
 __all__ = ["KERNELS"]
@@ -41,6 +42,20 @@ def smooth_l1_loss_backward_grad_input(grad_output, self, target, reduction, bet
 
 def huber_loss_backward_out(grad_output, self, target, reduction, delta, *, grad_input):
     return _same((self, target, grad_output), grad_input)
+
+
+def mse_loss_backward(grad_output, self, target, reduction):
+    """The elementwise result of the three operands, in their promoted dtype.
+
+    torch's meta for ``mse_loss_backward`` is its decomposition, ``norm * (self - target) * grad_output``.
+    """
+    return _tensor_iterator([_promoted(t, _dt.result_type(self, target, grad_output))
+                             for t in (self, target, grad_output)], _dt.result_type(self, target, grad_output))
+
+
+def mse_loss_backward_grad_input(grad_output, self, target, reduction, *, grad_input):
+    common = _dt.result_type(self, target, grad_output)
+    return _tensor_iterator([_promoted(t, common) for t in (self, target, grad_output)], common, out=grad_input)
 
 
 def _out_kernel(functional: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,5 +86,6 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "smooth_l1_loss_backward.grad_input": smooth_l1_loss_backward_grad_input,
     "huber_loss": huber_loss, "huber_loss.out": _out_kernel(huber_loss),
     "huber_loss_backward.out": huber_loss_backward_out,
+    "mse_loss_backward": mse_loss_backward, "mse_loss_backward.grad_input": mse_loss_backward_grad_input,
     **{name: L.EXPLICIT[name] for name in ("smooth_l1_loss_backward", "huber_loss_backward")},
 }

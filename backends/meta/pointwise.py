@@ -158,6 +158,22 @@ def _activation_kernels() -> dict[str, Callable[..., Any]]:
                                             ("_backward_grad_input", "_backward.grad_input"))})
 
 
+def _unary_backward(grad_output: Tensor, output: Tensor, out: Tensor | None = None) -> Tensor:
+    """tanh_backward, sigmoid_backward: a binary TensorIterator op in the promoted dtype (an out= it can be cast to)."""
+    _device_check((out, grad_output, output))
+    common = _dt.result_type(grad_output, output)
+    return _tensor_iterator([_promoted(grad_output, common), _promoted(output, common)], common, out=out)
+
+
+def _unary_backward_kernels() -> dict[str, Callable[..., Any]]:
+    found: dict[str, Callable[..., Any]] = {}
+    for name in P.UNARY_BACKWARD:
+        found[name] = lambda grad_output, output: _unary_backward(grad_output, output)
+        found[f"{name}.grad_input"] = (lambda grad_output, output, *, grad_input:
+                                       _unary_backward(grad_output, output, grad_input))
+    return _named(found)
+
+
 def _nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
     if out.dtype is not self.dtype:
         raise RuntimeError(f"nan_to_num: dtype of out: {_dt.SCALAR_TYPE_NAMES[out.dtype.name]} should be same as "
@@ -225,6 +241,7 @@ def _kernels() -> dict[str, Callable[..., Any]]:
             f"__i{short}.Scalar": lambda self, other, _t=target: _binary(_t, self, other, inplace=True),
         }))
     kernels.update(_activation_kernels())
+    kernels.update(_unary_backward_kernels())
     kernels.update(_ternary_kernels())
     kernels.update({name: kernel for name, kernel in P.COMPOSITE_EXPLICIT.items() if name not in _NO_META})
     return kernels

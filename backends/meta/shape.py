@@ -149,4 +149,9 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "select_scatter": _shape.select_scatter, "slice_scatter": _shape.slice_scatter,
     "diagonal_scatter": _shape.diagonal_scatter, "copy": _shape.copy,
     "fill.Scalar": _shape.fill_scalar, "fill.Tensor": _shape.fill_tensor,
+    # the view backward ops: zeros of the input's sizes, the view written (torch's meta decomposes them too)
+    "select_backward": _shape.select_backward, "slice_backward": _shape.slice_backward,
+    "diagonal_backward": _shape.diagonal_backward,
+    **{f"{name}.out": _shape.generated_out(getattr(_shape, name))
+       for name in ("select_backward", "slice_backward", "diagonal_backward")},
 }

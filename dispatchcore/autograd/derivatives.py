@@ -9,6 +9,14 @@ gradients are summed back to their input's shape, and cast to its dtype, by the 
 
 Operators with a CompositeImplicitAutograd decomposition (matmul, reshape, softmax.int, ...)
 need no entry: they decompose into operators that have one.
+
+A formula dispatches the operators torch's formula dispatches, in its order, because a dispatch
+mode or a ``__torch_dispatch__`` subclass sees them during ``backward()``: the dedicated backward
+operators (``tanh_backward``, ``_softmax_backward_data``, ``select_backward``, ...), ``zeros_like``
+or ``zeros`` as load_derivatives.py writes them, and GCC's operand order (Note [Evaluation order of
+the formulas]). Where torch's C++ branches on ``areAnyTensorSubclassLike`` (a mode is active, or a
+subclass), so do the formulas (``subclass_like``). ``tests/differential/test_vs_torch_backward_op_sequence.py``
+compares every derivative's sequence with torch's.
 """
 
 from __future__ import annotations
@@ -16,11 +24,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._composites import wrapped_number
-from ..aten import COMPARISONS, ELEMENTWISE_UNARY
-from ..dtypes import int64
 from .._library import Library
+from ..aten import COMPARISONS, ELEMENTWISE_UNARY
+from ..dtypes import promote_types
+from ..keys import DispatchKey
+from ..keyset import key_bits
+from ..layouts import contiguous_format, preserve_format
 from ..ops import aten
+from ..tls import per_thread as _pt
 from .kernels import (
     as_strided_backward,
     register_derivative,
@@ -29,10 +40,32 @@ from .kernels import (
     sum_to,
 )
 
-__all__ = ["register", "sum_to"]
+__all__ = ["register", "restore_reduced_dims", "scalar_minus", "scalar_over", "subclass_like", "sum_to",
+           "unsqueeze_to", "value_selecting_reduction_backward"]
 
 A = aten
-_TWO = wrapped_number(2)  # grad / 2, as torch's C++ formula writes it: div.Tensor with a wrapped 2
+_SUBCLASS_LIKE = key_bits(DispatchKey.Python)
+_CONTIGUOUS = contiguous_format  # LEGACY_CONTIGUOUS_MEMORY_FORMAT
+
+# Note [Evaluation order of the formulas]: a formula dispatches its operators in the order torch's
+# C++ formula runs them, which a dispatch mode sees (and ``make_fx`` records). torch is built with
+# GCC, which evaluates function arguments and the operands of overloaded binary operators right to
+# left: ``grad * self.sgn()`` calls ``sgn`` before ``mul``, ``where(self >= min, grad, zero)``
+# makes ``zero`` before comparing; the object of a method call comes first (``a.masked_fill_(m, 0)``
+# computes ``a``, then ``m``). ``scalar - tensor`` is ``empty_like(t).fill_(s).sub_(t)`` in ATen
+# (TensorOperators.h), ``scalar * tensor`` is ``tensor.mul(scalar)``. The per-input formulas of
+# one node run in the order of derivatives.yaml's keys sorted by name (``kernels.Derivative``).
+
+
+def subclass_like(*tensors: Any) -> bool:
+    """``areAnyTensorSubclassLike``: a dispatch mode is active, or a tensor has the ``Python`` key.
+
+    torch's formulas take out-of-place paths then (``scatter`` for ``scatter_``, ``logical_and``
+    for ``logical_and_``), which is what a mode or a ``__torch_dispatch__`` subclass sees.
+    """
+    if _pt.state.modes is not None:
+        return True
+    return any(t is not None and hasattr(t, "_key_bits") and t._key_bits & _SUBCLASS_LIKE for t in tensors)
 
 
 # --- helpers (dispatched operators only) ---------------------------------------------------------
@@ -66,12 +99,36 @@ def mm_mat2_backward(grad: Any, mat1: Any, mat2_shape: Any, mat2_strides: Any, a
         result = A.mm.default(A.t.default(mat1), grad)
     return result if alpha == 1 else A.mul.Scalar(result, alpha)
 
+def scalar_minus(value: Any, t: Any) -> Any:
+    """``value - t`` with a Scalar ``value`` in ATen's C++: ``empty_like(t).fill_(value).sub_(t)``.
+
+    ATen's TensorOperators.h writes it so; a mode sees the three calls.
+    """
+    return A.sub_.Tensor(A.fill_.Scalar(A.empty_like.default(t, memory_format=preserve_format), value), t)
+
+
+def scalar_over(value: Any, t: Any) -> Any:
+    """``value / t`` with a Scalar ``value`` in ATen's C++: ``empty_like(t).fill_(value).div_(t)``."""
+    return A.div_.Tensor(A.fill_.Scalar(A.empty_like.default(t, memory_format=preserve_format), value), t)
+
+
 def _scale(grad: Any, alpha: Any) -> Any:
+    """``maybe_multiply``: ``grad * alpha`` unless alpha is 1."""
     return grad if alpha == 1 else A.mul.Scalar(grad, alpha)
 
 
 def _zeros_like(g: Any) -> Any:
-    return A.zeros.default(list(g.shape), dtype=g.dtype, device=g.device)
+    """``zeros_like(grad)`` in a derivatives.yaml formula (``grad`` is not an input: a real ``zeros_like``)."""
+    return A.zeros_like.default(g)
+
+
+def _zeros_of(shape: Any, like: Any) -> Any:
+    """``zeros_like(<input>)`` in a derivatives.yaml formula.
+
+    torch saves the input's sizes and options only (``TypeAndSize``) and calls ``at::zeros``
+    (load_derivatives.py's replacement).
+    """
+    return A.zeros.default(list(shape), dtype=like.dtype, device=like.device)
 
 
 def _zero_scalar(g: Any) -> Any:
@@ -99,6 +156,49 @@ def _restore(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
     return g
 
 
+def restore_reduced_dims(output: Any, dims: Any, keepdim: bool) -> Any:
+    """``restore_reduced_dims``: ``output`` reshaped with a 1 at each reduced dim (amax's backward)."""
+    if keepdim:
+        return output
+    dims = [dims] if isinstance(dims, int) else list(dims or ())
+    total = output.dim() + len(dims)
+    target = [0] * total
+    for i in dims:
+        target[i + total if i < 0 else i] = 1
+    j = 0
+    for size in output.shape:
+        while target[j] > 0:
+            j += 1
+        target[j] = size
+        j += 1
+    return A.reshape.default(output, target)
+
+
+def unsqueeze_to(g: Any, sizes: tuple[int, ...], dims: Any = None) -> Any:
+    """``unsqueeze_to``: unsqueeze ``g`` at each dim of size 1 in ``sizes`` (among ``dims`` when given)."""
+    nd = len(sizes)
+    wanted = range(nd) if dims is None else {_wrap(d, nd) for d in ([dims] if isinstance(dims, int) else dims)}
+    for d in range(nd):
+        if d in wanted and sizes[d] == 1:
+            g = A.unsqueeze.default(g, d)
+    return g
+
+
+def value_selecting_reduction_backward(g: Any, dim: int, indices: Any, sizes: tuple[int, ...],
+                                       keepdim: bool) -> Any:
+    """``value_selecting_reduction_backward`` (max.dim, sort, topk): scatter the gradient to the indices.
+
+    Under a mode (or for a subclass) ``grad.new_zeros(sizes).scatter(...)``, else
+    ``zeros(sizes).scatter_(...)``, as ReduceOps.cpp does.
+    """
+    if not keepdim and sizes:
+        g = A.unsqueeze.default(g, dim)
+        indices = A.unsqueeze.default(indices, dim)
+    if subclass_like(g, indices):
+        return A.scatter.src(A.new_zeros.default(g, list(sizes)), dim, indices, g)
+    return A.scatter_.src(A.zeros.default(list(sizes), dtype=g.dtype, device=g.device), dim, indices, g)
+
+
 def _sum_backward(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
     """``sum_backward``: a full reduction (no dims, or none listed) expands the 0-d grad as is."""
     if dim is None or (not isinstance(dim, int) and len(dim) == 0):
@@ -106,136 +206,159 @@ def _sum_backward(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> An
     return A.expand.default(_restore(g, shape, dim, keepdim), list(shape))
 
 
-def _sign(x: Any, g: Any) -> Any:
-    """``g * sgn(x)`` with comparisons (no sign operator in the core library)."""
-    return A.sub.Tensor(A.mul.Tensor(g, A.gt.Scalar(x, 0)), A.mul.Tensor(g, A.lt.Scalar(x, 0)))
-
-
-def _clamp_mask(self: Any, lo: Any, hi: Any) -> Any:
-    mask = None if lo is None else A.ge.Scalar(self, lo)
-    if hi is not None:
-        upper = A.le.Scalar(self, hi)
-        mask = upper if mask is None else A.mul.Tensor(mask, upper)
-    return mask
+def _and(a: Any, b: Any, subclass: bool) -> Any:
+    """``a.logical_and_(b)``, or ``a.logical_and(b)`` on torch's subclass-like path."""
+    return A.logical_and.default(a, b) if subclass else A.logical_and_.default(a, b)
 
 
 def _clamp_backward(g: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002 - schema names
-    mask = _clamp_mask(self, min, max)
-    return g if mask is None else A.where.self(mask, g, _zero_scalar(g))
-
-
-def _clamp_tensor_self(g: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002 - schema names
-    """``clamp_backward`` with tensor bounds: the gradient passes where lo <= self <= hi."""
-    if min is not None and max is not None:
-        mask = A.mul.Tensor(A.ge.Tensor(self, min), A.le.Tensor(self, max))
-    elif min is not None:
-        mask = A.ge.Tensor(self, min)
-    elif max is not None:
-        mask = A.le.Tensor(self, max)
-    else:
+    """``clamp_backward`` with Scalar bounds: ``where(self >= min && self <= max, grad, 0)``."""
+    if min is None and max is None:
         return g
-    return A.where.self(mask, g, _zero_scalar(g))
+    zero = _zero_scalar(g)
+    if min is not None and max is not None:
+        pred = A.logical_and_.default(A.ge.Scalar(self, min), A.le.Scalar(self, max))
+    elif min is not None:
+        pred = A.ge.Scalar(self, min)
+    else:
+        pred = A.le.Scalar(self, max)
+    return A.where.self(pred, g, zero)
 
 
-def _clamp_tensor_min(g: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
-    """``clamp_backward_min_max``, min: where self < min (and min < max when both are given)."""
-    mask = A.lt.Tensor(self, min)
-    if max is not None:
-        mask = A.mul.Tensor(mask, A.lt.Tensor(min, max))
-    return A.where.self(mask, g, _zero_scalar(g))
+def _clamp_tensor_backward(g: Any, self: Any, min: Any, max: Any,  # noqa: A002 - schema names
+                           grad_input_mask: tuple[bool, bool, bool]) -> tuple[Any, Any, Any]:
+    """clamp.Tensor: ``clamp_backward_min_max`` (the ``min, max`` key, first by name), then ``clamp_backward``."""
+    grad_min = grad_max = grad_self = None
+    if grad_input_mask[1] or grad_input_mask[2]:
+        zero = _zero_scalar(g)
+        if max is not None and min is not None:
+            subclass = subclass_like(self, min, max)
+            if grad_input_mask[1]:
+                grad_min = A.where.self(_and(A.lt.Tensor(self, min), A.lt.Tensor(min, max), subclass), g, zero)
+            if grad_input_mask[2]:
+                pred = A.logical_or.default if subclass else A.logical_or_.default
+                grad_max = A.where.self(pred(A.gt.Tensor(self, max), A.lt.Tensor(max, min)), g, zero)
+        elif min is not None and grad_input_mask[1]:
+            grad_min = A.where.self(A.lt.Tensor(self, min), g, zero)
+        elif max is not None and grad_input_mask[2]:
+            grad_max = A.where.self(A.gt.Tensor(self, max), g, zero)
+    if grad_input_mask[0]:
+        if max is not None and min is not None:
+            zero = _zero_scalar(g)
+            pred = _and(A.ge.Tensor(self, min), A.le.Tensor(self, max), subclass_like(self, min, max))
+            grad_self = A.where.self(pred, g, zero)
+        elif min is not None:
+            zero = _zero_scalar(g)
+            grad_self = A.where.self(A.ge.Tensor(self, min), g, zero)
+        elif max is not None:
+            zero = _zero_scalar(g)
+            grad_self = A.where.self(A.le.Tensor(self, max), g, zero)
+        else:
+            grad_self = g
+    return grad_self, grad_min, grad_max
 
 
-def _clamp_tensor_max(g: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
-    """``clamp_backward_min_max``, max: where self > max (or max < min when both are given)."""
-    mask = A.gt.Tensor(self, max)
-    if min is not None:
-        mask = A.add.Tensor(mask, A.lt.Tensor(max, min))  # bool + bool: logical or
-    return A.where.self(mask, g, _zero_scalar(g))
+def _clamp_min_self(g: Any, self: Any, min: Any) -> Any:  # noqa: A002
+    """``where(self >= min, grad, at::scalar_tensor(0., grad.options()))`` (the zero first)."""
+    zero = _zero_scalar(g)
+    return A.where.self(A.ge.Tensor(self, min) if hasattr(min, "_key_bits") else A.ge.Scalar(self, min), g, zero)
+
+
+def _clamp_min_min(g: Any, self: Any, min: Any) -> Any:  # noqa: A002
+    zero = _zero_scalar(g)
+    return A.where.self(A.lt.Tensor(self, min), g, zero)
 
 
 def _extremum_backward(g: Any, self: Any, other: Any, loses: Any) -> Any:
-    """``maximum``/``minimum``: ties split the gradient in half; the losing side gets none."""
-    split = A.where.self(A.eq.Tensor(self, other), A.div.Tensor(g, _TWO), g)
-    return A.where.self(loses(self, other), _zero_scalar(g), split)
+    """``at::where(self == other, grad / 2, grad).masked_fill_(<loses>, 0)`` (maximum, minimum)."""
+    half = A.div.Scalar(g, 2)
+    split = A.where.self(A.eq.Tensor(self, other), half, g)
+    return A.masked_fill_.Scalar(split, loses(self, other), 0)
 
 
 def _div_mode_self(g: Any, other: Any, rounding_mode: Any, self_dtype: Any) -> Any:
-    """``div_tensor_self_backward``: zero with a rounding mode (a step function), else g / other."""
+    """``div_tensor_self_backward``: ``zeros_like(grad)`` in self's dtype with a rounding mode, else g / other."""
     if rounding_mode is not None:
-        return A.zeros.default(list(g.shape), dtype=self_dtype, device=g.device)
+        return A.zeros_like.default(g, dtype=self_dtype)
     if hasattr(other, "_key_bits"):
         return A.div.Tensor(g, other)
-    return A.div.Tensor(g, wrapped_number(other))
+    return A.div.Scalar(g, other)  # ``grad / other`` with a Scalar other
 
 
 def _div_mode_other(g: Any, self: Any, other: Any, rounding_mode: Any) -> Any:
     if rounding_mode is not None:
-        return A.zeros.default(list(g.shape), dtype=other.dtype, device=g.device)
+        return A.zeros_like.default(g, dtype=other.dtype)
     return _div_other(g, self, other)
 
 
 def _unsqueeze_to(g: Any, dim: Any, self_shape: tuple[int, ...]) -> Any:
     """``unsqueeze_to(grad, dims, sizes)``: put back each listed dimension that had size 1."""
-    nd = len(self_shape)
-    for d in sorted(_wrap(d, nd) for d in dim):
-        if nd and self_shape[d] == 1:
-            g = A.unsqueeze.default(g, d)
-    return g
+    return unsqueeze_to(g, self_shape, dim)
 
 
 def _pow_self(g: Any, self: Any, exponent: Any) -> Any:
-    """``pow_backward_self``: exponent * self^(exponent-1), zero where the exponent is 0."""
+    """``pow_backward`` / ``pow_backward_self``: exponent * self^(exponent-1), zero where the exponent is 0."""
     if not hasattr(exponent, "_key_bits"):
         if exponent == 0:
-            return _zeros_like(g)
+            return A.zeros_like.default(self, memory_format=_CONTIGUOUS)
         return A.mul.Tensor(g, A.mul.Scalar(A.pow.Tensor_Scalar(self, exponent - 1), exponent))
     value = A.mul.Tensor(g, A.mul.Tensor(exponent, A.pow.Tensor_Tensor(self, A.sub.Scalar(exponent, 1))))
-    return A.where.self(A.eq.Scalar(exponent, 0), _zero_scalar(value), value)
+    zero = _zero_scalar(g)
+    return A.where.self(A.eq.Scalar(exponent, 0), zero, value)
 
 
 def _pow_exponent(g: Any, self: Any, exponent: Any, result: Any) -> Any:
-    """``pow_backward_exponent``: result * log(self), zero where self == 0 and exponent >= 0."""
+    """``pow_backward_exponent``: grad * result * log(self), zero where self == 0 and exponent >= 0."""
     if not hasattr(self, "_key_bits"):  # pow.Scalar: a number base
+        log = math.log(self) if self > 0 else -math.inf if self == 0 else math.nan
         if self == 0:
-            value = A.mul.Scalar(A.mul.Tensor(g, result), -math.inf)
-            return A.where.self(A.ge.Scalar(exponent, 0), _zero_scalar(value), value)
-        log = math.log(self) if self > 0 else math.nan
-        return A.mul.Scalar(A.mul.Tensor(g, result), log)
-    value = A.mul.Tensor(g, A.mul.Tensor(result, A.log.default(self)))
-    zero_base = A.mul.Tensor(A.eq.Scalar(self, 0), A.ge.Scalar(exponent, 0))
-    return A.where.self(zero_base, _zero_scalar(value), value)
+            value = A.mul.Scalar(result, log)
+            zero = A.zeros.default([], dtype=g.dtype, device=g.device)
+            return A.mul.Tensor(g, A.where.self(A.ge.Scalar(exponent, 0), zero, value))
+        return A.mul.Tensor(g, A.mul.Scalar(result, log))
+    cond = A.ge.Scalar(exponent, 0)
+    cond = A.logical_and.default(A.eq.Scalar(self, 0), cond)
+    promoted = promote_types(self.dtype, exponent.dtype)
+    base = self if self.dtype is promoted else A._to_copy.default(self, dtype=promoted)
+    value = A.mul.Tensor(result, A.log.default(base))
+    zero = _zero_scalar(g)
+    return A.mul.Tensor(g, A.where.self(cond, zero, value))
 
 
 def _div_other(g: Any, self: Any, other: Any) -> Any:
-    return A.neg.default(A.mul.Tensor(g, A.div.Tensor(A.div.Tensor(self, other), other)))
+    """``div_tensor_other_backward``: ``-grad * ((self / other) / other)`` (the right operand first)."""
+    q = A.div.Tensor(A.div.Tensor(self, other), other)
+    return A.mul.Tensor(A.neg.default(g), q)
 
 
 def _max_dim_backward(g: Any, self_shape: tuple[int, ...], dim: int, keepdim: bool, indices: Any) -> Any:
     """``value_selecting_reduction_backward``: the gradient goes to the selected index."""
-    nd = len(self_shape)
-    if nd == 0:
-        return g
-    d = _wrap(dim, nd)
-    if not keepdim:
-        g = A.unsqueeze.default(g, d)
-        indices = A.unsqueeze.default(indices, d)
-    positions = A.arange.start_step(0, self_shape[d], 1, dtype=int64, device=g.device)
-    positions = A.view.default(positions, [self_shape[d]] + [1] * (nd - d - 1))
-    return A.mul.Tensor(g, A.eq.Tensor(indices, positions))
+    return value_selecting_reduction_backward(g, dim, indices, self_shape, keepdim)
 
 
 def _amax_backward(g: Any, self: Any, result: Any, dim: Any, keepdim: bool) -> Any:
-    """Evenly split the gradient between the maxima (``scale_grad_by_count``)."""
-    shape = tuple(self.shape)
-    mask = A.eq.Tensor(self, _restore(result, shape, dim, keepdim))
-    count = A.sum.dim_IntList(mask, _reduced_dims(dim, len(shape)), True)
-    return A.div.Tensor(A.mul.Tensor(_restore(g, shape, dim, keepdim), mask), count)
+    """``scale_grad_by_count(restore_reduced_dims(grad), restore_reduced_dims(result) == self, dim)``.
+
+    Evenly splits the gradient between the maxima: ``(grad / mask.sum(dim, true)) * mask``.
+    """
+    mask = A.eq.Tensor(restore_reduced_dims(result, dim, keepdim), self)
+    grad = restore_reduced_dims(g, dim, keepdim)
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return A.mul.Tensor(A.div.Tensor(grad, A.sum.dim_IntList(mask, dims, True)), mask)
 
 
 def _max_backward(g: Any, self: Any, result: Any) -> Any:
-    """``evenly_distribute_backward``."""
-    mask = A.eq.Tensor(self, result)
-    return A.div.Tensor(A.mul.Tensor(g, mask), A.sum.default(mask))
+    """``evenly_distribute_backward``: the gradient split evenly between the maxima (NaN ones too)."""
+    if subclass_like(g, self, result):
+        both_nan = A.logical_and.default(A.isnan.default(self), A.isnan.default(result))
+        mask = A.logical_or_.default(A.eq.Tensor(self, result), both_nan)
+        return A.mul.Tensor(mask, A.div.Tensor(g, A.sum.default(mask)))
+    if A._local_scalar_dense.default(A.isnan.default(result)):
+        mask = A.isnan.default(self)
+    else:
+        mask = A.eq.Tensor(self, result)
+    zeros = A.new_zeros.default(g, list(self.shape), dtype=self.dtype, device=self.device)
+    return A.masked_fill_.Tensor(zeros, mask, A.div.Tensor(g, A.sum.default(mask)))
 
 
 def _mean_backward(g: Any, self_shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
@@ -245,23 +368,19 @@ def _mean_backward(g: Any, self_shape: tuple[int, ...], dim: Any, keepdim: bool)
     return A.div.Scalar(_sum_backward(g, self_shape, dim, keepdim), count)
 
 
-def _mse_backward(g: Any, self: Any, target: Any, reduction: int,
-                  grad_input_mask: tuple[bool, bool]) -> tuple[Any, Any]:
-    diff = A.sub.Tensor(self, target)
-    norm = 2.0 / diff.numel() if reduction == 1 else 2.0
-    grad_self = A.mul.Tensor(A.mul.Scalar(diff, norm), g)
-    return (grad_self if grad_input_mask[0] else None,
-            A.neg.default(grad_self) if grad_input_mask[1] else None)
+_MSE = (lambda g, self, target, reduction: A.mse_loss_backward.default(g, self, target, reduction),
+        lambda g, self, target, reduction: A.mse_loss_backward.default(g, target, self, reduction))
 
 
 def _cat_backward(g: Any, tensors_shape: list[tuple[int, ...]], dim: int) -> tuple[Any, ...]:
+    """``cat_tensors_backward``: a slice per input; a legacy empty input (1-d, size 0) gets ``zeros({0})``."""
     nd = g.dim()
     d = _wrap(dim, nd)
     grads: list[Any] = []
     offset = 0
     for shape in tensors_shape:
-        if len(shape) == 1 and shape[0] == 0 and nd != 1:  # legacy empty tensors are skipped
-            grads.append(None)
+        if len(shape) == 1 and shape[0] == 0:
+            grads.append(A.zeros.default([0], dtype=g.dtype, device=g.device))
             continue
         size = shape[d]
         grads.append(A.slice.Tensor(g, d, offset, offset + size))
@@ -283,26 +402,16 @@ def _inverse_permutation(dims: list[int]) -> list[int]:
 
 
 def _squeeze_dim_backward(g: Any, self_shape: tuple[int, ...], dim: int) -> Any:
-    if not self_shape:
-        return g
-    d = _wrap(dim, len(self_shape))
-    return A.unsqueeze.default(g, d) if self_shape[d] == 1 else g
+    return unsqueeze_to(g, self_shape, dim)
 
 
-def _select_backward(g: Any, self_shape: tuple[int, ...], dim: int, index: int) -> Any:
-    result = _zeros_like_shape(g, self_shape)
-    A.copy_.default(A.select.int(result, dim, index), g)
-    return result
+_INT64_MAX = 2**63 - 1
 
 
 def _slice_backward(g: Any, self_shape: tuple[int, ...], dim: int, start: Any, end: Any, step: int) -> Any:
-    result = _zeros_like_shape(g, self_shape)
-    A.copy_.default(A.slice.Tensor(result, dim, start, end, step), g)
-    return result
-
-
-def _zeros_like_shape(g: Any, shape: tuple[int, ...]) -> Any:
-    return A.zeros.default(list(shape), dtype=g.dtype, device=g.device)
+    """``slice_backward_wrapper``: a missing start is 0, a missing end INT64_MAX."""
+    return A.slice_backward.default(g, list(self_shape), dim, 0 if start is None else start,
+                                    _INT64_MAX if end is None else end, step)
 
 
 def _to_copy_backward(g: Any, self_dtype: Any, self_device: Any) -> Any:
@@ -312,11 +421,11 @@ def _to_copy_backward(g: Any, self_dtype: Any, self_device: Any) -> Any:
 
 
 def _sigmoid_backward(g: Any, result: Any) -> Any:
-    return A.mul.Tensor(g, A.sub.Tensor(result, A.mul.Tensor(result, result)))
+    return A.sigmoid_backward.default(g, result)
 
 
 def _tanh_backward(g: Any, result: Any) -> Any:
-    return A.mul.Tensor(g, A.add.Scalar(A.neg.default(A.mul.Tensor(result, result)), 1))
+    return A.tanh_backward.default(g, result)
 
 
 # --- the table ---------------------------------------------------------------------------------------
@@ -324,7 +433,7 @@ def _tanh_backward(g: Any, result: Any) -> Any:
 # then the value before the op, a saved ``result`` the value after it)
 UNARY = {
     "neg": ("NegBackward0", lambda g: A.neg.default(g)),
-    "abs": ("AbsBackward0", lambda g, self: _sign(self, g)),
+    "abs": ("AbsBackward0", lambda g, self: A.mul.Tensor(g, A.sgn.default(self))),
     "exp": ("ExpBackward0", lambda g, result: A.mul.Tensor(g, result)),
     "log": ("LogBackward0", lambda g, self: A.div.Tensor(g, self)),
     "sqrt": ("SqrtBackward0", lambda g, result: A.div.Tensor(g, A.mul.Scalar(result, 2))),
@@ -338,7 +447,7 @@ assert set(UNARY) == set(ELEMENTWISE_UNARY)
 
 # binary ops: overload -> (node name, per-input formulas (self, other))
 _ADD = (lambda g: g, lambda g, alpha: _scale(g, alpha))
-_SUB = (lambda g: g, lambda g, alpha: A.neg.default(_scale(g, alpha)))
+_SUB = (lambda g: g, lambda g, alpha: _scale(A.neg.default(g), alpha))
 _MUL = (lambda g, other: A.mul.Tensor(g, other), lambda g, self: A.mul.Tensor(g, self))
 _DIV = (lambda g, other: A.div.Tensor(g, other), _div_other)
 BINARY = {
@@ -361,11 +470,12 @@ VIEWS = {
     "transpose.int": ("TransposeBackward0", lambda g, dim0, dim1: A.transpose.int(g, dim0, dim1)),
     "permute": ("PermuteBackward0", lambda g, dims: A.permute.default(g, _inverse_permutation(dims))),
     "expand": ("ExpandBackward0", lambda g, self_shape: sum_to(g, self_shape)),
-    "squeeze": ("SqueezeBackward0", lambda g, self_shape: A.reshape.default(g, list(self_shape))),
+    "squeeze": ("SqueezeBackward0", lambda g, self_shape: unsqueeze_to(g, self_shape)),
     "squeeze.dim": ("SqueezeBackward1", _squeeze_dim_backward),
     "squeeze.dims": ("SqueezeBackward2", _unsqueeze_to),
     "unsqueeze": ("UnsqueezeBackward0", lambda g, dim: A.squeeze.dim(g, _wrap(dim, g.dim()))),
-    "select.int": ("SelectBackward0", _select_backward),
+    "select.int": ("SelectBackward0",
+                   lambda g, self_shape, dim, index: A.select_backward.default(g, list(self_shape), dim, index)),
     "slice.Tensor": ("SliceBackward0", _slice_backward),
     "as_strided": ("AsStridedBackward0",
                    lambda g, self_geometry, size, stride, storage_offset:
@@ -408,14 +518,11 @@ def register(lib: Library) -> None:
         r(lib, f"{name}_", node, ("self",), formula, mutates="self")
     r(lib, "clamp", "ClampBackward1", ("self",), _clamp_backward)
     r(lib, "clamp_", "ClampBackward1", ("self",), _clamp_backward, mutates="self")
-    clamp_min = (lambda g, self, min: A.where.self(A.ge.Scalar(self, min), g, _zero_scalar(g)))  # noqa: A006
-    r(lib, "clamp_min", "ClampMinBackward0", ("self",), clamp_min)
-    r(lib, "clamp_min_", "ClampMinBackward0", ("self",), clamp_min, mutates="self")
-    clamp_tensor = (_clamp_tensor_self, _clamp_tensor_min, _clamp_tensor_max)
-    r(lib, "clamp.Tensor", "ClampBackward0", ("self", "min", "max"), clamp_tensor)
-    r(lib, "clamp_.Tensor", "ClampBackward0", ("self", "min", "max"), clamp_tensor, mutates="self")
-    clamp_min_tensor = (lambda g, self, min: A.where.self(A.ge.Tensor(self, min), g, _zero_scalar(g)),  # noqa: A006
-                        lambda g, self, min: A.where.self(A.lt.Tensor(self, min), g, _zero_scalar(g)))  # noqa: A006
+    r(lib, "clamp_min", "ClampMinBackward0", ("self",), _clamp_min_self)
+    r(lib, "clamp_min_", "ClampMinBackward0", ("self",), _clamp_min_self, mutates="self")
+    r(lib, "clamp.Tensor", "ClampBackward0", ("self", "min", "max"), _clamp_tensor_backward)
+    r(lib, "clamp_.Tensor", "ClampBackward0", ("self", "min", "max"), _clamp_tensor_backward, mutates="self")
+    clamp_min_tensor = (_clamp_min_self, _clamp_min_min)
     r(lib, "clamp_min.Tensor", "ClampMinBackward1", ("self", "min"), clamp_min_tensor)
     r(lib, "clamp_min_.Tensor", "ClampMinBackward1", ("self", "min"), clamp_min_tensor, mutates="self")
     r(lib, "maximum", "MaximumBackward0", ("self", "other"),
@@ -425,10 +532,9 @@ def register(lib: Library) -> None:
       (lambda g, self, other: _extremum_backward(g, self, other, A.gt.Tensor),
        lambda g, self, other: _extremum_backward(g, self, other, A.lt.Tensor)))
     r(lib, "rsub.Tensor", "RsubBackward0", ("self", "other"),
-      (lambda g, alpha: A.neg.default(_scale(g, alpha)), lambda g: g))
-    r(lib, "rsub.Scalar", "RsubBackward1", ("self",), lambda g, alpha: A.neg.default(_scale(g, alpha)))
-    r(lib, "reciprocal", "ReciprocalBackward0", ("self",),
-      lambda g, result: A.neg.default(A.mul.Tensor(g, A.mul.Tensor(result, result))))
+      (lambda g, alpha: _scale(A.neg.default(g), alpha), lambda g: g))
+    r(lib, "rsub.Scalar", "RsubBackward1", ("self",), lambda g, alpha: _scale(A.neg.default(g), alpha))
+    r(lib, "reciprocal", "ReciprocalBackward0", ("self",), _reciprocal_backward)
     div_mode = (_div_mode_self, _div_mode_other)
     r(lib, "div.Tensor_mode", "DivBackward2", ("self", "other"), div_mode)
     r(lib, "div_.Tensor_mode", "DivBackward2", ("self", "other"), div_mode, mutates="self")
@@ -457,12 +563,12 @@ def register(lib: Library) -> None:
       (lambda g, mat2: A.bmm.default(g, A.transpose.int(mat2, 1, 2)),
        lambda g, self: A.bmm.default(A.transpose.int(self, 1, 2), g)))
     r(lib, "_softmax", "SoftmaxBackward0", ("self",),
-      lambda g, result, dim: A.mul.Tensor(result, A.sub.Tensor(
-          g, A.sum.dim_IntList(A.mul.Tensor(g, result), [dim], True))))
+      # input_dtype is self's, which is the result's here (half_to_float is CUDA-only)
+      lambda g, result, dim: A._softmax_backward_data.default(g, result, dim, result.dtype))
     r(lib, "_log_softmax", "LogSoftmaxBackward0", ("self",),
       # input_dtype is self's, which is the result's here (half_to_float is CUDA-only)
       lambda g, result, dim: A._log_softmax_backward_data.default(g, result, dim, result.dtype))
-    r(lib, "mse_loss", "MseLossBackward0", ("self", "target"), _mse_backward)
+    r(lib, "mse_loss", "MseLossBackward0", ("self", "target"), _MSE)
     r(lib, "nll_loss_forward", "NllLossBackward0", ("self",),
       lambda g, self, target, weight, reduction, ignore_index, result1:
       A.nll_loss_backward.default(g, self, target, weight, reduction, ignore_index, result1),
@@ -475,7 +581,8 @@ def register(lib: Library) -> None:
     r(lib, "_unsafe_view", "UnsafeViewBackward0", ("self",),
       lambda g, self_shape: A.reshape.default(g, list(self_shape)))
     r(lib, "_to_copy", "ToCopyBackward0", ("self",), _to_copy_backward)
-    r(lib, "copy_", "CopyBackwards", ("self", "src"), (lambda g: _zeros_like(g), lambda g: g), mutates="self")
+    r(lib, "copy_", "CopyBackwards", ("self", "src"),
+      (lambda g: A.zeros_like.default(g, memory_format=_CONTIGUOUS), lambda g: g), mutates="self")
     r(lib, "fill_.Scalar", "FillBackward2", ("self",), lambda g: _zeros_like(g), mutates="self")
     r(lib, "fill_.Tensor", "FillBackward3", ("self", "value"),
       (lambda g: _zeros_like(g), lambda g: A.sum.default(g)), mutates="self")
@@ -494,6 +601,12 @@ def register(lib: Library) -> None:
         if (op.qualname.startswith("aten::") and op.overload_name == "out" and op.schema is not None
                 and "A" in TORCH_KEYS.get(op.qualname[6:], "A")):  # not the CompositeImplicitAutograd ones
             register_out_kernel(lib, op.qualname)
+
+
+def _reciprocal_backward(g: Any, result: Any) -> Any:
+    """``-grad * (result * result)``: the right operand first."""
+    square = A.mul.Tensor(result, result)
+    return A.mul.Tensor(A.neg.default(g), square)
 
 
 def _sum_backward_dims(g: Any, self_shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:

@@ -42,6 +42,7 @@ from ..keyset import (
     BACKEND_MASK,
     FULL,
 )
+from ..layouts import contiguous_format
 from ..operator import is_leaf_kernel
 from ..ops import aten
 from ..tensor import AutogradMeta
@@ -66,6 +67,7 @@ __all__ = [
 ]
 
 _BELOW_CLEAR = FULL & ~(AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW & ~BACKEND_MASK)
+_CONTIGUOUS_FORMAT = contiguous_format
 _below_cache: dict[tuple[int, int, int], tuple[int, int, int]] = {}
 _AFTER_AUTOGRAD = AFTER_AUTOGRAD
 _node_init = Node.__init__
@@ -289,7 +291,7 @@ class BuiltinNode(Node):
 
     _takes_exec_info = True  # See Note [Only the needed gradients] (graph.py)
 
-    def apply(self, grads: tuple[Any, ...], keep: Any = None) -> tuple[Any, ...]:
+    def apply(self, grads: tuple[Any, ...], keep: Any = None, validate: bool = True) -> tuple[Any, ...]:
         d = self._deriv
         n = len(self.next_functions)
         if d.single_grad:
@@ -300,14 +302,18 @@ class BuiltinNode(Node):
             if all(g is None for g in grads):
                 return (None,) * n
             grad = grads
+        # every saved value unpacked once, first, in the plan's order (inputs, then outputs, each by
+        # name): torch's generated apply unpacks them all before any formula runs, so a mode sees
+        # the ``detach`` of each saved output there (Note [Detach through Python], graph.py)
         raw = self._values
+        values = {name: v.unpack(self) if v.__class__ is SavedTensor
+                  else v if v.__class__ is not _SavedList else _unpack(v, self)
+                  for name, v in raw.items()} if raw else raw
         formulas = d.per_input
         if formulas is None:
-            values = {name: v.unpack(self) if v.__class__ is SavedTensor
-                      else v if v.__class__ is not _SavedList else _unpack(v, self) for name, v in raw.items()}
-            if d.wants_mask:
-                values["grad_input_mask"] = tuple(e[0] is not None and (keep is None or e[0] in keep)
-                                                  for e in self.next_functions)
+            if d.wants_mask:  # a new dict: ``values`` may be the node's own (shared when empty)
+                values = {**values, "grad_input_mask": tuple(e[0] is not None and (keep is None or e[0] in keep)
+                                                             for e in self.next_functions)}
             result = d.formula(grad, **values)
             if type(result) is not tuple:
                 result = (result,)
@@ -316,10 +322,8 @@ class BuiltinNode(Node):
             for (f, params), edge in zip(formulas, self.next_functions):
                 if f is None or edge[0] is None or (keep is not None and edge[0] not in keep):
                     out.append(None)
-                elif params:  # _unpack inlined: most saved values are tensors or plain values
-                    out.append(f(grad, *[v.unpack(self) if v.__class__ is SavedTensor
-                                         else v if v.__class__ is not _SavedList else _unpack(v, self)
-                                         for v in map(raw.__getitem__, params)]))
+                elif params:
+                    out.append(f(grad, *map(values.__getitem__, params)))
                 else:
                     out.append(f(grad))
             result = tuple(out)
@@ -329,11 +333,10 @@ class BuiltinNode(Node):
             for i in d.order:
                 f, params = formulas[i]
                 if f is not None and edges[i][0] is not None and (keep is None or edges[i][0] in keep):
-                    out[i] = f(grad, *[v.unpack(self) if v.__class__ is SavedTensor
-                                       else v if v.__class__ is not _SavedList else _unpack(v, self)
-                                       for v in map(raw.__getitem__, params)])
+                    out[i] = f(grad, *map(values.__getitem__, params))
             result = tuple(out)
-        return _validate_outputs(self, result)
+        # ``validate=False``: CopySlices calls its node as torch's does, validating afterwards
+        return _validate_outputs(self, result) if validate else result
 
     def _release_variables(self) -> None:
         self._released = True
@@ -375,6 +378,8 @@ def _validate_outputs(node: BuiltinNode, grads: tuple[Any, ...]) -> tuple[Any, .
         shape, dt = meta
         data = g._data
         if data.shape != shape or data.dtype != dt:
+            if node.next_functions[i][0] is None:  # an input without an edge: torch's engine skips it too
+                continue
             if out is None:
                 out = list(grads)
             if data.shape != shape:
@@ -422,24 +427,38 @@ class CopySlices(Node):
 
     __slots__ = ("_fn", "_base_geometry", "_view_geometry")
     _qualified_name = "torch::autograd::CopySlices"
+    _takes_exec_info = True  # fn computes only the gradients the graph needs (task_should_compute_output)
     _fn: Node  # the in-place op's node
     _base_geometry: tuple[tuple[int, ...], tuple[int, ...], int]  # (size, stride, storage offset)
     _view_geometry: tuple[tuple[int, ...], tuple[int, ...], int]
 
-    def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
+    def apply(self, grads: tuple[Any, ...], keep: Any = None) -> tuple[Any, ...]:
         grad = grads[0]
         if grad is None:
             return (None,) * len(self.next_functions)
         bsize, bstride, boffset = self._base_geometry
         vsize, vstride, voffset = self._view_geometry
-        result = aten.empty_strided.default(list(bsize), list(bstride), dtype=grad.dtype, device=grad.device)
+        # CopySlices::apply_impl: new_empty_strided, copy_, the view's slice, fn on a contiguous clone
+        result = aten.new_empty_strided.default(grad, list(bsize), list(bstride))
         aten.copy_.default(result, grad)
         grad_slice = aten.as_strided.default(result, list(vsize), list(vstride), voffset - boffset)
-        res = self._fn.apply((aten.clone.default(grad_slice),))
+        fn = self._fn
+        slice_clone = aten.clone.default(grad_slice, memory_format=_CONTIGUOUS_FORMAT)
+        builtin = fn if isinstance(fn, BuiltinNode) and type(fn).apply is BuiltinNode.apply else None
+        if builtin is not None:  # fn's gradients are validated after the copy, by the engine in torch
+            if keep is not None:  # fn's first input stands for the base: needed when the base's history is
+                view_edge = builtin.next_functions[0][0]
+                if view_edge is not None and self.next_functions[0][0] in keep:
+                    keep = keep | {view_edge}
+            res = builtin.apply((slice_clone,), keep, False)
+        else:
+            res = fn.apply((slice_clone,))
         if res[0] is None:
             aten.zero_.default(grad_slice)
         else:
             aten.copy_.default(grad_slice, res[0])
+        if builtin is not None:
+            res = _validate_outputs(builtin, (None, *res[1:]))
         return (result, *res[1:])
 
     def _release_variables(self) -> None:
@@ -470,6 +489,12 @@ class Derivative:
     ``_strides`` / ``_geometry`` save only a tensor's (or a tensor list's) metadata, ``grad_input_mask`` gets a
     tuple saying which inputs need a gradient. ``grad`` is the gradient of the output (a tuple of
     them when more than one output is differentiable).
+
+    Per-input formulas run in the order of their input names (torch's generated nodes compute
+    derivatives.yaml's keys sorted by name), unless ``order`` says otherwise; when one yaml key names
+    several inputs (``self, other``), give one formula with ``grad_input_mask`` instead. At ``apply``
+    every saved value is unpacked first, inputs then outputs, each by name, as torch's generated
+    ``apply`` does (a mode sees a saved output's ``detach`` there).
     """
 
     def __init__(self, op: Any, node_name: str, inputs: tuple[str, ...], formula: Any,
@@ -491,8 +516,13 @@ class Derivative:
         self.differentiable_outputs = (tuple(range(self.num_outputs)) if differentiable_outputs is None
                                        else tuple(differentiable_outputs))
         self.single_grad = len(self.differentiable_outputs) == 1
-        # per-input formulas run in input order, or in ``order`` (indices into ``inputs``) where
-        # torch's generated node computes them otherwise: its dispatched calls come in that order
+        # per-input formulas run in the order torch's generated node computes them, so its
+        # dispatched calls come in that order: load_derivatives.py sorts a derivatives.yaml
+        # entry's keys by name (``other`` before ``self``), which is the default here; ``order``
+        # (indices into ``inputs``) overrides it where one key names several inputs
+        if order is None and not callable(formula):
+            by_name = tuple(sorted(range(len(inputs)), key=inputs.__getitem__))
+            order = None if by_name == tuple(range(len(inputs))) else by_name
         self.order = order
         if callable(formula):
             self.formula = formula
@@ -537,7 +567,8 @@ class Derivative:
             else:
                 params = tuple(dict.fromkeys(p for (_, ps), m in zip(self.per_input, mask) if m for p in ps))
             names = [a.name for a in self.op.schema.arguments]
-            plan = self._plans[mask] = tuple(self._plan_entry(p, names) for p in params)
+            entries = sorted((self._plan_entry(p, names) for p in params), key=lambda e: (e[1] == _RESULT, e[0]))
+            plan = self._plans[mask] = tuple(entries)
         return plan
 
 
@@ -1280,40 +1311,80 @@ def _storage_indices(size: tuple[int, ...], stride: tuple[int, ...], offset: int
     return idx
 
 
+def _maybe_overlapping_memory(sizes: list[int], strides: list[int]) -> bool:
+    """``_maybe_overlapping_memory`` (FunctionsManual.cpp): by increasing stride, each must pass the span below."""
+    max_index_in_slice = 0
+    for size, stride in sorted(zip(sizes, strides), key=lambda p: p[1]):
+        if stride <= max_index_in_slice:
+            return True
+        max_index_in_slice += stride * (size - 1)
+    return False
+
+
+def _min_storage_size(sizes: list[int], strides: list[int], offset: int) -> int:
+    storage_size = offset + 1
+    for size, stride in zip(sizes, strides):
+        if size == 0:
+            return offset
+        storage_size += (size - 1) * stride
+    return storage_size
+
+
 def as_strided_backward(grad: Any, input_geometry: tuple[Any, Any, int], size: Any, stride: Any,
                         storage_offset: int | None) -> Any:
     """The gradient of ``as_strided(input, size, stride, storage_offset)`` for ``input``.
 
-    Works in storage space as ``at::native::as_strided_backward`` does: the gradient is scattered
-    into a zero buffer covering both geometries (summed where the output overlaps itself), then
-    read back with the input's geometry (divided by the count where the input overlaps itself).
-    Only dispatched operators touch tensors, so the result is differentiable again.
+    ``at::native::as_strided_backward``'s steps and calls: the output's size-1 dims squeezed and
+    its stride-0 dims summed out of the gradient, which is then written into a zero storage
+    (``grad.new_zeros``) through the output's geometry and read back through the input's. Where
+    the output overlaps itself torch accumulates with ``index_add_``, which dispatchcore does not
+    define: a one-hot ``mm`` sums there instead; where the input overlaps itself the storage is
+    divided by each location's count (a constant here, ``index_add_`` counts in torch).
     """
     in_size, in_stride, in_offset = input_geometry
     size, stride = tuple(size), tuple(stride)
     if storage_offset is None:
         storage_offset = in_offset
-    out_idx = _storage_indices(size, stride, storage_offset)
-    in_idx = _storage_indices(tuple(in_size), tuple(in_stride), in_offset)
-    if in_idx.size == 0:
-        return aten.zeros.default(list(in_size), dtype=grad.dtype, device=grad.device)
-    lo = int(in_idx.min()) if out_idx.size == 0 else min(int(in_idx.min()), int(out_idx.min()))
-    hi = int(in_idx.max()) if out_idx.size == 0 else max(int(in_idx.max()), int(out_idx.max()))
-    n = hi - lo + 1
-    flat = aten.zeros.default([n], dtype=grad.dtype, device=grad.device)
-    if out_idx.size:
-        if np.unique(out_idx).size == out_idx.size:
-            aten.copy_.default(aten.as_strided.default(flat, list(size), list(stride), storage_offset - lo), grad)
-        else:  # the output overlaps itself: sum the gradient of every element sharing a location
-            onehot = np.zeros((out_idx.size, n), dtype=grad._data.dtype)
-            onehot[np.arange(out_idx.size), out_idx.reshape(-1) - lo] = 1
-            matrix = _constant(onehot, grad)
-            flat = aten.view.default(
-                aten.mm.default(aten.reshape.default(grad, [1, out_idx.size]), matrix), [n])
-    counts = np.bincount(in_idx.reshape(-1) - lo, minlength=n)
-    if counts.max() > 1:  # the input overlaps itself: share the gradient between its aliases
-        flat = aten.div.Tensor(flat, _constant(np.maximum(counts, 1).astype(grad._data.dtype), grad))
-    return aten.as_strided.default(flat, list(in_size), list(in_stride), in_offset - lo)
+    out_sizes: list[int] = []
+    out_strides: list[int] = []
+    for i in range(len(size) - 1, -1, -1):
+        if size[i] == 0:
+            return aten.zeros.default(list(in_size), dtype=grad.dtype, device=grad.device)
+        if size[i] == 1:
+            grad = aten.squeeze.dim(grad, i)
+        elif stride[i] == 0:
+            grad = aten.sum.dim_IntList(grad, [i], False)
+        else:
+            out_sizes.insert(0, size[i])
+            out_strides.insert(0, stride[i])
+    out_overlap = _maybe_overlapping_memory(out_sizes, out_strides)
+    inp_sizes: list[int] = []
+    inp_strides: list[int] = []
+    for i in range(len(in_size) - 1, -1, -1):
+        if in_size[i] == 0:
+            return aten.zeros.default(list(in_size), dtype=grad.dtype, device=grad.device)
+        if in_size[i] != 1:
+            inp_sizes.insert(0, in_size[i])
+            inp_strides.insert(0, in_stride[i])
+    inp_overlap = _maybe_overlapping_memory(inp_sizes, inp_strides)
+    shared_offset = min(in_offset, storage_offset)
+    inp_offset, out_offset = in_offset - shared_offset, storage_offset - shared_offset
+    base_size = max(_min_storage_size(inp_sizes, inp_strides, inp_offset),
+                    _min_storage_size(out_sizes, out_strides, out_offset))
+    storage = aten.new_zeros.default(grad, [base_size])
+    if out_overlap:  # sum the gradient of every element sharing a location
+        out_idx = _storage_indices(tuple(out_sizes), tuple(out_strides), out_offset).reshape(-1)
+        onehot = np.zeros((out_idx.size, base_size), dtype=grad._data.dtype)
+        onehot[np.arange(out_idx.size), out_idx] = 1
+        storage = aten.view.default(aten.mm.default(aten.reshape.default(grad, [1, out_idx.size]),
+                                                    _constant(onehot, grad)), [base_size])
+    else:
+        aten.copy_.default(aten.as_strided.default(storage, out_sizes, out_strides, out_offset), grad)
+    if inp_overlap:  # share the gradient between the input's aliases of a location
+        in_idx = _storage_indices(tuple(inp_sizes), tuple(inp_strides), inp_offset).reshape(-1)
+        counts = np.bincount(in_idx, minlength=base_size)
+        storage = aten.div.Tensor(storage, _constant(np.maximum(counts, 1).astype(grad._data.dtype), grad))
+    return aten.as_strided.default(storage, list(in_size), list(in_stride), inp_offset)
 
 
 def _constant(array: np.ndarray, like: Any) -> Any:

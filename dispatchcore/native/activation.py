@@ -1,7 +1,8 @@
-"""The ``nn`` activations not in the pointwise tables, and the backward operators of relu and log_softmax.
+"""The ``nn`` activations not in the pointwise tables, and the backward operators of relu and (log_)softmax.
 
-silu, softplus, log_sigmoid, relu6, one_hot; ``threshold_backward`` (relu's) and
-``_log_softmax_backward_data`` (log_softmax's, whose forward lives with the core operators).
+silu, softplus, log_sigmoid, relu6, one_hot; ``threshold_backward`` (relu's),
+``_log_softmax_backward_data`` and ``_softmax_backward_data`` (log_softmax's and softmax's, whose
+forwards live with the core operators): the one operator torch's backward dispatches for each.
 
 One declaration per operator (style guide 3.8): ``SCHEMAS`` verbatim from torch 2.13's
 ``native_functions.yaml``; ``register`` adds the composites torch registers
@@ -25,13 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..dtypes import SCALAR_TYPE_NAMES
 from .._library import Library
+from ..dtypes import SCALAR_TYPE_NAMES
 from ..ops import aten as A
 from ..tensor import Tensor
 
 __all__ = ["FUNCTIONS", "METHODS", "OUTS", "SCHEMAS", "log_softmax_backward_check", "one_hot", "register",
-           "register_autograd"]
+           "register_autograd", "softmax_backward_check"]
 
 _GI = "*, Tensor(a!) grad_input) -> Tensor(a!)"
 SCHEMAS: tuple[str, ...] = (
@@ -58,6 +59,9 @@ SCHEMAS: tuple[str, ...] = (
     "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
     "_log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, "
     "Tensor(a!) out) -> Tensor(a!)",
+    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+    "_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, "
+    "Tensor(a!) grad_input) -> Tensor(a!)",
 )
 
 # The out= overloads with CPU and Meta kernels, and the functional overload each computes
@@ -66,6 +70,7 @@ OUTS: dict[str, str] = {
     "softplus_backward.grad_input": "softplus_backward", "log_sigmoid_forward.output": "log_sigmoid_forward",
     "log_sigmoid_backward.grad_input": "log_sigmoid_backward", "threshold_backward.grad_input": "threshold_backward",
     "_log_softmax_backward_data.out": "_log_softmax_backward_data",
+    "_softmax_backward_data.out": "_softmax_backward_data",
 }
 
 
@@ -87,11 +92,46 @@ def log_softmax_backward_check(grad_output: Tensor, output: Tensor, dim: int, in
     return d
 
 
+def softmax_backward_check(grad_output: Tensor, output: Tensor, dim: int, input_dtype: Any) -> int:
+    """``TORCH_META_FUNC(_softmax_backward_data)``'s checks, then the CPU kernel's dtype check: the wrapped dim.
+
+    ``grad_output`` and ``output`` must have the same size (``checkSameSize``), unlike
+    ``_log_softmax_backward_data``; the rest is ``log_softmax_backward_check``'s.
+    """
+    if tuple(grad_output.shape) != tuple(output.shape):
+        raise RuntimeError("Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
+                           f"'output'; but {_size(grad_output)} does not equal {_size(output)} (while checking "
+                           "arguments for softmax_backward)")
+    if output.device.type == "meta":  # the meta function: no dtype check (that is the CPU kernel's)
+        from ..shapes import wrap_dim
+
+        return wrap_dim(dim, grad_output.dim())
+    return log_softmax_backward_check(grad_output, output, dim, input_dtype)
+
+
+def _size(t: Tensor) -> str:
+    return "[" + ", ".join(str(n) for n in t.shape) + "]"
+
+
 # --- composites (CompositeImplicitAutograd in torch) ----------------------------------------------------
 def _silu_backward_math(grad_output: Tensor, self: Tensor) -> Tensor:
-    """``math_silu_backward`` / ``infinitely_differentiable_silu_backward``: ``g * s * (1 + x * (1 - s))``."""
+    """``math_silu_backward``: ``grad_output * (s * (1 + input * (1 - s)))``, ``s = sigmoid(input)``.
+
+    The C++ operand order (right to left) and ``1 - s`` as ATen writes it (``empty_like``, ``fill_``, ``sub_``).
+    """
+    from ..autograd.derivatives import scalar_minus
+
     s = A.sigmoid.default(self)
-    return A.mul.Tensor(A.mul.Tensor(grad_output, s), A.add.Scalar(A.mul.Tensor(self, A.rsub.Scalar(s, 1)), 1))
+    return A.mul.Tensor(grad_output, A.mul.Tensor(s, A.add.Scalar(A.mul.Tensor(self, scalar_minus(1, s)), 1)))
+
+
+def _silu_backward_infinitely(grad_output: Tensor, self: Tensor) -> Tensor:
+    """``infinitely_differentiable_silu_backward``: ``grad_output * s * (1.0 + input * (1.0 - s))``."""
+    from ..autograd.derivatives import scalar_minus
+
+    s = A.sigmoid.default(self)
+    factor = A.add.Scalar(A.mul.Tensor(self, scalar_minus(1.0, s)), 1.0)
+    return A.mul.Tensor(A.mul.Tensor(grad_output, s), factor)
 
 
 def _log_sigmoid(self: Tensor) -> Tensor:
@@ -163,15 +203,18 @@ def _silu(g: Tensor, self: Tensor) -> Tensor:
     """``GradMode::is_enabled() ? infinitely_differentiable_silu_backward(grad, self) : silu_backward(grad, self)``."""
     from ..autograd.grad_mode import is_grad_enabled
 
-    return _silu_backward_math(g, self) if is_grad_enabled() else A.silu_backward.default(g, self)
+    return _silu_backward_infinitely(g, self) if is_grad_enabled() else A.silu_backward.default(g, self)
 
 
 def _softplus_double_backward(g: Tensor, self: Tensor, beta: Any, threshold: Any) -> Tensor:
-    """``softplus_double_backward``: ``sigmoid_backward(g, sigmoid(x beta)) * (x beta < threshold) * beta``."""
+    """``softplus_double_backward``: ``sigmoid_backward(g, x.sigmoid()) * (x < threshold).type_as(g) * beta``.
+
+    ``x = self * beta``; the right operand first, as GCC evaluates it.
+    """
     x = A.mul.Scalar(self, beta)
-    s = A.sigmoid.default(x)
-    below = A.lt.Scalar(x, threshold)
-    return A.mul.Scalar(A.mul.Tensor(A.mul.Tensor(g, A.mul.Tensor(s, A.rsub.Scalar(s, 1))), below), beta)
+    below = A.type_as.default(A.lt.Scalar(x, threshold), g)
+    derivative = A.sigmoid_backward.default(g, A.sigmoid.default(x))
+    return A.mul.Scalar(A.mul.Tensor(derivative, below), beta)
 
 
 def _log_sigmoid_double_backward(g: Tensor, self: Tensor) -> Tensor:
@@ -181,7 +224,8 @@ def _log_sigmoid_double_backward(g: Tensor, self: Tensor) -> Tensor:
 
 
 def _zeros_like(g: Tensor) -> Tensor:
-    return A.zeros.default(list(g.shape), dtype=g.dtype, device=g.device)
+    """``zeros_like(grad)``."""
+    return A.zeros_like.default(g)
 
 
 def _log_softmax_data_grad_output(g: Tensor, output: Tensor, dim: int) -> Tensor:
@@ -190,9 +234,34 @@ def _log_softmax_data_grad_output(g: Tensor, output: Tensor, dim: int) -> Tensor
 
 
 def _log_softmax_data_output(g: Tensor, grad_output: Tensor, output: Tensor, dim: int) -> Tensor:
-    """``-grad_output.sum(dim, true) * output.exp() * grad``."""
+    """``-grad_output.sum(dim, true) * output.exp() * grad`` (the right operand, ``exp``, first)."""
+    e = A.exp.default(output)
     s = A.neg.default(A.sum.dim_IntList(grad_output, [dim], True))
-    return A.mul.Tensor(A.mul.Tensor(s, A.exp.default(output)), g)
+    return A.mul.Tensor(A.mul.Tensor(s, e), g)
+
+
+def _to_dtype_of(g: Tensor, like: Tensor) -> Tensor:
+    """``grad.to(output.dtype())``: no call when the dtype is already that."""
+    return g if g.dtype is like.dtype else A._to_copy.default(g, dtype=like.dtype)
+
+
+def _softmax_data_grad_output(g: Tensor, output: Tensor, dim: int, input_dtype: Any) -> Tensor:
+    """``_softmax_backward_data(grad.to(output.dtype()), output, dim, input_dtype)``."""
+    return A._softmax_backward_data.default(_to_dtype_of(g, output), output, dim, input_dtype)
+
+
+def _softmax_data_output(g: Tensor, grad_output: Tensor, output: Tensor, dim: int) -> Tensor:
+    """``softmax_double_backward(grad, grad_output, dim, output)``, in GCC's right-to-left operand order.
+
+    ``grad_output * grad - (output * grad_output).sum(dim, true) * grad
+    - grad_output * (output * grad).sum(dim, true)``.
+    """
+    g = _to_dtype_of(g, output)
+    last = A.mul.Tensor(grad_output, A.sum.dim_IntList(A.mul.Tensor(output, g), [dim], True))
+    middle = A.mul.Tensor(A.sum.dim_IntList(A.mul.Tensor(output, grad_output), [dim], True), g)
+    first = A.mul.Tensor(grad_output, g)
+    r = A.sub.Tensor(A.sub.Tensor(first, middle), last)
+    return _to_dtype_of(r, output)
 
 
 def _no_derivative(g: Tensor) -> Tensor:
@@ -226,6 +295,8 @@ def register_autograd(lib: Library) -> None:
       (lambda g, self, threshold: A.threshold_backward.default(g, self, threshold), lambda g: _zeros_like(g)))
     r("_log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", ("grad_output", "output"),
       (_log_softmax_data_grad_output, _log_softmax_data_output))
+    r("_softmax_backward_data", "SoftmaxBackwardDataBackward0", ("grad_output", "output"),
+      (_softmax_data_grad_output, _softmax_data_output))
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {}

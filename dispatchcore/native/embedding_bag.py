@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..dtypes import SCALAR_TYPE_NAMES
 from .._library import Library
+from ..dtypes import SCALAR_TYPE_NAMES
 from ..ops import aten as A
 from ..tensor import Tensor
 from .norms import _no_derivative, _not_implemented

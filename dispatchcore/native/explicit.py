@@ -23,8 +23,8 @@ from typing import Any
 
 from .. import dtypes
 from .._composites import wrapped_number
-from ..dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES, _wrapped_dtype
 from .._library import Library
+from ..dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES, _wrapped_dtype
 from ..ops import aten
 from ..shapes import dense_strides_like, expand_geometry, infer_size, wrap_dim
 from ..tensor import Tensor

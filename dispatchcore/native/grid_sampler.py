@@ -31,8 +31,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..dtypes import SCALAR_TYPE_NAMES
 from .._library import Library
+from ..dtypes import SCALAR_TYPE_NAMES
 from ..ops import aten as A
 from ..tensor import Tensor
 

@@ -8,7 +8,8 @@ geometry of advanced indexing) and ``TensorCompare.cpp`` (``where``), registered
 
 * ``CompositeExplicitAutograd`` kernels (``KERNELS_EXPLICIT``): ``index_put`` and
   ``_index_put_impl`` (a clone, then ``_index_put_impl_``), ``index_put_``, ``masked_fill``,
-  ``masked_scatter`` (an expanded contiguous clone, then the in-place op) and their ``out=`` forms.
+  ``masked_scatter`` (an expanded contiguous clone, then the in-place op) and their ``out=`` forms;
+  ``masked_scatter_backward`` (masked_scatter's derivative for ``source``).
 * ``CompositeImplicitAutograd`` decompositions (``KERNELS_IMPLICIT``): ``item``, ``argwhere``,
   ``nonzero_numpy``, ``where(condition)`` and ``where`` with Python numbers.
 * derivatives with torch's node names (``IndexBackward0``, ``IndexPutBackward0``, ...).
@@ -25,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import dtypes as _dt
+from .. import layouts as _layouts
 from .._library import Library
 from ..ops import aten as A
 from ..shapes import broadcast_shapes, wrap_dim
@@ -82,6 +84,7 @@ SCHEMAS: tuple[str, ...] = (
     "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
     "masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)",
     f"masked_scatter.out(Tensor self, Tensor mask, Tensor source, {_OUT}",
+    "masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor",
     "masked_select(Tensor self, Tensor mask) -> Tensor",
     f"masked_select.out(Tensor self, Tensor mask, {_OUT}",
     # positions and single elements
@@ -462,6 +465,19 @@ def masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     return A.masked_scatter_.default(_expanded_clone(self, mask), mask, source)
 
 
+def masked_scatter_backward(grad_output: Tensor, mask: Tensor, sizes: Sequence[int]) -> Tensor:
+    """``masked_scatter_backward_symint``: the masked elements of ``grad_output``, zero-padded to ``sizes``."""
+    numel = 1
+    for n in sizes:
+        numel *= n
+    selected = A.masked_select.default(grad_output, mask)
+    missing = numel - selected.numel()
+    if missing > 0:
+        zeros = A.zeros.default([missing], dtype=grad_output.dtype, device=grad_output.device)
+        selected = A.cat.default([selected, zeros], 0)
+    return A.view.default(selected, list(sizes))
+
+
 KERNELS_EXPLICIT: dict[str, Callable[..., Any]] = {
     "index_put": index_put, "index_put_": index_put_, "index_put.out": index_put_out,
     "_index_put_impl": index_put_impl, "_index_put_impl.out": index_put_impl_out,
@@ -473,6 +489,7 @@ KERNELS_EXPLICIT: dict[str, Callable[..., Any]] = {
     "masked_scatter": masked_scatter,
     "masked_scatter.out": lambda self, mask, source, *, out: _write_out(
         A.masked_scatter.default(self, mask, source), out),
+    "masked_scatter_backward": masked_scatter_backward,
 }
 
 
@@ -534,17 +551,39 @@ def _zero(g: Tensor) -> Tensor:
 
 
 def _gather_backward(g: Tensor, self_shape: tuple[int, ...], dim: int, index: Tensor) -> Tensor:
-    return A.scatter_add.default(_zeros(self_shape, g), dim, index, g)
+    """``gather_backward``: ``grad.new_zeros(self.sizes())``, then ``scatter_add_`` (``scatter_add``, subclass-like)."""
+    from ..autograd.derivatives import subclass_like
+
+    result = A.new_zeros.default(g, list(self_shape))
+    if subclass_like(index, g):
+        return A.scatter_add.default(result, dim, index, g)
+    return A.scatter_add_.default(result, dim, index, g)
 
 
-def _index_backward(g: Tensor, self_shape: tuple[int, ...], indices: Sequence[Any]) -> Tensor:
-    return A._index_put_impl_.default(_zeros(self_shape, g), list(indices), g, True, True)
+def _index_backward(g: Tensor, self_shape: tuple[int, ...], self_dtype: Any, self_device: Any,
+                    indices: Sequence[Any]) -> Tensor:
+    """``index_backward(grad.new_zeros(self.sizes(), self.options()), indices, grad)``.
+
+    An accumulating ``_index_put_impl_``, or ``index_put`` when subclass-like.
+    """
+    from ..autograd.derivatives import subclass_like
+
+    zeros = A.new_zeros.default(g, list(self_shape), dtype=self_dtype, device=self_device)
+    if subclass_like(zeros, g, *indices):
+        return A.index_put.default(zeros, list(indices), g, True)
+    return A._index_put_impl_.default(zeros, list(indices), g, True, True)
 
 
-def _index_put_self(g: Tensor, indices: Sequence[Any], values: Tensor, accumulate: bool) -> Tensor:
+def _index_put_self(g: Tensor, indices: Sequence[Any], values_shape: tuple[int, ...], values_dtype: Any,
+                    values_device: Any, accumulate: bool) -> Tensor:
+    """``accumulate ? grad : grad.index_put(indices, zeros_like(values), false)``.
+
+    torch saves values' sizes and options only and calls ``at::zeros`` (load_derivatives.py).
+    """
     if accumulate:
         return g
-    return A.index_put.default(g, list(indices), A.zeros_like.default(values), False)
+    zeros = A.zeros.default(list(values_shape), dtype=values_dtype, device=values_device)
+    return A.index_put.default(g, list(indices), zeros, False)
 
 
 def _index_select_backward(g: Tensor, self_shape: tuple[int, ...], dim: int, index: Tensor) -> Tensor:
@@ -556,19 +595,21 @@ def _index_select_backward(g: Tensor, self_shape: tuple[int, ...], dim: int, ind
 
 
 def _masked_scatter_source(g: Tensor, mask: Tensor, source_shape: tuple[int, ...]) -> Tensor:
-    selected = A.masked_select.default(g, mask)
-    numel = 1
-    for n in source_shape:
-        numel *= n
-    missing = numel - selected.numel()
-    if missing > 0:
-        selected = A.cat.default([selected, _zeros([missing], g)])
-    return A.view.default(selected, list(source_shape))
+    return A.masked_scatter_backward.default(g, mask, list(source_shape))
 
 
-def _masked_select_backward(g: Tensor, self_shape: tuple[int, ...], mask: Tensor) -> Tensor:
-    shape = list(broadcast_shapes(self_shape, tuple(mask.shape)))
-    return A.masked_scatter.default(_zeros(shape, g), mask, g)
+def _masked_select_backward(g: Tensor, self: Tensor, mask: Tensor) -> Tensor:
+    """``masked_select_backward``: ``zeros_like(self.expand(...))``, then ``masked_scatter_``.
+
+    Out of place (``masked_scatter``) when subclass-like.
+    """
+    from ..autograd.derivatives import subclass_like
+
+    shape = list(broadcast_shapes(tuple(self.shape), tuple(mask.shape)))
+    result = A.zeros_like.default(A.expand.default(self, shape), memory_format=_layouts.preserve_format)
+    if subclass_like(g, mask):
+        return A.masked_scatter.default(result, mask, g)
+    return A.masked_scatter_.default(result, mask, g)
 
 
 def _take_backward(g: Tensor, self_shape: tuple[int, ...], index: Tensor) -> Tensor:
@@ -593,27 +634,30 @@ def _scatter_reduce_backward(g: Tensor, self: Tensor, dim: int, index: Tensor, s
         zero_counts = A.scatter_add.default(A.zeros_like.default(self), dim, index,
                                             A._to_copy.default(src_zero, dtype=self.dtype))
         zeros_count = A.gather.default(zero_counts, dim, index)
-        single_zero = A.mul.Tensor(src_zero, A.eq.Scalar(zeros_count, 1))
+        single_zero = A.bitwise_and.Tensor(src_zero, A.eq.Scalar(zeros_count, 1))
         masked_src = A.masked_fill.Scalar(src, single_zero, 1)
         masked_src_result = A.scatter_reduce.two(self, dim, index, masked_src, reduce, include_self=include_self)
-        grad_src = A.where.self(
-            single_zero, A.gather.default(A.mul.Tensor(g, masked_src_result), dim, index),
-            A.div.Tensor(A.gather.default(A.mul.Tensor(g, result), dim, index),
-                         A.masked_fill.Scalar(src, src_zero, 1)))
+        # where(single_zero, (grad * msr).gather(...), (grad * result).gather(...) / src.masked_fill(src_zero, 1)):
+        # GCC evaluates the arguments right to left, and a division's divisor first
+        divisor = A.masked_fill.Scalar(src, src_zero, 1)
+        otherwise = A.div.Tensor(A.gather.default(A.mul.Tensor(g, result), dim, index), divisor)
+        at_single_zero = A.gather.default(A.mul.Tensor(g, masked_src_result), dim, index)
+        grad_src = A.where.self(single_zero, at_single_zero, otherwise)
     elif reduce == "mean":
         count = A.ones_like.default(g) if include_self else A.zeros_like.default(g)
         count = A.scatter_add.default(count, dim, index, A.ones_like.default(src))
-        count = A.masked_fill.Scalar(count, A.eq.Scalar(count, 0), 1)
+        count = A.masked_fill_.Scalar(count, A.eq.Scalar(count, 0), 1)
         grad_self = A.div.Tensor(g, count)
-        grad_src = A.gather.default(grad_self, dim, index)
+        count_src = A.gather.default(count, dim, index)
+        grad_src = A.div.Tensor(A.gather.default(g, dim, index), count_src)
     else:  # amax, amin: the gradient is shared evenly by the values equal to the result
         value = A.gather.default(result, dim, index)
         self_is = A._to_copy.default(A.eq.Tensor(self, result), dtype=self.dtype)
-        src_is = A._to_copy.default(A.eq.Tensor(src, value), dtype=src.dtype)
-        count = A.scatter_add.default(self_is, dim, index, src_is)
-        distributed = A.div.Tensor(g, count)
-        grad_self = A.mul.Tensor(self_is, distributed)
-        grad_src = A.mul.Tensor(src_is, A.gather.default(distributed, dim, index))
+        src_is = A._to_copy.default(A.eq.Tensor(src, value), dtype=self.dtype)
+        distributed = A.div.Tensor(g, A.scatter_add.default(self_is, dim, index, src_is))
+        grad_self = A.mul.Tensor(A.eq.Tensor(self, result), distributed)
+        gathered = A.gather.default(distributed, dim, index)
+        grad_src = A.mul.Tensor(A.eq.Tensor(src, value), gathered)
     if not include_self:
         grad_self = A.scatter.value(grad_self, dim, index, 0)
     return grad_self, grad_src
@@ -670,6 +714,9 @@ def register_autograd(lib: Library) -> None:
         r(f"masked_fill{suffix}.Tensor", "MaskedFillBackward1", ("self", "value"), masked_fill_value, **kw)
         r(f"masked_scatter{suffix}", "MaskedScatterBackward0", ("self", "source"),
           (masked_fill_self, _masked_scatter_source), **kw)
+    r("masked_scatter_backward", "MaskedScatterBackwardBackward0", ("grad_output",),
+      lambda g, grad_output_shape, grad_output_dtype, grad_output_device, mask: A.masked_scatter.default(
+          A.zeros.default(list(grad_output_shape), dtype=grad_output_dtype, device=grad_output_device), mask, g))
     r("masked_select", "MaskedSelectBackward0", ("self",), _masked_select_backward)
     r("take", "TakeBackward0", ("self",), _take_backward)
     for name in NONDIFFERENTIABLE:

@@ -1,7 +1,8 @@
-"""The pointwise regression losses (l1_loss, smooth_l1_loss, huber_loss, kl_div) and ``nll_loss_backward``.
+"""The pointwise regression losses (l1_loss, smooth_l1_loss, huber_loss, kl_div) and the core losses' backward ops.
 
-The regression losses come with their backward ops; ``nll_loss_backward`` is the backward op of
-``nll_loss_forward``, which lives with the core operators.
+The regression losses come with their backward ops; ``nll_loss_backward`` and ``mse_loss_backward``
+are the backward ops of ``nll_loss_forward`` and ``mse_loss``, which live with the core operators
+(``mse_loss_backward`` is a CPU kernel: ``zeros_like(input)`` filled by its ``grad_input`` form).
 
 One declaration per operator (style guide 3.8): ``SCHEMAS`` verbatim from torch 2.13's
 ``native_functions.yaml``; ``register`` adds torch's composites (CompositeImplicitAutograd
@@ -48,6 +49,9 @@ SCHEMAS: tuple[str, ...] = (
     "SymInt ignore_index, Tensor total_weight) -> Tensor",
     "nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
     "SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)",
+    "mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
+    "mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, "
+    "Tensor(a!) grad_input) -> Tensor(a!)",
 )
 
 # The out= overloads whose CPU and Meta kernels are built from a functional kernel
@@ -153,22 +157,31 @@ def register(lib: Library) -> None:
 
 
 # --- derivatives (derivatives.yaml, FunctionsManual.cpp) ------------------------------------------------
-def _mean_scaled(t: Tensor, self: Tensor, reduction: int) -> Tensor:
-    return A.div.Scalar(t, self.numel()) if reduction == 1 else t
+def _mean_scaled_(t: Tensor, self: Tensor, reduction: int) -> Tensor:
+    """``if (reduction == Mean) grad_input /= input.sym_numel();`` (in place, as the C++ writes it)."""
+    return A.div_.Scalar(t, self.numel()) if reduction == 1 else t
 
 
 def _smooth_l1_double_backward(g: Tensor, self: Tensor, target: Tensor, reduction: int, beta: float) -> Tensor:
-    """``smooth_l1_loss_double_backward``: ``g * (|self - target| < beta) / beta`` (zeros for beta 0)."""
+    """``smooth_l1_loss_double_backward``: ``grad * (|self - target| < beta).type_as(grad) / beta``.
+
+    ``at::zeros(grad.sizes(), grad.options())`` for beta 0.
+    """
     if beta == 0.0:
-        return A.zeros_like.default(g)
-    inside = A.lt.Scalar(A.abs.default(A.sub.Tensor(self, target)), beta)
-    return _mean_scaled(A.div.Scalar(A.mul.Tensor(g, inside), beta), self, reduction)
+        return A.zeros.default(list(g.shape), dtype=g.dtype, device=g.device)
+    inside = A.type_as.default(A.lt.Scalar(A.abs.default(A.sub.Tensor(self, target)), beta), g)
+    return _mean_scaled_(A.div.Scalar(A.mul.Tensor(g, inside), beta), self, reduction)
 
 
 def _huber_double_backward(g: Tensor, self: Tensor, target: Tensor, reduction: int, delta: float) -> Tensor:
-    """``huber_loss_double_backward``: ``g * (|self - target| < delta)``."""
+    """``huber_loss_double_backward``: ``grad * (|self - target| < delta)``."""
     inside = A.lt.Scalar(A.abs.default(A.sub.Tensor(self, target)), delta)
-    return _mean_scaled(A.mul.Tensor(g, inside), self, reduction)
+    return _mean_scaled_(A.mul.Tensor(g, inside), self, reduction)
+
+
+def _mse_double_backward(g: Tensor, self: Tensor, reduction: int) -> Tensor:
+    """``mse_loss_double_backward``: ``2 * grad``, divided in place by numel for a mean."""
+    return _mean_scaled_(A.mul.Scalar(g, 2), self, reduction)
 
 
 def _reduced_grad_output(g: Tensor, grad_output: Tensor, backward: Any, self: Tensor, target: Tensor,
@@ -192,13 +205,17 @@ def register_autograd(lib: Library) -> None:
     r("nll_loss_backward", "NllLossBackwardBackward0", ("grad_output", "self"),
       (lambda g, target, weight, reduction, ignore_index: A.nll_loss.default(g, target, weight, reduction,
                                                                               ignore_index),
-       lambda g: A.zeros.default(list(g.shape), dtype=g.dtype, device=g.device)))
+       lambda g: A.zeros_like.default(g)))
+    r("mse_loss_backward", "MseLossBackwardBackward0", ("grad_output", "self", "target"),
+      (lambda g, self, target, reduction: A.mse_loss_backward.default(g, self, target, reduction),
+       lambda g, grad_output, self, reduction: _mse_double_backward(A.mul.Tensor(g, grad_output), self, reduction),
+       lambda g, grad_output, target, reduction: A.neg.default(
+           _mse_double_backward(A.mul.Tensor(g, grad_output), target, reduction))))
     r("smooth_l1_loss", "SmoothL1LossBackward0", ("self", "target"),
       (lambda g, self, target, reduction, beta: smooth(g, self, target, reduction, beta),
        lambda g, self, target, reduction, beta: smooth(g, target, self, reduction, beta)))
     r("smooth_l1_loss_backward", "SmoothL1LossBackwardBackward0", ("grad_output", "self", "target"),
-      (lambda g, grad_output, self, target, reduction, beta: _reduced_grad_output(
-          g, grad_output, smooth, self, target, reduction, beta),
+      (lambda g, self, target, reduction, beta: smooth(g, self, target, reduction, beta),
        lambda g, grad_output, self, target, reduction, beta: _smooth_l1_double_backward(
            A.mul.Tensor(g, grad_output), self, target, reduction, beta),
        lambda g, grad_output, self, target, reduction, beta: A.neg.default(_smooth_l1_double_backward(

@@ -31,8 +31,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..dtypes import SCALAR_TYPE_NAMES
 from .._library import Library
+from ..dtypes import SCALAR_TYPE_NAMES
 from ..ops import aten as A
 from ..tensor import Tensor
 
@@ -1125,10 +1125,6 @@ def _scaled(t: Tensor, factor: Any) -> Tensor:
     return t if factor == 1 else A.mul.Scalar(t, factor)
 
 
-def _zeros_like(t: Tensor) -> Tensor:
-    return A.zeros_like.default(t)
-
-
 def _max_pool_double_backward(g: Tensor, indices: Tensor, n: int) -> Tensor:
     """``max_pool_double_backward``: each output position reads the gradient at its argmax."""
     flat_g = A.flatten.using_ints(g, -n, -1)
@@ -1256,8 +1252,9 @@ def _pool_derivatives(n: int) -> dict[str, tuple[str, tuple[str, ...], Any, dict
     def adaptive_gg(g: Tensor, grad_output_shape: Any) -> Tensor:
         return adaptive(g, list(grad_output_shape[-n:]))
 
-    def zeros(g: Tensor, self: Tensor) -> Tensor:
-        return _zeros_like(self)
+    def zeros(g: Tensor, self_shape: Any, self_dtype: Any, self_device: Any) -> Tensor:
+        """``zeros_like(self)`` in derivatives.yaml: torch saves self's sizes and options and calls ``at::zeros``."""
+        return A.zeros.default(list(self_shape), dtype=self_dtype, device=self_device)
 
     return {
         f"max_pool{n}d_with_indices": (f"MaxPool{N}WithIndicesBackward0", ("self",), max_pool,

@@ -26,9 +26,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._library import Library
 from ..dtypes import SCALAR_TYPE_NAMES
 from ..dtypes import bool_ as _bool
-from .._library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
 
@@ -1187,31 +1187,29 @@ def _cdist_formulas() -> tuple[Callable[..., Any], Callable[..., Any]]:
 
 
 def _euclidean_dist_formula(grad: Tensor, x1: Tensor, x2: Tensor, result: Tensor) -> tuple[Tensor, Tensor]:
-    """``_euclidean_dist_backward``: ``grad / dist`` (0 where the distance is 0) against both operands."""
-    ratio = A.masked_fill.Scalar(A.div.Tensor(grad, result), A.eq.Scalar(result, 0), 0)
-    g1 = A.sub.Tensor(A.mul.Tensor(x1, A.sum.dim_IntList(ratio, [-1], True)), A.matmul.default(ratio, x2))
-    g2 = A.sub.Tensor(A.mul.Tensor(x2, A.unsqueeze.default(A.sum.dim_IntList(ratio, [-2]), -1)),
-                      A.matmul.default(A.transpose.int(ratio, -2, -1), x1))
+    """``_euclidean_dist_backward``: ``ratio = grad / res`` (0 where the distance is 0).
+
+    Then ``x1 * ratio.sum(-1, true) - ratio.matmul(x2)`` and
+    ``x2 * ratio.sum(-2).unsqueeze(-1) - ratio.mT().matmul(x1)``, each difference's right operand first.
+    """
+    ratio = A.masked_fill_.Scalar(A.div.Tensor(grad, result), A.eq.Scalar(result, 0), 0)
+    product = A.matmul.default(ratio, x2)
+    g1 = A.sub.Tensor(A.mul.Tensor(x1, A.sum.dim_IntList(ratio, [-1], True)), product)
+    product = A.matmul.default(A.transpose.int(ratio, -2, -1), x1)
+    g2 = A.sub.Tensor(A.mul.Tensor(x2, A.unsqueeze.default(A.sum.dim_IntList(ratio, [-2]), -1)), product)
     return g1, g2
 
 
-def _bce_grad_math(grad: Tensor, self: Tensor, target: Tensor, weight: Any, reduction: int) -> Tensor:
-    """``binary_cross_entropy_backward`` in primitives: ``w g (x - t) / max(x (1 - x), 1e-12)``."""
-    denom = A.clamp_min.default(A.mul.Tensor(A.rsub.Scalar(self, 1), self), 1e-12)
-    result = A.div.Tensor(A.mul.Tensor(grad, A.sub.Tensor(self, target)), denom)
-    if weight is not None:
-        result = A.mul.Tensor(result, weight)
-    return A.div.Scalar(result, self.numel()) if reduction == 1 else result
-
-
 def _bce_self_formula(grad: Tensor, self: Tensor, target: Tensor, weight: Any, reduction: int) -> Tensor:
-    if _grad_enabled():
-        return _bce_grad_math(grad, self, target, weight, reduction)
+    """``binary_cross_entropy_backward(grad, self, target, weight, reduction)`` (its own node differentiates it)."""
     return A.binary_cross_entropy_backward.default(grad, self, target, weight, reduction)
 
 
 def _bce_target_formula(grad: Tensor, self: Tensor, target: Tensor, weight: Any, reduction: int) -> Tensor:
-    """``binary_cross_entropy_target_backward``: ``-logit(x) g w`` (divided by numel for a mean)."""
+    """``binary_cross_entropy_target_backward``: ``-logit(x) g w`` (divided by numel for a mean).
+
+    torch calls ``logit`` and divides in place; dispatchcore has no ``logit`` and composes it.
+    """
     logit = A.sub.Tensor(A.log.default(self), A.log.default(A.rsub.Scalar(self, 1)))
     result = A.mul.Tensor(A.neg.default(logit), grad)
     if weight is not None:
@@ -1219,40 +1217,104 @@ def _bce_target_formula(grad: Tensor, self: Tensor, target: Tensor, weight: Any,
     return A.div.Scalar(result, target.numel()) if reduction == 1 else result
 
 
-def _bce_backward_formula(grad: Tensor, grad_output: Tensor, self: Tensor, target: Tensor, weight: Any,
-                          reduction: int) -> tuple[Any, ...]:
-    return _vjp(lambda grad_output, self, target: _bce_grad_math(grad_output, self, target, weight, reduction),
-                {"grad_output": grad_output, "self": self, "target": target}, ("grad_output", "self", "target"),
-                (grad,))
+_BCE_EPS = 1e-12
+
+
+def _bce_double_grad_output(g: Tensor, self: Tensor, target: Tensor, weight: Any, reduction: int) -> Tensor:
+    """``binary_cross_entropy_double_backward_grad_output``: ``(x - t) / ((x + eps) (1 - x + eps)) * grad``."""
+    from ..autograd.derivatives import scalar_minus, subclass_like
+
+    denominator = A.add.Scalar(scalar_minus(1, self), _BCE_EPS)
+    denominator = A.mul.Tensor(A.add.Scalar(self, _BCE_EPS), denominator)
+    ggo = A.div.Tensor(A.sub.Tensor(self, target), denominator)
+    ggo = (A.mul.Tensor if subclass_like(ggo, g) else A.mul_.Tensor)(ggo, g)
+    if weight is not None:
+        ggo = (A.mul.Tensor if subclass_like(weight) else A.mul_.Tensor)(ggo, weight)
+    return A.div.Scalar(ggo, self.numel()) if reduction == 1 else ggo
+
+
+def _bce_double_self(g: Tensor, grad_output: Tensor, self: Tensor, target: Tensor, weight: Any,
+                     reduction: int) -> Tensor:
+    """``binary_cross_entropy_double_backward``: ``(x^2 - 2 x t + t) / ((x + eps)^2 (1 - x + eps)^2)``.
+
+    Times ``grad * grad_output`` (and the weight), over numel for a mean.
+    """
+    from ..autograd.derivatives import scalar_minus, subclass_like
+
+    inp_pl_eps = A.add.Scalar(self, _BCE_EPS)
+    one_m_inp_pl_eps = A.add.Scalar(scalar_minus(1, self), _BCE_EPS)
+    denominator = A.pow.Tensor_Scalar(one_m_inp_pl_eps, 2)
+    denominator = A.mul.Tensor(A.pow.Tensor_Scalar(inp_pl_eps, 2), denominator)
+    cross = A.mul.Tensor(A.mul.Scalar(self, 2), target)
+    numerator = A.add.Tensor(A.sub.Tensor(A.mul.Tensor(self, self), cross), target)
+    gi = A.div.Tensor(numerator, denominator)
+    gi = (A.mul.Tensor if subclass_like(gi, g) else A.mul_.Tensor)(gi, A.mul.Tensor(g, grad_output))
+    if weight is not None:
+        gi = (A.mul.Tensor if subclass_like(weight) else A.mul_.Tensor)(gi, weight)
+    return A.div.Scalar(gi, self.numel()) if reduction == 1 else gi
+
+
+def _bce_double_target(g: Tensor, grad_output: Tensor, self: Tensor, target: Tensor, weight: Any,
+                       reduction: int) -> Tensor:
+    """``binary_cross_entropy_double_backward_target``: ``-grad * grad_output * w / max((1 - x) x, eps)``."""
+    from ..autograd.derivatives import scalar_minus, subclass_like
+    from ..autograd.grad_mode import no_grad
+
+    res = A.mul.Tensor(A.neg.default(g), grad_output)
+    if weight is not None:
+        res = (A.mul.Tensor if subclass_like(weight) else A.mul_.Tensor)(res, weight)
+    neg_self = scalar_minus(1, self)
+    denominator = (A.mul.Tensor if subclass_like(self) else A.mul_.Tensor)(neg_self, self)
+    with no_grad():
+        A.clamp_min_.default(denominator, _BCE_EPS)
+    res = (A.div.Tensor if subclass_like(denominator) else A.div_.Tensor)(res, denominator)
+    return A.div_.Scalar(res, target.numel()) if reduction == 1 else res
+
+
+_BCE_BACKWARD = (_bce_double_grad_output, _bce_double_self, _bce_double_target)
 
 
 def _bce_logits_formulas() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``binary_cross_entropy_with_logits_backward`` and ``..._target_backward`` (FunctionsManual.cpp).
+
+    In place on their own temporaries (``sub_``, ``mul_``) unless a mode or subclass is about
+    (``areAnyTensorSubclassLike``) or grad mode is on; the mean divides in place (``div_``).
+    """
+    from ..autograd.derivatives import subclass_like
+
     def self_formula(grad: Tensor, self: Tensor, target: Tensor, weight: Any, pos_weight: Any,
                      reduction: int) -> Tensor:
-        """``(sigmoid(x) (1 + (pw - 1) t) - pw t) g w``: with pos_weight, else ``(sigmoid(x) - t) g w``."""
-        sig = A.sigmoid.default(self)
+        out_of_place = subclass_like(self, target) or _grad_enabled()
         if pos_weight is not None:
-            t_pw = A.mul.Tensor(target, pos_weight)
-            core = A.sub.Tensor(A.mul.Tensor(sig, A.add.Scalar(A.sub.Tensor(t_pw, target), 1)), t_pw)
+            t = A.mul.Tensor(pos_weight, target)
+            if out_of_place:
+                grad_input = A.sub.Tensor(A.mul.Tensor(A.sub.Tensor(A.add.Scalar(t, 1), target),
+                                                       A.sigmoid.default(self)), t)
+            else:
+                grad_input = A.sub_.Tensor(A.mul_.Tensor(A.sub_.Tensor(A.add.Scalar(t, 1), target),
+                                                         A.sigmoid.default(self)), t)
         else:
-            core = A.sub.Tensor(sig, target)
-        result = A.mul.Tensor(core, grad)
+            sub = A.sub.Tensor if out_of_place else A.sub_.Tensor
+            grad_input = sub(A.sigmoid.default(self), target)
+        grad_input = (A.mul.Tensor if subclass_like(grad) or _grad_enabled() else A.mul_.Tensor)(grad_input, grad)
         if weight is not None:
-            result = A.mul.Tensor(result, weight)
-        return A.div.Scalar(result, self.numel()) if reduction == 1 else result
+            mul = A.mul.Tensor if subclass_like(weight) or _grad_enabled() else A.mul_.Tensor
+            grad_input = mul(grad_input, weight)
+        return A.div_.Scalar(grad_input, self.numel()) if reduction == 1 else grad_input
 
     def target_formula(grad: Tensor, self: Tensor, target: Tensor, weight: Any, pos_weight: Any,
                        reduction: int) -> Tensor:
-        """``-x g w`` (with pos_weight: ``((1 - pw) log_sigmoid(x) ... )``, torch's formula)."""
+        """``log_sigmoid(-x).sub(log_sigmoid(x).mul(pw)).mul(g)`` with pos_weight, else ``-x * g``."""
         if pos_weight is not None:
-            log_sig = A.neg.default(A.add.Tensor(A.log1p.default(A.exp.default(A.neg.default(A.abs.default(self)))),
-                                                 A.clamp_min.default(A.neg.default(self), 0)))
-            result = A.mul.Tensor(A.sub.Tensor(A.mul.Tensor(A.rsub.Scalar(pos_weight, 1), log_sig), self), grad)
+            in_place = not subclass_like(pos_weight, grad)
+            sub, mul = (A.sub_.Tensor, A.mul_.Tensor) if in_place else (A.sub.Tensor, A.mul.Tensor)
+            negative = A.log_sigmoid.default(A.neg.default(self))
+            grad_target = mul(sub(negative, mul(A.log_sigmoid.default(self), pos_weight)), grad)
         else:
-            result = A.mul.Tensor(A.neg.default(self), grad)
+            grad_target = A.mul.Tensor(A.neg.default(self), grad)
         if weight is not None:
-            result = A.mul.Tensor(result, weight)
-        return A.div.Scalar(result, target.numel()) if reduction == 1 else result
+            grad_target = (A.mul.Tensor if subclass_like(weight) else A.mul_.Tensor)(grad_target, weight)
+        return A.div_.Scalar(grad_target, target.numel()) if reduction == 1 else grad_target
 
     return self_formula, target_formula
 
@@ -1315,7 +1377,8 @@ def register_autograd(lib: Library) -> None:
             node = f"{kind.capitalize()}Pad{k}D"
             r(f"{kind}_pad{k}d", f"{node}Backward0", ("self",), forward)
             r(f"{kind}_pad{k}d_backward", f"{node}BackwardBackward0", ("grad_output", "self"),
-              (backward, lambda grad, self: A.zeros_like.default(self)))
+              (backward, lambda grad, self_shape, self_dtype, self_device: A.zeros.default(  # zeros_like(self)
+                  list(self_shape), dtype=self_dtype, device=self_device)))
     r("_cdist_forward", "CdistBackward0", ("x1", "x2"), _cdist_formulas())
     r("_cdist_backward", "CdistBackwardBackward0", ("grad", "x1", "x2", "cdist"),
       (_not_implemented("_cdist_backward"),) * 4)
@@ -1327,7 +1390,7 @@ def register_autograd(lib: Library) -> None:
     r("binary_cross_entropy", "BinaryCrossEntropyBackward0", ("self", "target"),
       (_bce_self_formula, _bce_target_formula))
     r("binary_cross_entropy_backward", "BinaryCrossEntropyBackwardBackward0", ("grad_output", "self", "target"),
-      _bce_backward_formula)
+      _BCE_BACKWARD)
     r("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", ("self", "target"),
       _bce_logits_formulas())
 

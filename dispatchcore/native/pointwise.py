@@ -6,6 +6,8 @@ Mirrors ``aten/src/ATen/native/UnaryOps.cpp``, ``BinaryOps.cpp`` and ``Activatio
 them and its derivative (node name and formula); schemas, composite kernels, derivatives, the
 ``torch.*`` functions and the Tensor methods are generated from the tables. The backends' numpy
 and meta kernels are generated from the same entries (``dispatchcore_backends.{cpu,meta}.pointwise``).
+``UNARY_BACKWARD`` adds ``tanh_backward`` and ``sigmoid_backward``, the operators tanh's and
+sigmoid's derivatives dispatch (structured binary ops, floating only, as in torch).
 Invariant: adding a pointwise operator is one entry here plus one line (its ufunc) in the CPU table.
 """
 
@@ -15,14 +17,14 @@ import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from .._library import Library
 from ..dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES
 from ..dtypes import bool_ as _bool
-from .._library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
 
-__all__ = ["ACTIVATIONS", "BINARY", "SCHEMAS", "TERNARY", "UNARY", "binary_result_dtype", "check_out", "register",
-           "register_autograd", "unary_result_dtype"]
+__all__ = ["ACTIVATIONS", "BINARY", "SCHEMAS", "TERNARY", "UNARY", "UNARY_BACKWARD", "binary_result_dtype",
+           "check_out", "register", "register_autograd", "unary_result_dtype"]
 # also COMPOSITE_EXPLICIT, COMPOSITE_IMPLICIT, FUNCTIONS and METHODS, built on first use (``__getattr__``)
 
 # --- dtype rules (TensorIterator configurations of UnaryOps.cpp / BinaryOps.cpp) ---------------------
@@ -38,7 +40,7 @@ G = Any  # a gradient or saved tensor in the formulas below
 # --- derivative helpers (dispatched operators only, so double backward works) -----------------------
 def _zeros(g: G) -> G:
     """``zeros_like(grad)``: the derivative of a step function."""
-    return A.zeros.default(list(g.shape), dtype=g.dtype, device=g.device)
+    return A.zeros_like.default(g)
 
 
 def _zeros_of(t: G) -> G:
@@ -46,7 +48,20 @@ def _zeros_of(t: G) -> G:
 
 
 def _rsqrt_of_one_minus_square(self: G) -> G:
-    return A.rsqrt.default(A.add.Scalar(A.neg.default(A.mul.Tensor(self, self)), 1))
+    """``(-self * self + 1).rsqrt()``."""
+    return A.rsqrt.default(A.add.Scalar(A.mul.Tensor(A.neg.default(self), self), 1))
+
+
+def _scalar_minus(value: Any, t: G) -> G:
+    from ..autograd.derivatives import scalar_minus
+
+    return scalar_minus(value, t)
+
+
+def _scalar_over(value: Any, t: G) -> G:
+    from ..autograd.derivatives import scalar_over
+
+    return scalar_over(value, t)
 
 
 def _not_implemented(what: str) -> Callable[..., Any]:
@@ -81,6 +96,18 @@ class Unary(NamedTuple):
     inplace_node: str | None = None
 
 
+def _atanh_backward(g: G, self: G) -> G:
+    """``grad * 1 / (1 - self.pow(2))``: the divisor first (``1 - t`` as ATen writes it), then ``grad * 1``."""
+    divisor = _scalar_minus(1, A.pow.Tensor_Scalar(self, 2))
+    return A.div.Tensor(A.mul.Scalar(g, 1), divisor)
+
+
+def _rsqrt_backward(g: G, result: G) -> G:
+    """``-0.5 * grad * result.pow(3)``: the right operand first."""
+    cube = A.pow.Tensor_Scalar(result, 3)
+    return A.mul.Tensor(A.mul.Scalar(g, -0.5), cube)
+
+
 UNARY: dict[str, Unary] = {
     "acos": Unary(FLOAT, "AcosBackward0", lambda g, self: A.mul.Tensor(g, A.neg.default(
         _rsqrt_of_one_minus_square(self)))),
@@ -90,8 +117,7 @@ UNARY: dict[str, Unary] = {
     "asinh": Unary(FLOAT, "AsinhBackward0", lambda g, self: A.mul.Tensor(g, A.rsqrt.default(
         A.add.Scalar(A.pow.Tensor_Scalar(self, 2), 1))), inplace_node="AsinhBackward1"),
     "atan": Unary(FLOAT, "AtanBackward0", lambda g, self: A.div.Tensor(g, A.add.Scalar(A.mul.Tensor(self, self), 1))),
-    "atanh": Unary(FLOAT, "AtanhBackward0", lambda g, self: A.div.Tensor(g, A.rsub.Scalar(
-        A.pow.Tensor_Scalar(self, 2), 1)), inplace_node="AtanhBackward1"),
+    "atanh": Unary(FLOAT, "AtanhBackward0", lambda g, self: _atanh_backward(g, self), inplace_node="AtanhBackward1"),
     "cosh": Unary(FLOAT, "CoshBackward0", lambda g, self: A.mul.Tensor(g, A.sinh.default(self))),
     "sinh": Unary(FLOAT, "SinhBackward0", lambda g, self: A.mul.Tensor(g, A.cosh.default(self))),
     "tan": Unary(FLOAT, "TanBackward0", lambda g, result: A.mul.Tensor(g, A.add.Scalar(
@@ -102,8 +128,7 @@ UNARY: dict[str, Unary] = {
     "log1p": Unary(FLOAT, "Log1PBackward0", lambda g, self: A.div.Tensor(g, A.add.Scalar(self, 1))),
     "log2": Unary(FLOAT, "Log2Backward0", lambda g, self: A.div.Tensor(g, A.mul.Scalar(self, _LN2))),
     "log10": Unary(FLOAT, "Log10Backward0", lambda g, self: A.div.Tensor(g, A.mul.Scalar(self, _LN10))),
-    "rsqrt": Unary(FLOAT, "RsqrtBackward0", lambda g, result: A.mul.Tensor(A.mul.Scalar(g, -0.5),
-                                                                         A.pow.Tensor_Scalar(result, 3))),
+    "rsqrt": Unary(FLOAT, "RsqrtBackward0", lambda g, result: _rsqrt_backward(g, result)),
     "sgn": Unary(SAME, "SgnBackward0", lambda g, result: _zeros_of(result)),  # sgn_backward, real inputs
     "sign": Unary(SAME, "SignBackward0", lambda g: _zeros(g)),
     "ceil": Unary(SAME, "CeilBackward0", lambda g: _zeros(g)),
@@ -119,20 +144,25 @@ UNARY: dict[str, Unary] = {
 
 
 # --- binary ops --------------------------------------------------------------------------------------
-def _atan2_self(g: G, self: G, other: G) -> G:
-    """``atan2_backward``: d/dself = other / (self^2 + other^2)."""
-    return A.mul.Tensor(A.mul.Tensor(g, other), A.reciprocal.default(
-        A.add.Tensor(A.mul.Tensor(self, self), A.mul.Tensor(other, other))))
+def _atan2_backward(g: G, self: G, other: G, grad_input_mask: tuple[bool, bool]) -> tuple[Any, Any]:
+    """``atan2_backward`` (one key, ``self, other``): ``recip = 1 / (self^2 + other^2)``, 0 where that is 0.
 
-
-def _atan2_other(g: G, self: G, other: G) -> G:
-    return A.mul.Tensor(A.mul.Tensor(g, A.neg.default(self)), A.reciprocal.default(
-        A.add.Tensor(A.mul.Tensor(self, self), A.mul.Tensor(other, other))))
+    Then ``grad * other * recip`` and ``grad * -self * recip``.
+    """
+    square_sum = A.mul.Tensor(other, other)
+    square_sum = A.add.Tensor(A.mul.Tensor(self, self), square_sum)
+    recip = A.masked_fill.Scalar(A.reciprocal.default(square_sum), A.eq.Scalar(square_sum, 0), 0)
+    grad_self = A.mul.Tensor(A.mul.Tensor(g, other), recip) if grad_input_mask[0] else None
+    grad_other = A.mul.Tensor(A.mul.Tensor(g, A.neg.default(self)), recip) if grad_input_mask[1] else None
+    return grad_self, grad_other
 
 
 def _mod_other(mode: str) -> Callable[..., Any]:
-    """fmod/remainder's ``other``: ``-grad * self.div(other, rounding_mode=mode)``."""
-    return lambda g, self, other: A.mul.Tensor(A.neg.default(g), A.div.Tensor_mode(self, other, rounding_mode=mode))
+    """fmod/remainder's ``other``: ``-grad * self.div(other, rounding_mode=mode)`` (the right operand first)."""
+    def formula(g: G, self: G, other: G) -> G:
+        quotient = A.div.Tensor_mode(self, other, rounding_mode=mode)
+        return A.mul.Tensor(A.neg.default(g), quotient)
+    return formula
 
 
 class Binary(NamedTuple):
@@ -147,7 +177,7 @@ class Binary(NamedTuple):
     rule: str
     tensor: tuple[str, str, str]
     node: str | None = None
-    formulas: tuple[Any, Any] | None = None
+    formulas: tuple[Any, Any] | Callable[..., Any] | None = None  # per input, or one for the ``self, other`` key
     scalar: str | None = None
     scalar_node: str | None = None
     scalar_formula: Callable[..., Any] | None = None
@@ -159,7 +189,7 @@ def _bitwise(name: str, scalar: str = "Scalar") -> Binary:
 
 
 BINARY: dict[str, Binary] = {
-    "atan2": Binary(FLOAT, ("atan2", "atan2_", "atan2.out"), "Atan2Backward0", (_atan2_self, _atan2_other)),
+    "atan2": Binary(FLOAT, ("atan2", "atan2_", "atan2.out"), "Atan2Backward0", _atan2_backward),
     "fmod": Binary(COMMON, ("fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out"), "FmodBackward1",
                    (lambda g: g, _mod_other("trunc")), scalar="Scalar", scalar_node="FmodBackward0",
                    scalar_formula=lambda g: g),
@@ -190,8 +220,8 @@ def _elu_backward(g: G, alpha: Any, scale: Any, input_scale: Any, is_result: boo
 
 def _elu_double_backward(g: G, grad_output: G, alpha: Any, scale: Any, input_scale: Any, is_result: bool,
                          self_or_result: G) -> G:
-    """d(elu_backward)/d(self_or_result): nonzero on the negative side only."""
-    negative = A.le.Scalar(self_or_result, 0)
+    """``elu_double_backward``: times ``(self_or_result < 0).type_as(grad)``, computed first (the right operand)."""
+    negative = A.type_as.default(A.lt.Scalar(self_or_result, 0), g)
     if is_result:
         value = A.mul.Scalar(A.mul.Tensor(g, grad_output), input_scale)
     else:
@@ -201,20 +231,28 @@ def _elu_double_backward(g: G, grad_output: G, alpha: Any, scale: Any, input_sca
 
 
 def _gelu_double_backward(g: G, grad_output: G, self: G, approximate: str) -> G:
-    """The second derivative of gelu times ``grad * grad_output``."""
+    """``gelu_double_backward``: ``ggI * gO * d(gelu')/dx``, each term as the C++ computes it."""
     if approximate == "tanh":
-        k, c = math.sqrt(2.0 / math.pi), 0.044715
-        x2 = A.mul.Tensor(self, self)
-        du = A.mul.Scalar(A.add.Scalar(A.mul.Scalar(x2, 3 * c), 1), k)  # u = k (x + c x^3)
-        t = A.tanh.default(A.mul.Scalar(A.add.Tensor(self, A.mul.Scalar(A.mul.Tensor(x2, self), c)), k))
-        sech2 = A.rsub.Scalar(A.mul.Tensor(t, t), 1)
-        # gelu'' = (1 - t^2) (du - x t du^2 + 3 k c x^2)
-        inner = A.add.Tensor(A.sub.Tensor(du, A.mul.Tensor(A.mul.Tensor(self, t), A.mul.Tensor(du, du))),
-                             A.mul.Scalar(x2, 3 * k * c))
-        second = A.mul.Tensor(sech2, inner)
+        k_beta, k_kappa = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5, 0.044715
+        inner = A.mul.Scalar(A.add.Tensor(self, A.mul.Scalar(A.pow.Tensor_Scalar(self, 3), k_kappa)), k_beta)
+        tanh_inner = A.tanh.default(inner)
+        sech_inner = _scalar_over(1, A.cosh.default(inner))
+        f = A.mul.Scalar(self, 0.5)
+        g_term = _scalar_minus(1, A.mul.Tensor(tanh_inner, tanh_inner))
+        h = A.mul.Scalar(A.add.Scalar(A.mul.Tensor(A.mul.Scalar(self, 3 * k_kappa), self), 1), k_beta)
+        f_prime_gh = A.mul.Tensor(A.mul.Scalar(g_term, 0.5), h)
+        sech_tanh = A.mul.Tensor(A.neg.default(sech_inner), tanh_inner)
+        g_prime = A.mul.Tensor(A.mul.Tensor(A.mul.Scalar(sech_inner, 2), sech_tanh), h)
+        g_prime_fh = A.mul.Tensor(A.mul.Tensor(f, h), g_prime)
+        h_prime = A.mul.Scalar(A.mul.Scalar(self, 6 * k_kappa), k_beta)
+        h_prime_fg = A.mul.Tensor(A.mul.Tensor(f, g_term), h_prime)
+        second = A.add.Tensor(A.add.Tensor(A.mul.Scalar(f_prime_gh, 2), g_prime_fh), h_prime_fg)
     else:  # phi(x) (2 - x^2), phi the standard normal density
-        pdf = A.mul.Scalar(A.exp.default(A.mul.Scalar(A.mul.Tensor(self, self), -0.5)), 1 / math.sqrt(2 * math.pi))
-        second = A.mul.Tensor(pdf, A.rsub.Scalar(A.mul.Tensor(self, self), 2))
+        k_beta = (2.0 / math.sqrt(math.pi)) * math.sqrt(0.5) * 0.5
+        input_sq = A.mul.Tensor(self, self)
+        pdf = A.mul.Scalar(A.exp.default(A.mul.Scalar(input_sq, -0.5)), k_beta)
+        product = A.mul.Tensor(input_sq, pdf)
+        second = A.sub.Tensor(A.mul.Scalar(pdf, 2), product)
     return A.mul.Tensor(A.mul.Tensor(g, grad_output), second)
 
 
@@ -280,8 +318,20 @@ NOT_STRUCTURED = ("hardtanh", "hardtanh_", "hardtanh_backward")
 def _lerp_weight_of_self(g: G, weight: Any) -> G:
     """The ``self`` derivative of lerp: ``grad * (1 - weight)`` (a Scalar or a Tensor weight)."""
     if isinstance(weight, Tensor):
-        return A.mul.Tensor(g, A.rsub.Scalar(weight, 1))
+        return A.mul.Tensor(g, _scalar_minus(1, weight))
     return A.mul.Scalar(g, 1 - weight)
+
+
+def _addcdiv_tensor1(g: G, tensor2: G, value: Any) -> G:
+    """``grad * (value / tensor2)``: ``value / t`` as ATen writes it (``empty_like``, ``fill_``, ``div_``)."""
+    return A.mul.Tensor(g, _scalar_over(value, tensor2))
+
+
+def _addcdiv_tensor2(g: G, tensor1: G, tensor2: G, value: Any) -> G:
+    """``-grad * (value * tensor1 / (tensor2 * tensor2))``: the right operand first."""
+    square = A.mul.Tensor(tensor2, tensor2)
+    quotient = A.div.Tensor(A.mul.Scalar(tensor1, value), square)
+    return A.mul.Tensor(A.neg.default(g), quotient)
 
 
 def _lerp_weight_of_end(g: G, weight: Any) -> G:
@@ -311,9 +361,7 @@ TERNARY: dict[str, Ternary] = {
     "addcdiv": Ternary(
         "Tensor tensor1, Tensor tensor2, *, Scalar value=1", ("addcdiv", "addcdiv_", "addcdiv.out"),
         "AddcdivBackward0", ("self", "tensor1", "tensor2"),
-        (lambda g: g, lambda g, tensor2, value: A.mul.Tensor(g, A.mul.Scalar(A.reciprocal.default(tensor2), value)),
-         lambda g, tensor1, tensor2, value: A.div.Tensor(A.mul.Tensor(A.mul.Scalar(A.neg.default(g), value), tensor1),
-                                                        A.mul.Tensor(tensor2, tensor2)))),
+        (lambda g: g, _addcdiv_tensor1, _addcdiv_tensor2)),
     "lerp.Scalar": Ternary(
         "Tensor end, Scalar weight", ("lerp.Scalar", "lerp_.Scalar", "lerp.Scalar_out"),
         "LerpBackward0", ("self", "end"), (_lerp_weight_of_self, _lerp_weight_of_end)),
@@ -321,6 +369,27 @@ TERNARY: dict[str, Ternary] = {
         "Tensor end, Tensor weight", ("lerp.Tensor", "lerp_.Tensor", "lerp.Tensor_out"),
         "LerpBackward1", ("self", "end", "weight"),
         (_lerp_weight_of_self, _lerp_weight_of_end, lambda g, self, end: A.mul.Tensor(g, A.sub.Tensor(end, self)))),
+}
+
+
+# --- the backward operators of tanh and sigmoid (BinaryOps.cpp): structured binary ops, floating only ----
+def _tanh_backward_output(g: G, grad_output: G, output: G) -> G:
+    """``grad * (-2 * output * grad_output)`` (the right operand first)."""
+    return A.mul.Tensor(g, A.mul.Tensor(A.mul.Scalar(output, -2), grad_output))
+
+
+def _sigmoid_backward_output(g: G, grad_output: G, output: G) -> G:
+    """``grad * grad_output * (-2 * output + 1)`` (the right operand first)."""
+    factor = A.add.Scalar(A.mul.Scalar(output, -2), 1)
+    return A.mul.Tensor(A.mul.Tensor(g, grad_output), factor)
+
+
+# name -> (node of its derivative, the formulas for grad_output and output)
+UNARY_BACKWARD: dict[str, tuple[str, tuple[Any, Any]]] = {
+    "tanh_backward": ("TanhBackwardBackward0",
+                      (lambda g, output: A.tanh_backward.default(g, output), _tanh_backward_output)),
+    "sigmoid_backward": ("SigmoidBackwardBackward0",
+                         (lambda g, output: A.sigmoid_backward.default(g, output), _sigmoid_backward_output)),
 }
 
 
@@ -397,6 +466,9 @@ SCHEMAS: tuple[str, ...] = (
         f"__i{name}__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")),
     *(s for name, act in ACTIVATIONS.items() for s in _activation_schemas(name, act)),
     *(s for t in TERNARY.values() for s in _ternary_schemas(t)),
+    *(s for name in UNARY_BACKWARD for s in (
+        f"{name}(Tensor grad_output, Tensor output) -> Tensor",
+        f"{name}.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)")),
 )
 
 
@@ -519,8 +591,10 @@ def _isnan_out(self: Tensor, *, out: Tensor) -> Tensor:
 
 
 def _isfinite(self: Tensor) -> Tensor:
+    """``(self == self) * (self.abs() != inf)``: the right operand first, as GCC evaluates it."""
     if self.dtype.is_floating_point or self.dtype.is_complex:
-        return A.mul.Tensor(A.eq.Tensor(self, self), A.ne.Scalar(A.abs.default(self), math.inf))
+        finite = A.ne.Scalar(A.abs.default(self), math.inf)
+        return A.mul.Tensor(A.eq.Tensor(self, self), finite)
     return A.eq.Tensor(self, self)  # integers are always finite: all True, in self's layout
 
 
@@ -680,6 +754,8 @@ def register_autograd(lib: Library) -> None:
         r(f"{name}_", act.inplace_node, args, act.inplace_formula, mutates="self")
         backward_inputs = ("grad_output", "self_or_result") if name == "elu" else ("grad_output", "self")
         r(f"{name}_backward", act.backward_node, backward_inputs, act.backward_formulas)
+    for name, (node, formulas) in UNARY_BACKWARD.items():
+        r(name, node, ("grad_output", "output"), formulas)
 
 
 # --- torch.* functions and Tensor methods ----------------------------------------------------------------

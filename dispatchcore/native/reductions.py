@@ -23,10 +23,11 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .. import layouts as _layouts
 from .. import return_types
+from .._library import Library
 from ..dtypes import SCALAR_TYPE_NAMES, float32, float64, get_default_dtype, int64
 from ..dtypes import bool_ as _bool
-from .._library import Library
 from ..ops import aten as A
 from ..shapes import wrap_dim
 from ..tensor import Tensor
@@ -495,95 +496,149 @@ def register(lib: Library) -> None:
 
 
 # --- derivatives (FunctionsManual.cpp) -----------------------------------------------------------------
-def _zero(like: Any) -> Any:
-    return A.scalar_tensor.default(0, dtype=like.dtype, device=like.device)
+# The formulas dispatch what torch's C++ dispatches, in its order (Note [Evaluation order of the
+# formulas], autograd/derivatives.py), on the path torch takes under a dispatch mode too
+# (``subclass_like``).
+def _subclass_like(*tensors: Any) -> bool:
+    from ..autograd.derivatives import subclass_like
+
+    return subclass_like(*tensors)
 
 
-def _one(like: Any) -> Any:
-    return A.scalar_tensor.default(1, dtype=like.dtype, device=like.device)
+def _grad_mode() -> bool:
+    from ..autograd.grad_mode import is_grad_enabled
+
+    return is_grad_enabled()
 
 
-def _sgn(x: Any) -> Any:
-    """``sgn(x)`` as a tensor of x's dtype: 1, -1 or 0 (nan stays 0)."""
-    return A.sub.Tensor(A._to_copy.default(A.gt.Scalar(x, 0), dtype=x.dtype),
-                        A._to_copy.default(A.lt.Scalar(x, 0), dtype=x.dtype))
+def _unsqueeze_multiple(t: Any, dim: Any, ndim: int) -> Any:
+    """``unsqueeze_multiple(t, opt_dim, n_dims)``: None unsqueezes every dim; one dim is unsqueezed as given."""
+    if dim is not None:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        if not dims:
+            return t
+        if len(dims) == 1:
+            return A.unsqueeze.default(t, dims[0])
+        wanted = {wrap_dim(d, ndim) for d in dims}
+    else:
+        wanted = set(range(ndim))
+    for i in range(ndim):
+        if i in wanted:
+            t = A.unsqueeze.default(t, i)
+    return t
 
 
-def _unsqueeze_dims(g: Any, dims: tuple[int, ...], ndim: int, keepdim: bool) -> Any:
-    """``unsqueeze_multiple``: put back the reduced dims (nothing to do with keepdim or a full 0-d)."""
-    if keepdim or ndim == 0:
-        return g
-    for d in sorted(dims):
-        g = A.unsqueeze.default(g, d)
-    return g
-
-
-def _count(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
+def _safe_size(shape: tuple[int, ...], dims: Any) -> int:
+    """``_safe_size``: the number of elements reduced over ``dims`` (1 for a 0-d tensor)."""
+    if not shape:
+        return 1
     n = 1
     for d in dims:
-        n *= shape[d]
+        n *= shape[wrap_dim(d, len(shape))]
     return n
 
 
-def _prod_backward(g: Any, self: Any, result: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
-    """``prod_backward``: g * result / self, and, where self has zeros, the product of the others.
+def _prod_safe_zeros_backward(g: Any, inp: Any, dim: int) -> Any:
+    """``prod_safe_zeros_backward``: exclusive cumulative products from both ends, safe with zeros."""
+    if inp.numel() == 0:
+        return A.expand.default(g, list(inp.shape))
+    size = inp.shape[dim]
+    if size == 1:
+        return g
+    ones_size = list(inp.shape)
+    ones_size[dim] = 1
+    ones = A.ones.default(ones_size, dtype=g.dtype, device=g.device)
+    normal = A.cumprod.default(A.cat.default([ones, A.slice.Tensor(inp, dim, 0, size - 1)], dim), dim)
+    narrow_reverse = A.flip.default(A.slice.Tensor(inp, dim, 1, size), [dim])
+    reverse = A.flip.default(A.cumprod.default(A.cat.default([ones, narrow_reverse], dim), dim), [dim])
+    return A.mul.Tensor(g, A.mul.Tensor(normal, reverse))
 
-    Along each reduced slice: no zero gives ``result / self``; exactly one zero gives the
-    product of the other elements at the zero (and 0 elsewhere); more zeros give 0.
-    """
+
+def _flat_safe_zeros(g: Any, self: Any) -> Any:
+    """``prod_safe_zeros_backward(grad, input.contiguous().view(-1), 0).view_as(input)``."""
+    flat = A.view.default(A.contiguous.default(self), [-1])
+    return A.view.default(_prod_safe_zeros_backward(g, flat, 0), list(self.shape))
+
+
+def _as_grad_dtype(self: Any, g: Any) -> Any:
+    """``self.to(grad.scalar_type())``."""
+    return self if self.dtype is g.dtype else A._to_copy.default(self, dtype=g.dtype)
+
+
+def _prod_backward(g: Any, self: Any, result: Any) -> Any:
+    """``prod_backward(grad, input, result)`` of a full product: ``grad * (result / input)`` without zeros."""
+    self = _as_grad_dtype(self, g)
     if self.dim() == 0:
         return g
-    if self.numel() == 0:
-        return A.zeros.default(list(self.shape), dtype=g.dtype, device=g.device)
-    g = _unsqueeze_dims(g, dims, self.dim(), keepdim)
-    result = _unsqueeze_dims(result, dims, self.dim(), keepdim)
-    zero = A.eq.Scalar(self, 0)
-    safe = A.where.self(zero, _one(self), self)
-    zeros_in_slice = A.sum.dim_IntList(zero, list(dims), True)
-    others = A.prod.dim_int(safe, dims[0], True) if len(dims) == 1 else A.prod.default(safe)
-    at_zero = A.where.self(A.eq.Scalar(zeros_in_slice, 1), others, _zero(others))
-    elsewhere = A.where.self(A.eq.Scalar(zeros_in_slice, 0), A.div.Tensor(result, safe), _zero(result))
-    return A.mul.Tensor(g, A.where.self(zero, at_zero, elsewhere))
+    if self.device.type == "meta" or _subclass_like(self):
+        return _flat_safe_zeros(g, self)
+    zero_idx = A.nonzero.default(A.eq.Scalar(self, 0))
+    if zero_idx.numel() == 0:
+        return A.mul.Tensor(g, A.div.Tensor(result, self))
+    if not _grad_mode() and zero_idx.shape[0] > 1:
+        return A.zeros_like.default(self, memory_format=_layouts.contiguous_format)
+    return _flat_safe_zeros(g, self)
+
+
+def _prod_dim_backward(g: Any, self: Any, result: Any, dim: int, keepdim: bool) -> Any:
+    """``prod_backward(grad, input, result, dim, keepdim)``."""
+    self = _as_grad_dtype(self, g)
+    if self.dim() == 0:
+        return g
+    dim = wrap_dim(dim, self.dim())
+    if not keepdim:
+        g = A.unsqueeze.default(g, dim)
+        result = A.unsqueeze.default(result, dim)
+    if self.device.type == "meta" or _subclass_like(self):
+        return _prod_safe_zeros_backward(g, self, dim)
+    zero_count = A.sum.dim_IntList(A.eq.Scalar(self, 0), [dim], True)
+    if A._local_scalar_dense.default(A.sum.default(zero_count)) == 0:
+        return A.mul.Tensor(g, A.div.Tensor(result, self))
+    return _prod_safe_zeros_backward(g, self, dim)
 
 
 def _var_backward(g: Any, self: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
-    """``var_backward``: 2 (self - mean) / (n - correction), g's reduced dims put back."""
+    """``var_backward``: ``(2 / (n - correction)) * grad * (self - self.mean(dim, true))``."""
     c = 1 if correction is None else correction
-    dims = reduction_dims(dim, self.dim())
-    n = _count(tuple(self.shape), dims)
-    if self.dim() == 0 or dim is None or not list(dim):
-        if n - c <= 0:
-            special = A.where.self(A.eq.Tensor(self, A.mean.default(self)), A.scalar_tensor.default(
-                math.nan, dtype=g.dtype, device=g.device), A.scalar_tensor.default(math.inf, dtype=g.dtype,
-                                                                                   device=g.device))
+    if self.dim() == 0 or dim is None:
+        dof = self.numel() - c
+        if dof <= 0:  # 2 / 0: NaN where self is its mean, else infinity
+            special = A.where.Scalar(A.eq.Tensor(self, A.mean.default(self)), math.nan, math.inf)
             return A.mul.Tensor(g, special)
-        return A.mul.Tensor(A.mul.Scalar(g, 2.0 / (n - c)), A.sub.Tensor(self, A.mean.default(self)))
-    g = _unsqueeze_dims(g, dims, self.dim(), keepdim)
-    centered = A.sub.Tensor(self, A.mean.dim(self, list(dims), True))
-    dof = n - c
-    scale = 2.0 / dof if dof != 0 else math.inf
+        centered = A.sub.Tensor(self, A.mean.default(self))
+        return A.mul.Tensor(A.mul.Scalar(g, 2.0 / dof), centered)
+    if not keepdim and self.dim() > 1:
+        g = _unsqueeze_multiple(g, dim, self.dim())
+    dof = _safe_size(tuple(self.shape), [dim] if isinstance(dim, int) else dim) - c
+    scale = 2.0 / dof if dof else math.inf
+    centered = A.sub.Tensor(self, A.mean.dim(self, [dim] if isinstance(dim, int) else list(dim), True))
     return A.mul.Tensor(A.mul.Scalar(g, scale), centered)
 
 
 def _std_backward(g: Any, self: Any, dim: Any, correction: Any, keepdim: bool, result: Any) -> Any:
-    """``std_backward``: var_backward of g / (2 std), 0 where std is 0."""
-    grad_var = A.where.self(A.eq.Scalar(result, 0), _zero(g), A.div.Tensor(g, A.mul.Scalar(result, 2)))
+    """``std_backward``: ``var_backward((grad / (result * 2)).masked_fill_(result == 0, 0), ...)``."""
+    grad_var = A.div.Tensor(g, A.mul.Scalar(result, 2))
+    grad_var = A.masked_fill_.Scalar(grad_var, A.eq.Scalar(result, 0), 0)
     return _var_backward(grad_var, self, dim, correction, keepdim)
 
 
 def _mean_backward(g: Any, self: Any, dim: Any, keepdim: bool) -> Any:
-    dims = reduction_dims(dim, self.dim())
-    n = _count(tuple(self.shape), dims) if self.dim() else 1
-    g = _unsqueeze_dims(g, dims, self.dim(), keepdim)
-    return A.div.Scalar(A.expand.default(g, list(self.shape)), n)
+    """``mean_backward(grad, sizes, dim.value_or({}), numel, keepdim)``: ``sum_backward(...) / n``."""
+    dims = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    shape = tuple(self.shape)
+    n = self.numel() if not dims else _safe_size(shape, dims)
+    if not keepdim and shape and dims:
+        g = _unsqueeze_multiple(g, dims, len(shape))
+    return A.div.Scalar(A.expand.default(g, list(shape)), n)
 
 
 def _moments_backward(std: bool) -> Callable[..., Any]:
-    def backward(grads: Any, self: Any, dim: Any, correction: Any, keepdim: bool, result: Any) -> Any:
+    """``var_mean_backward`` / ``std_mean_backward``: the first output's gradient, plus the mean's."""
+    def backward(grads: Any, self: Any, dim: Any, correction: Any, keepdim: bool, result0: Any = None) -> Any:
         g_first, g_mean = grads
         total = None
         if g_first is not None:
-            total = (_std_backward(g_first, self, dim, correction, keepdim, result) if std
+            total = (_std_backward(g_first, self, dim, correction, keepdim, result0) if std
                      else _var_backward(g_first, self, dim, correction, keepdim))
         if g_mean is not None:
             part = _mean_backward(g_mean, self, dim, keepdim)
@@ -593,95 +648,136 @@ def _moments_backward(std: bool) -> Callable[..., Any]:
     return backward
 
 
-def _reversed_cumsum(g: Any, dim: int) -> Any:
-    """``flip(cumsum(flip(g)))`` without flip: the sum of the slice, less the cumsum, plus g."""
-    total = A.sum.dim_IntList(g, [dim], True)
-    return A.add.Tensor(A.sub.Tensor(total, A.cumsum.default(g, dim)), g)
+def _reversed_cumsum(w: Any, dim: int) -> Any:
+    """``w.flip(dim).cumsum(dim).flip(dim)``."""
+    return A.flip.default(A.cumsum.default(A.flip.default(w, [dim]), dim), [dim])
 
 
-def _cumsum_backward(g: Any, dim: int, self_shape: tuple[int, ...]) -> Any:
-    if len(self_shape) == 0:
+def _cumsum_backward(g: Any, self_dtype: Any, dim: int) -> Any:
+    """``cumsum_backward(grad.to(self.scalar_type()), dim)``."""
+    if g.dtype is not self_dtype:
+        g = A._to_copy.default(g, dtype=self_dtype)
+    if g.numel() <= 1 or g.shape[wrap_dim(dim, g.dim())] == 1:
         return g
-    d = wrap_dim(dim, len(self_shape))
-    if g.numel() <= 1 or self_shape[d] == 1:
-        return g
-    return _reversed_cumsum(g, d)
+    return _reversed_cumsum(g, dim)
 
 
 def _cumprod_backward(g: Any, self: Any, dim: int, result: Any) -> Any:
-    """``cumprod_backward``: reversed_cumsum(g * result) / self, or with zeros, element by element.
+    """``cumprod_backward(grad.to(self.scalar_type()), self, dim, result)`` (ReduceOps.cpp).
 
-    With a zero, each element's gradient comes from the cumulative products with it replaced by 1.
+    Without a zero in ``self``: ``reversed_cumsum(result * grad) / self``. With zeros (or under a
+    mode): masks built from the cumulative count of zeros, as torch 2.13 builds them; with grad
+    mode on (double backward), the O(n^2) products that omit each element.
     """
-    if self.dim() == 0 or self.numel() <= 1:
+    if g.dtype is not self.dtype:
+        g = A._to_copy.default(g, dtype=self.dtype)
+    if self.numel() <= 1:
         return g
-    d = wrap_dim(dim, self.dim())
-    if not bool(A.any.default(A.eq.Scalar(self, 0))._data.item()):
-        return A.div.Tensor(_reversed_cumsum(A.mul.Tensor(g, result), d), self)
-    n = self.shape[d]
-    positions = A.view.default(A.arange.start_step(0, n, 1, dtype=int64, device=g.device),
-                               [n] + [1] * (self.dim() - d - 1))
-    parts = []
-    for i in range(n):
-        replaced = A.where.self(A.eq.Scalar(positions, i), _one(self), self)
-        later = A.ge.Scalar(positions, i)  # out_j depends on self_i for j >= i
-        contrib = A.mul.Tensor(A.mul.Tensor(g, A.cumprod.default(replaced, d)), later)
-        parts.append(A.sum.dim_IntList(contrib, [d], True))
-    return A.cat.default(parts, d)
+    dim = wrap_dim(dim, self.dim())
+    dim_size = self.shape[dim]
+    if dim_size == 1:
+        return g
+    subclass = _subclass_like(self, g, result)
+    w = A.mul.Tensor(result, g)
+    is_zero = A.eq.Scalar(self, 0)
+    if not subclass and not A._local_scalar_dense.default(A.any.default(is_zero)):
+        return A.div.Tensor(_reversed_cumsum(w, dim), self)
+    if not _grad_mode():
+        grad_input = A.zeros.default(list(self.shape), dtype=g.dtype, device=g.device)
+        cumsum = A.cumsum.default(is_zero, dim)
+        mask = A.eq.Scalar(cumsum, 0)
+        before = A.div.Tensor(_reversed_cumsum(A.masked_fill.Scalar(w, A.bitwise_not.default(mask), 0.0), dim), self)
+        grad_input = A.where.self(mask, before, grad_input)
+        mask = A.eq.Scalar(cumsum, 1)
+        first_zero_index = A.max.dim(mask, dim, True)[1]
+        first_zero_mask = A.logical_and_.default(
+            A.scatter_.value(A.zeros_like.default(mask), dim, first_zero_index, 1), mask)
+        mask = A.bitwise_and_.Tensor(mask, A.bitwise_not.default(first_zero_mask))
+        products = A.cumprod.default(A.masked_fill.Scalar(self, A.bitwise_not.default(mask), 1.0), dim)
+        grads = A.masked_fill.Scalar(g, A.ne.Scalar(cumsum, 1), 0.0)
+        previous = A.gather.default(result, dim, A.relu_.default(A.sub.Scalar(first_zero_index, 1)))
+        previous = A.masked_fill_.Scalar(previous, A.eq.Scalar(first_zero_index, 0), 1.0)
+        at_zero = A.mul.Tensor(A.sum.dim_IntList(A.mul.Tensor(products, grads), [dim], True), previous)
+        return A.where.self(first_zero_mask, at_zero, grad_input)
+    # grad mode on: the products omitting each element, so that the result differentiates again
+    ones_size = list(self.shape)
+    ones_size[dim] = 1
+    ones = A.expand.default(A.ones.default([1], dtype=g.dtype, device=g.device), ones_size)
+    slices: list[Any] = []
+    grad_input = None if subclass else A.zeros.default(list(self.shape), dtype=g.dtype, device=g.device)
+    for k in range(dim_size):
+        if k == 0:
+            omitted = A.cat.default([ones, A.cumprod.default(A.slice.Tensor(self, dim, 1), dim)], dim)
+        elif k == dim_size - 1:
+            omitted = A.prod.dim_int(A.slice.Tensor(self, dim, 0, k), dim, True)
+        else:
+            until_k = A.prod.dim_int(A.slice.Tensor(self, dim, 0, k), dim, True)
+            from_k_plus_1 = A.cumprod.default(A.slice.Tensor(self, dim, k + 1), dim)
+            omitted = A.mul.Tensor(A.expand.default(until_k, list(from_k_plus_1.shape)), from_k_plus_1)
+            omitted = A.cat.default([until_k, omitted], dim)
+        grad_slice = A.sum.dim_IntList(A.mul.Tensor(A.slice.Tensor(g, dim, k), omitted), [dim])
+        if grad_input is None:
+            slices.append(grad_slice)
+        else:
+            A.copy_.default(A.select.int(grad_input, dim, k), grad_slice)
+    return A.stack.default(slices, dim) if grad_input is None else grad_input
 
 
 def _select_backward(g: Any, self_shape: tuple[int, ...], dim: int, indices: Any, keepdim: bool) -> Any:
-    """``value_selecting_reduction_backward`` for k indices along ``dim`` (sort, topk).
+    """``value_selecting_reduction_backward`` for k indices along ``dim`` (sort, topk)."""
+    from ..autograd.derivatives import value_selecting_reduction_backward
 
-    Each gradient goes to the position its index names: a one-hot sum, as no scatter operator is
-    modelled.
-    """
-    nd = len(self_shape)
-    if nd == 0:
-        return g
-    d = wrap_dim(dim, nd)
-    if not keepdim:
-        g, indices = A.unsqueeze.default(g, d), A.unsqueeze.default(indices, d)
-    n = self_shape[d]
-    positions = A.view.default(A.arange.start_step(0, n, 1, dtype=int64, device=g.device),
-                               [n] + [1] * (nd - d - 1))
-    onehot = A.eq.Tensor(A.unsqueeze.default(indices, d + 1), positions)  # [..., k, n, ...]
-    return A.sum.dim_IntList(A.mul.Tensor(A.unsqueeze.default(g, d + 1), onehot), [d], False)
+    return value_selecting_reduction_backward(g, dim, indices, self_shape, keepdim)
 
 
 def _logsumexp_backward(g: Any, self: Any, dim: Any, keepdim: bool, result: Any) -> Any:
-    dims = reduction_dims(list(dim), self.dim())
-    g = _unsqueeze_dims(g, dims, self.dim(), keepdim)
-    result = _unsqueeze_dims(result, dims, self.dim(), keepdim)
+    """``logsumexp_backward``: ``grad * (self - result).exp()``, the reduced dims put back."""
+    if not keepdim and self.dim() != 0:
+        g = _unsqueeze_multiple(g, dim, self.dim())
+        result = _unsqueeze_multiple(result, dim, self.dim())
     return A.mul.Tensor(g, A.exp.default(A.sub.Tensor(self, result)))
 
 
 def _norm_backward(g: Any, self: Any, p: Any, result: Any, dim: Any, keepdim: bool) -> Any:
-    """``norm_backward`` for a vector p-norm over ``dim`` (None or [] is every dim)."""
+    """``norm_backward`` (FunctionsManual.cpp), each ``p`` case in its C++ operand order.
+
+    ``dim`` None or ``[]`` reduced everything (``linalg_vector_norm``'s ``dim.value_or({})``): nothing
+    to unsqueeze then.
+    """
     p = 2.0 if p is None else float(p)
-    dims = reduction_dims(dim, self.dim())
+    norm = result
+    if not keepdim and self.dim() != 0:
+        dims = [] if dim is None else dim
+        g = _unsqueeze_multiple(g, dims, self.dim())
+        norm = _unsqueeze_multiple(norm, dims, self.dim())
     if p == 0.0:
-        return A.zeros.default(list(self.shape), dtype=self.dtype, device=self.device)
-    g = _unsqueeze_dims(g, dims, self.dim(), keepdim)
-    norm = _unsqueeze_dims(result, dims, self.dim(), keepdim)
+        return None
     if p == 1.0:
-        return A.mul.Tensor(_sgn(self), g)
+        return A.mul.Tensor(A.sgn.default(self), g)
     if p == 2.0:
-        scaled = A.where.self(A.eq.Scalar(norm, 0), _zero(self), A.div.Tensor(self, norm))
+        scaled = A.div.Tensor(self, norm)
+        scaled = A.masked_fill_.Scalar(scaled, A.eq.Scalar(norm, 0), 0)
         return A.mul.Tensor(g, scaled)
     if math.isinf(p):
         magnitude = A.abs.default(self)
-        mask = A.add.Tensor(A.eq.Tensor(magnitude, norm), A.ne.Tensor(magnitude, magnitude))  # or isnan
-        count = A.sum.dim_IntList(mask, list(dims), True)
-        return A.mul.Tensor(_sgn(self), A.mul.Tensor(A.div.Tensor(g, count), mask))
-    magnitude = A.abs.default(self)
+        mask = A.logical_or.default(A.eq.Tensor(magnitude, norm), A.isnan.default(magnitude))
+        dims = list(range(self.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+        shared = A.mul.Tensor(A.div.Tensor(g, A.sum.dim_IntList(mask, dims, True)), mask)
+        return A.mul.Tensor(A.sgn.default(self), shared)
     if p < 1.0:
-        powered = A.where.self(A.eq.Scalar(self, 0), _zero(self), A.pow.Tensor_Scalar(magnitude, p - 1))
-        return A.mul.Tensor(A.mul.Tensor(A.mul.Tensor(_sgn(self), powered), g), A.pow.Tensor_Scalar(norm, 1 - p))
-    scaled = (A.mul.Tensor(_sgn(self), A.pow.Tensor_Scalar(magnitude, p - 1)) if p < 2.0
-              else A.mul.Tensor(self, A.pow.Tensor_Scalar(magnitude, p - 2)))
-    scale = A.where.self(A.eq.Scalar(norm, 0), _zero(g), A.div.Tensor(g, A.pow.Tensor_Scalar(norm, p - 1)))
-    return A.mul.Tensor(scaled, scale)
+        powered = A.pow_.Scalar(A.abs.default(self), p - 1)
+        powered = A.masked_fill_.Scalar(powered, A.eq.Scalar(self, 0), 0)
+        self_scaled = A.mul.Tensor(A.sgn.default(self), powered)
+        factor = A.pow.Tensor_Scalar(norm, 1 - p)
+        return A.mul.Tensor(A.mul.Tensor(self_scaled, g), factor)
+    if p < 2.0:
+        powered = A.pow_.Scalar(A.abs.default(self), p - 1)
+        self_scaled = A.mul.Tensor(A.sgn.default(self), powered)
+    else:
+        self_scaled = A.mul.Tensor(self, A.pow_.Scalar(A.abs.default(self), p - 2))
+    scale = A.div.Tensor(g, A.pow.Tensor_Scalar(norm, p - 1))
+    scale = A.masked_fill_.Scalar(scale, A.eq.Scalar(norm, 0), 0)
+    return A.mul.Tensor(self_scaled, scale)
 
 
 def register_autograd(lib: Library) -> None:
@@ -697,16 +793,15 @@ def register_autograd(lib: Library) -> None:
     r("min.dim", "MinBackward0",
       lambda g, self_shape, dim, keepdim, result1: D._max_dim_backward(g, self_shape, dim, keepdim, result1),
       differentiable_outputs=(0,))
-    r("prod", "ProdBackward0",
-      lambda g, self, result: _prod_backward(g, self, result, tuple(range(self.dim())), False))
-    r("prod.dim_int", "ProdBackward1",
-      lambda g, self, result, dim, keepdim: _prod_backward(g, self, result, (wrap_dim(dim, self.dim()),), keepdim))
+    r("prod", "ProdBackward0", _prod_backward)
+    r("prod.dim_int", "ProdBackward1", _prod_dim_backward)
     r("var.correction", "VarBackward0", _var_backward)
     r("std.correction", "StdBackward0", _std_backward)
-    r("var_mean.correction", "VarMeanBackward0", _moments_backward(False))
+    r("var_mean.correction", "VarMeanBackward0",
+      lambda grads, self, dim, correction, keepdim: _moments_backward(False)(grads, self, dim, correction, keepdim))
     r("std_mean.correction", "StdMeanBackward0",
-      lambda grads, self, dim, correction, keepdim, result: _moments_backward(True)(
-          grads, self, dim, correction, keepdim, result))
+      lambda grads, self, dim, correction, keepdim, result0: _moments_backward(True)(
+          grads, self, dim, correction, keepdim, result0))
     for name in ("cumsum", "cumsum_"):
         r(name, "CumsumBackward0", _cumsum_backward, **({"mutates": "self"} if name.endswith("_") else {}))
     r("cumprod", "CumprodBackward0", _cumprod_backward)

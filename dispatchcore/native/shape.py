@@ -10,10 +10,17 @@ Mirrors ``aten/src/ATen/native/TensorShape.cpp`` (views and their multi-output f
   Views are ``as_strided``/``slice`` of their input; they share its memory.
 * ``CompositeExplicitAutogradNonFunctional`` kernels of the non-structured functional ops
   (``*_scatter``, ``copy``): a clone that keeps the input's strides, then an in-place write.
+* The backward operators of ``select``, ``slice`` and ``diagonal`` (``select_backward``,
+  ``slice_backward``, ``diagonal_backward``: zeros, then the view written), which their
+  derivatives call as torch's do, and the ``out=`` forms torch generates for them (``generated_out``).
 * ``CompositeImplicitAutograd`` decompositions (``KERNELS_IMPLICIT``): ``chunk``, ``narrow``,
   ``flatten``, ``movedim``, ``T``/``mT``, ``expand_as``, ... into the ops above.
 * ``ADInplaceOrView`` kernels of the views (one and several outputs), ``BackendSelect`` of
   ``randperm``; derivatives with torch's node names (``SplitWithSizesBackward0``, ...).
+* ``lift_fresh`` and ``lift_fresh_copy`` (``TensorShape.cpp``): what ``tensor(data)`` and
+  ``from_numpy`` hand their freshly made tensor to, so that a dispatch mode sees the literal
+  (``FakeTensorMode`` makes it fake, ``make_fx`` records it as ``lift_fresh_copy`` of a constant).
+  ``lift_fresh`` returns its input itself, ``lift_fresh_copy`` a clone.
 * ``resize_`` (``Resize.cpp``, ``VariableTypeManual.cpp``): backend kernels that give a tensor new
   sizes over its storage and an Autograd kernel that refuses tensors requiring grad. Its
   ADInplaceOrView kernel is the core's generic in-place one, which counts a version on every
@@ -34,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import layouts as _layouts
 from .._library import Library
 from ..ops import aten as A
 from ..shapes import channels_last_strides, is_channels_last_strides, is_non_overlapping_and_dense, wrap_dim
@@ -87,6 +95,17 @@ SCHEMAS: tuple[str, ...] = (
     "triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)",
     # writes into a copy
     "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+    # the backward operators of select, slice and diagonal (TensorShape.cpp): zeros, then the view written
+    "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
+    "select_backward.out(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index, *, Tensor(a!) out) "
+    "-> Tensor(a!)",
+    "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) "
+    "-> Tensor",
+    "slice_backward.out(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step, "
+    "*, Tensor(a!) out) -> Tensor(a!)",
+    "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor",
+    "diagonal_backward.out(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2, *, "
+    "Tensor(a!) out) -> Tensor(a!)",
     "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
     "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor",
     "copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
@@ -112,6 +131,10 @@ SCHEMAS: tuple[str, ...] = (
     "randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
     # in-place geometry
     "resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
+    # the fresh tensor of a literal, handed to the modes (tensor(data), from_numpy)
+    "lift_fresh(Tensor(a) self) -> Tensor(a)",
+    "lift_fresh_copy(Tensor self) -> Tensor",
+    "lift_fresh_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
 )
 
 
@@ -412,6 +435,74 @@ def copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     return A.copy_.default(clone_preserve_strides(self), src, non_blocking)
 
 
+def select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int) -> Tensor:
+    """``select_backward_symint``: ``zeros(input_sizes)`` with ``grad_output`` copied into the selected slice."""
+    grad_input = A.zeros.default(list(input_sizes), dtype=grad_output.dtype, device=grad_output.device)
+    A.copy_.default(A.select.int(grad_input, dim, index), grad_output)
+    return grad_input
+
+
+def slice_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, start: int, end: int,
+                   step: int) -> Tensor:
+    """``slice_backward``: ``zeros(input_sizes)`` with ``grad_output`` copied into the slice."""
+    grad_input = A.zeros.default(list(input_sizes), dtype=grad_output.dtype, device=grad_output.device)
+    A.copy_.default(A.slice.Tensor(grad_input, dim, start, end, step), grad_output)
+    return grad_input
+
+
+def diagonal_backward(grad_output: Tensor, input_sizes: Sequence[int], offset: int, dim1: int, dim2: int) -> Tensor:
+    """``diagonal_backward_symint``: ``zeros(input_sizes)`` with ``grad_output`` copied into the diagonal."""
+    grad_input = A.zeros.default(list(input_sizes), dtype=grad_output.dtype, device=grad_output.device)
+    A.copy_.default(A.diagonal.default(grad_input, offset, dim1, dim2), grad_output)
+    return grad_input
+
+
+def generated_out(functional: Any) -> Callable[..., Any]:
+    """The ``out=`` kernel torch generates at CompositeExplicitAutograd for a functional op.
+
+    The result, then ``resize_output`` (warning when ``out`` had elements) and ``copy_``.
+    """
+    def out_kernel(*args: Any, out: Tensor, **kwargs: Any) -> Tensor:
+        result = functional(*args, **kwargs)
+        if tuple(out.shape) != tuple(result.shape):
+            if out.numel():
+                warnings.warn(
+                    f"An output with one or more elements was resized since it had shape {_shape_str(out.shape)}, "
+                    f"which does not match the required output shape {_shape_str(result.shape)}. This behavior is "
+                    "deprecated, and in a future PyTorch release outputs will not be resized unless they have zero "
+                    "elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                    "with t.resize_(0).", UserWarning, stacklevel=4)
+            A.resize_.default(out, list(result.shape))
+        return A.copy_.default(out, result)
+
+    return out_kernel
+
+
+def lift_fresh(self: Tensor) -> Tensor:
+    """``at::native::lift_fresh``: the tensor itself (its caller made it fresh; a mode may replace it)."""
+    return self
+
+
+def lift_fresh_copy(self: Tensor) -> Tensor:
+    """``at::native::lift_fresh_copy``: a contiguous clone, for a graph whose constant must stay unwritten."""
+    return A.clone.default(self, memory_format=_layouts.contiguous_format)
+
+
+def lift_fresh_copy_out(self: Tensor, *, out: Tensor) -> Tensor:
+    """``lift_fresh_copy.out``: torch's generated out= composite (``resize_out_helper`` + ``copy_arg``)."""
+    result = A.lift_fresh_copy.default(self)
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel():
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape {_shape_str(out.shape)}, which "
+                f"does not match the required output shape {_shape_str(result.shape)}. This behavior is deprecated, "
+                "and in a future PyTorch release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
+                UserWarning, stacklevel=4)
+        A.resize_.default(out, list(result.shape))
+    return A.copy_.default(out, result)
+
+
 def fill_scalar(self: Tensor, value: Any) -> Tensor:
     return A.fill_.Scalar(A.empty_like.default(self), value)
 
@@ -498,11 +589,16 @@ KERNELS_EXPLICIT: dict[str, Callable[..., Any]] = {
     "rand_like": rand_like, "rand_like.generator": rand_like_generator,
     "new_zeros": new_zeros, "new_ones": new_ones, "new_full": new_full, "new_empty": new_empty,
     "randperm": randperm, "randperm.generator": randperm_generator,
+    "lift_fresh": lift_fresh, "lift_fresh_copy.out": lift_fresh_copy_out,
+    "slice_backward": slice_backward, "diagonal_backward": diagonal_backward,
+    "select_backward.out": generated_out(select_backward), "slice_backward.out": generated_out(slice_backward),
+    "diagonal_backward.out": generated_out(diagonal_backward),
 }
 # torch's dispatch: CompositeExplicitAutogradNonFunctional, and not structured (no out= kernel)
 KERNELS_NONFUNCTIONAL: dict[str, Callable[..., Any]] = {
     "select_scatter": select_scatter, "slice_scatter": slice_scatter, "diagonal_scatter": diagonal_scatter,
-    "copy": copy, "new_empty_strided": new_empty_strided,
+    "copy": copy, "new_empty_strided": new_empty_strided, "lift_fresh_copy": lift_fresh_copy,
+    "select_backward": select_backward,
 }
 
 
@@ -791,7 +887,7 @@ def _zeros(shape: Sequence[int], like: Tensor) -> Tensor:
 
 
 def _diagonal_backward(grad: Tensor, self_shape: tuple[int, ...], offset: int, dim1: int, dim2: int) -> Tensor:
-    return A.diagonal_scatter.default(_zeros(self_shape, grad), grad, offset, dim1, dim2)
+    return A.diagonal_backward.default(grad, list(self_shape), offset, dim1, dim2)
 
 
 def _cat_pieces(grads: tuple[Any, ...], shapes: list[list[int]], dim: int) -> Tensor:
@@ -833,12 +929,23 @@ def _unbind_backward(grads: tuple[Any, ...], self_shape: tuple[int, ...], dim: i
 
 
 def _repeat_backward(grad: Tensor, repeats: Sequence[int], self_shape: tuple[int, ...]) -> Tensor:
-    padded = [1] * (len(repeats) - len(self_shape)) + list(self_shape)
-    if 0 in padded or 0 in repeats:
+    """``repeat_backward``: the leading new dims summed away, then one reshape and one sum over the repeats."""
+    if 0 in repeats:
         return _zeros(self_shape, grad)
-    interleaved = [n for pair in zip(repeats, padded) for n in pair]
-    summed = A.sum.dim_IntList(A.reshape.default(grad, interleaved), list(range(0, 2 * len(repeats), 2)))
-    return A.reshape.default(summed, list(self_shape))
+    unsqueezed = grad.dim() - len(self_shape)
+    for _ in range(unsqueezed):
+        grad = A.sum.dim_IntList(grad, [0], False)
+    grad_size: list[int] = []
+    sum_dims: list[int] = []
+    for d, size in enumerate(self_shape):
+        repeat = repeats[d + unsqueezed]
+        if repeat != 1:
+            grad_size.append(repeat)
+            sum_dims.append(len(grad_size) - 1)
+        grad_size.append(size)
+    if sum_dims:
+        grad = A.sum.dim_IntList(A.reshape.default(grad, grad_size), sum_dims)
+    return grad
 
 
 def _roll_backward(grad: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Tensor:
@@ -924,19 +1031,29 @@ def register_autograd(lib: Library) -> None:
         r(name, node, ("self",), formula)
         r(f"{name}_", node, ("self",), formula, mutates="self")
     r("diagonal", "DiagonalBackward0", ("self",), _diagonal_backward, view=True)
+    # ``zeros_like(src)`` in derivatives.yaml: torch saves src's sizes and options and calls ``at::zeros``
     r("select_scatter", "SelectScatterBackward0", ("self", "src"),
-      (lambda g, src, dim, index: A.select_scatter.default(g, A.zeros_like.default(src), dim, index),
+      (lambda g, src_shape, src_dtype, src_device, dim, index: A.select_scatter.default(
+          g, A.zeros.default(list(src_shape), dtype=src_dtype, device=src_device), dim, index),
        lambda g, dim, index: A.select.int(g, dim, index)))
     r("slice_scatter", "SliceScatterBackward0", ("self", "src"),
-      (lambda g, src, dim, start, end, step: A.slice_scatter.default(g, A.zeros_like.default(src), dim, start, end,
-                                                                    step),
+      (lambda g, src_shape, src_dtype, src_device, dim, start, end, step: A.slice_scatter.default(
+          g, A.zeros.default(list(src_shape), dtype=src_dtype, device=src_device), dim, start, end, step),
        lambda g, dim, start, end, step: A.slice.Tensor(g, dim, start, end, step)))
     r("diagonal_scatter", "DiagonalScatterBackward0", ("self", "src"),
-      (lambda g, src, offset, dim1, dim2: A.diagonal_scatter.default(g, A.zeros_like.default(src), offset, dim1,
-                                                                      dim2),
+      (lambda g, src_shape, src_dtype, src_device, offset, dim1, dim2: A.diagonal_scatter.default(
+          g, A.zeros.default(list(src_shape), dtype=src_dtype, device=src_device), offset, dim1, dim2),
        lambda g, offset, dim1, dim2: A.diagonal.default(g, offset, dim1, dim2)))
+    r("select_backward", "SelectBackwardBackward0", ("grad_output",),
+      lambda g, dim, index: A.select.int(g, dim, index))
+    r("slice_backward", "SliceBackwardBackward0", ("grad_output",),
+      lambda g, dim, start, end, step: A.slice.Tensor(g, dim, start, end, step))
+    r("diagonal_backward", "DiagonalBackwardBackward0", ("grad_output",),
+      lambda g, offset, dim1, dim2: A.diagonal.default(g, offset, dim1, dim2))
     copy_node = r("copy", "NotImplemented", ("self", "src"), (_copy_not_implemented, _copy_not_implemented))
     copy_node.node_class._qualified_name = "torch::autograd::NotImplemented"
+    r("lift_fresh", "LiftFreshBackward0", ("self",), lambda g: g)
+    r("lift_fresh_copy", "LiftFreshBackward0_copy", ("self",), lambda g: g)
     r("fill.Scalar", "FillBackward0", ("self",), lambda g: A.zeros_like.default(g))
     r("fill.Tensor", "FillBackward1", ("self", "value"),
       (lambda g: A.zeros_like.default(g), lambda g: A.sum.default(g)))
@@ -1189,15 +1306,17 @@ def _randperm(*args: Any, **kwargs: Any) -> Tensor:
 def _new_tensor(self: Tensor, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                 layout: Any = None, pin_memory: bool = False) -> Tensor:
     """``Tensor.new_tensor``: a copy of ``data`` with ``self``'s dtype and device unless given."""
-    from ..factories import tensor
+    from .. import factories as F
 
-    if isinstance(data, Tensor):
+    dtype = self.dtype if dtype is None else dtype
+    device = self.device if device is None else device
+    if isinstance(data, Tensor):  # torch: data.detach().to(device, dtype, copy=True), as tensor(a_tensor)
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
-        data = data.detach()
-    return tensor(data, dtype=self.dtype if dtype is None else dtype,
-                  device=self.device if device is None else device, requires_grad=requires_grad)
+        copied = F.copy_of_tensor(data, F._dtype(dtype), F._device(device))
+        return F._finish("new_tensor", copied, {"requires_grad": requires_grad})
+    return F.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def _iter(self: Tensor) -> Any:

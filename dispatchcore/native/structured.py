@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES
 from .._library import Library
+from ..dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES
 from ..ops import aten
 from ..tensor import Tensor
 from .torch_keys import TORCH_KEYS

@@ -1,4 +1,4 @@
-"""A third-party device that trains a model with fourteen kernels: ``mydev`` on PrivateUse1.
+"""A third-party device that trains a model with fifteen kernels: ``mydev`` on PrivateUse1.
 
 PyTorch reserves the PrivateUse1 backend for out-of-tree devices: name it with
 ``torch.utils.rename_privateuse1_backend("mydev")``, register kernels for the ``PrivateUse1`` key
@@ -223,6 +223,14 @@ def mse_loss_out_mydev(self, target, reduction=1, *, out):
     return store_out(out, {0: squared, 1: squared.mean(), 2: squared.sum()}[reduction])
 
 
+def mse_loss_backward_mydev(grad_output, self, target, reduction):
+    """mse_loss's derivative, a kernel of its own in torch (not structured): ``norm * (self - target) * grad``."""
+    diff = host(self) - host(target)
+    norm = 2.0 / diff.size if reduction == 1 else 2.0
+    values = norm * diff * host(grad_output)
+    return store(empty_mydev(values.shape, dtype=self.dtype), values)
+
+
 def relu_mydev(self):
     values = host(self)
     return store(empty_mydev(values.shape, dtype=self.dtype), np.maximum(values, 0))
@@ -233,7 +241,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "view": view_mydev, "_copy_from": copy_from_mydev, "fill_.Scalar": fill_mydev,
     "zero_": zero_mydev, "add.out": add_out_mydev, "sub.out": sub_out_mydev, "mul.out": mul_out_mydev,
     "mm.out": mm_out_mydev, "threshold_backward.grad_input": threshold_backward_mydev, "sum.IntList_out": sum_out_mydev,
-    "mse_loss.out": mse_loss_out_mydev, "relu": relu_mydev,
+    "mse_loss.out": mse_loss_out_mydev, "mse_loss_backward": mse_loss_backward_mydev, "relu": relu_mydev,
 }
 
 

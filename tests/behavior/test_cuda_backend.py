@@ -647,8 +647,10 @@ CPU_ONLY = {"div.Tensor_mode", "div_.Tensor_mode", "maximum", "minimum",
 # empty tensor filled by arange.start_out, linspace.out, uniform_, normal_)
 HOST_FILLED = {"arange", "arange.start", "arange.start_step", "linspace", "rand", "randn"}
 
-# Family operators (not in cpu.KERNELS) with a CUDA kernel: relu's backward, which training needs
-FAMILY_KERNELS = {"threshold_backward.grad_input"}
+# Family operators (not in cpu.KERNELS) with a CUDA kernel: the backward operators training calls
+# (relu's, softmax's, mse_loss's, tanh's and sigmoid's)
+FAMILY_KERNELS = {"threshold_backward.grad_input", "_softmax_backward_data.out", "mse_loss_backward",
+                  "mse_loss_backward.grad_input", "tanh_backward.grad_input", "sigmoid_backward.grad_input"}
 
 
 # CPU keeps these for speed where torch has only a CompositeExplicitAutograd kernel; CUDA, like

@@ -162,6 +162,13 @@ def mse_loss_out(self, target, reduction=1, *, out):
     return _store_out(out, [squared, squared.mean(), squared.sum()][reduction])
 
 
+def mse_loss_backward_dev(grad_output, self, target, reduction):
+    """A kernel of its own in torch (CPU/CUDA/MPS dispatch entries), so a device writes it too."""
+    a, b = _common(self, target)
+    norm = 2.0 / a.size if reduction == 1 else 2.0
+    return _store_out(empty_dev(self.shape, dtype=self.dtype), norm * (a - b) * _values(grad_output))
+
+
 def relu_dev(self):
     return _store_out(empty_dev(self.shape, dtype=self.dtype), np.maximum(_values(self), 0))
 
@@ -180,7 +187,8 @@ def dev():
     device = dc.register_device(DEVICE, "PrivateUse1")
     dc.load_backends()  # the structured composites run the Meta kernels
     lib = dc.Library("aten", "IMPL")
-    for name, kernel in {**PRIMITIVES, **OUT_KERNELS, "relu": relu_dev}.items():
+    kernels = {**PRIMITIVES, **OUT_KERNELS, "relu": relu_dev, "mse_loss_backward": mse_loss_backward_dev}
+    for name, kernel in kernels.items():
         lib.impl(name, kernel, "PrivateUse1")
     yield device
     lib._destroy()

@@ -43,8 +43,8 @@ def test_example_trains_with_a_minimal_kernel_set_and_explains_itself(capsys):
             "AutogradPrivateUse1, AutocastPrivateUse1)\n") in out
     # every kernel the device wrote was asked for by a "Could not run" error, and no other
     needed = out.split("the loop asked for:\n  ")[1].split("\n")[0].split(", ")
-    assert sorted(needed) == sorted(kernels) and len(needed) == 14
-    assert "14 kernels, every one in KERNELS: True\n" in out
+    assert sorted(needed) == sorted(kernels) and len(needed) == 15
+    assert "15 kernels, every one in KERNELS: True\n" in out
 
     assert _section(out, "[kernel] written by mydev") == sorted(f"aten::{name}" for name in kernels)
     ceanf = _section(out, "[default backend kernel] CompositeExplicitAutogradNonFunctional")
@@ -52,7 +52,7 @@ def test_example_trains_with_a_minimal_kernel_set_and_explains_itself(capsys):
     assert "aten::sub_.Tensor -> aten::sub.out" in ceanf
     assert "aten::mm -> aten::empty_strided, aten::mm.out" in ceanf
     cea = _section(out, "[default backend kernel] CompositeExplicitAutograd")
-    assert "aten::mul.Scalar -> aten::mul.Tensor" in cea and "aten::t -> aten::as_strided" in cea
+    assert "aten::t -> aten::as_strided" in cea  # mm's derivative transposes
     assert "aten::detach" in cea  # AccumulateGrad takes each unshared gradient over
     # data movement: copy_ hands a device it cannot reach to _copy_from; Tensor.to is empty_strided + copy_
     assert "aten::copy_ -> aten::_copy_from" in cea

@@ -746,9 +746,7 @@ OPS = [
     OpInfo("nll_loss_forward", call="ops.aten.nll_loss_forward", samples=_nll_loss_forward, dtypes=FLOAT,
            aten=("nll_loss_forward",), grad=True),
     # --- tensor lists and copies ----------------------------------------------------------------------
-    OpInfo("cat", call="cat", samples=_cat, dtypes=ALL, aten=("cat",), grad=True, gradgrad=True,
-           xfails={"float64/legacy-empty-kw@grad": "CatBackward0 gives no gradient (None) for a skipped legacy "
-                                                   "1-d empty input; torch gives a zero-size one"}),
+    OpInfo("cat", call="cat", samples=_cat, dtypes=ALL, aten=("cat",), grad=True, gradgrad=True),
     OpInfo("stack", call="stack", samples=_stack, dtypes=ALL, aten=("stack",), grad=True),
     OpInfo("clone", call="clone", samples=_one_tensor, dtypes=ALL, aten=("clone",), grad=True,
            method_variant="Tensor.clone"),
