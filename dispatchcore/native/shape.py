@@ -488,19 +488,8 @@ def lift_fresh_copy(self: Tensor) -> Tensor:
     return A.clone.default(self, memory_format=_layouts.contiguous_format)
 
 
-def lift_fresh_copy_out(self: Tensor, *, out: Tensor) -> Tensor:
-    """``lift_fresh_copy.out``: torch's generated out= composite (``resize_out_helper`` + ``copy_arg``)."""
-    result = A.lift_fresh_copy.default(self)
-    if tuple(out.shape) != tuple(result.shape):
-        if out.numel():
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape {_shape_str(out.shape)}, which "
-                f"does not match the required output shape {_shape_str(result.shape)}. This behavior is deprecated, "
-                "and in a future PyTorch release outputs will not be resized unless they have zero elements. You can "
-                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
-                UserWarning, stacklevel=4)
-        A.resize_.default(out, list(result.shape))
-    return A.copy_.default(out, result)
+# ``lift_fresh_copy.out``: torch's generated out= composite over the dispatched functional op
+lift_fresh_copy_out = generated_out(lambda self: A.lift_fresh_copy.default(self))
 
 
 def fill_scalar(self: Tensor, value: Any) -> Tensor:
