@@ -164,13 +164,18 @@ def threshold_backward_grad_input_cpu(grad_output, self, threshold, *, grad_inpu
                        (grad_output, self), grad_output, grad_input)
 
 
+def _fast_backward_operands(g: np.ndarray, o: np.ndarray, dim: int, input_dtype: Any) -> bool:
+    """A (log_)softmax backward's usual operands: one float dtype and shape, contiguous, dim in range."""
+    return bool((g.dtype is _k._F32 or g.dtype is _k._F64) and o.dtype is g.dtype and g.shape == o.shape
+                and g.ndim and input_dtype is not float16 and -g.ndim <= dim < g.ndim
+                and g.flags.c_contiguous and o.flags.c_contiguous)
+
+
 def _log_softmax_backward_data_cpu(grad_output, output, dim, input_dtype):
     """``grad - exp(output) * sum(grad, dim)``, in ``grad_output``'s dtype (half computed in float)."""
     g, o = grad_output._data, output._data
     # every step's cross_entropy backward: the check passes, the result is a new contiguous array
-    if (g.dtype is _k._F32 or g.dtype is _k._F64) and o.dtype is g.dtype and g.shape == o.shape and g.ndim \
-            and input_dtype is not float16 and -g.ndim <= dim < g.ndim and g.flags.c_contiguous \
-            and o.flags.c_contiguous:
+    if _fast_backward_operands(g, o, dim, input_dtype):
         r = _k.log_softmax_backward_fast(g, o, dim % g.ndim)
         if r is not None:
             return wrap_cpu(r)
@@ -202,9 +207,7 @@ def _softmax_backward_data_cpu(grad_output, output, dim, input_dtype):
     """
     g, o = grad_output._data, output._data
     # every step's softmax backward: one float dtype, one shape, contiguous operands
-    if (g.dtype is _k._F32 or g.dtype is _k._F64) and o.dtype is g.dtype and g.shape == o.shape and g.ndim \
-            and input_dtype is not float16 and -g.ndim <= dim < g.ndim and g.flags.c_contiguous \
-            and o.flags.c_contiguous:
+    if _fast_backward_operands(g, o, dim, input_dtype):
         with _k.quiet():
             r = g * o
             np.subtract(g, np.add.reduce(r, axis=dim % g.ndim, keepdims=True), out=r)
