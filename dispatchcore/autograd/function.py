@@ -23,6 +23,20 @@ from .graph import Node, SavedTensor, gradient_edge
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"]
 
 
+# The metadata tuple of the last tensor a node described: consecutive nodes mostly describe
+# tensors of one shape, dtype and device, and share it (Note [Shared input metadata], kernels.py)
+_last_meta: tuple[Any, Any, Any] = ((), None, None)
+
+
+def _shared_meta(t: Any) -> tuple[Any, Any, Any]:
+    """``(shape, dtype, device)`` of ``t``: the last such tuple when it is equal, else a new one."""
+    global _last_meta
+    shape, dtype, device = t._data.shape, t.dtype, t.device
+    meta = _last_meta
+    if meta[1] is dtype and meta[2] is device and meta[0] == shape:
+        return meta
+    meta = _last_meta = (tuple(shape), dtype, device)
+    return meta
 
 
 def _is_tensor(x: Any) -> bool:
@@ -280,7 +294,7 @@ class Function(metaclass=_FunctionMeta):
             edges, meta = [], []
             for a in tensor_inputs:
                 edges.append(gradient_edge(a))
-                meta.append((tuple(a._data.shape), a.dtype, a._device))
+                meta.append(_shared_meta(a))
             ctx.next_functions, ctx._input_meta = tuple(edges), tuple(meta)
         st.autograd = _NO_GRAD[state[1]]  # forward runs with grad mode off (dispatch TLS untouched)
         try:
@@ -440,8 +454,7 @@ def _wrap_outputs(ctx: BackwardCFunction, tensor_inputs: list[Any], output: Any,
             "Some elements marked as dirty during the forward method were not returned as output. "
             "The inputs that are modified inplace must all be outputs of the Function.")
     if executable:
-        ctx._output_meta = tuple([(tuple(o._data.shape), o.dtype, o.device) if _is_tensor(o) else None
-                                  for o in results])
+        ctx._output_meta = tuple([_shared_meta(o) if _is_tensor(o) else None for o in results])
         ctx._num_outputs = len(results)  # type: ignore[attr-defined]
         saved = []
         for i, t in enumerate(to_save):
