@@ -492,7 +492,7 @@ def torch_training() -> dict:
     return _training(_torch())
 
 
-# the I19 graphs' lengths; --quick (the CI smoke run) divides them by _QUICK_DIVISOR
+# the G21-G23 graphs' lengths; --quick (the CI smoke run) divides them by _QUICK_DIVISOR
 GRAPH_STEPS = {"deep": 100_000, "inplace": 20_000, "function": 20_000}
 _QUICK_DIVISOR = 100
 _graph_divisor = 1
@@ -572,6 +572,87 @@ def torch_graphs() -> dict:
     return _graphs(_torch())
 
 
+# --- the Python key (issue 17): a forwarding mode, a forwarding subclass, make_fx --------------
+# the aten calls make_fx records for the tiny MLP step (forward, then autograd.grad), in torch 2.13
+MLP_STEP_TARGETS = (
+    "mm.default", "relu.default", "detach.default", "mm.default", "sub.Tensor", "mul.Tensor", "mean.default",
+    "ones_like.default", "expand.default", "div.Scalar", "mul.Tensor", "mul.Tensor", "add.Tensor",
+    "t.default", "mm.default", "t.default", "mm.default", "detach.default", "threshold_backward.default",
+    "t.default", "mm.default")
+
+
+def _python_key(lib) -> dict:
+    """The Python-key rows, written once against ``lib`` (``dispatchcore`` or ``torch``).
+
+    A forwarding dispatch mode (G19), a forwarding wrapper subclass in the style of torch's tests
+    (``_make_wrapper_subclass``, unwrap, call, wrap; G25) and ``make_fx`` of the tiny MLP step (G26).
+    """
+    if lib.__name__ == "torch":
+        from torch.fx.experimental.proxy_tensor import make_fx
+        from torch.utils._python_dispatch import TorchDispatchMode as Mode
+        from torch.utils._pytree import tree_map
+    else:
+        from dispatchcore.fx import make_fx
+        from dispatchcore.subclass import tree_map
+        Mode = lib.DispatchMode
+    plain = lib.Tensor
+
+    class Forward(Mode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    class Wrap(lib.Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            return lib.Tensor._make_wrapper_subclass(cls, elem.shape, strides=elem.stride(), dtype=elem.dtype,
+                                                     device=elem.device, requires_grad=elem.requires_grad)
+
+        def __init__(self, elem):
+            self.elem = elem
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            args, kwargs = tree_map(lambda t: t.elem if type(t) is Wrap else t, (args, kwargs or {}))
+            return tree_map(lambda t: Wrap(t) if type(t) is plain else t, func(*args, **kwargs))
+
+    xn, w1n, w2n, yn = mlp_data()
+    x, y = lib.tensor(xn), lib.tensor(yn)
+    W1, W2 = lib.tensor(w1n, requires_grad=True), lib.tensor(w2n, requires_grad=True)
+
+    def mlp_step(x, W1, W2, y):
+        d = (x @ W1).relu() @ W2 - y
+        loss = (d * d).mean()
+        return (loss, *lib.autograd.grad(loss, [W1, W2]))
+
+    def targets(gm):
+        return tuple(str(n.target).removeprefix("aten.") for n in gm.graph.nodes if n.op == "call_function")
+
+    a, b = lib.randn(10), lib.randn(10)
+    return {"lib": lib, "add": lib.add, "a": a, "b": b, "wa": Wrap(a), "wb": Wrap(b), "Wrap": Wrap,
+            "Forward": Forward, "make_fx": make_fx, "mlp_step": mlp_step, "x": x, "y": y, "W1": W1, "W2": W2,
+            "targets": targets, "MLP_STEP_TARGETS": MLP_STEP_TARGETS}
+
+
+@functools.cache
+def dc_python_key() -> dict:
+    """The dispatchcore side of the Python-key rows."""
+    return _on_dispatchcore(_python_key)
+
+
+@functools.cache
+def torch_python_key() -> dict:
+    """The torch side of the Python-key rows."""
+    return _python_key(_torch())
+
+
+_MODE_CHECK = ("seen = []\nclass Seen(Forward):\n    def __torch_dispatch__(self, func, types, args=(), kwargs=None):\n"
+               "        seen.append(str(func))\n        return func(*args, **(kwargs or {}))\n"
+               "with Seen():\n    add(a, b)\nassert seen == ['aten.add.Tensor'], seen")
+_WRAP_CHECK = "r = wa + wb\nassert type(r) is Wrap and r.elem.tolist() == (a + b).tolist()"
+_MAKE_FX_CHECK = ("gm = make_fx(mlp_step)(x, W1, W2, y)\nassert targets(gm) == MLP_STEP_TARGETS, targets(gm)\n"
+                  "loss, g1, g2 = gm(x, W1, W2, y)\nassert abs(loss.item() - mlp_step(x, W1, W2, y)[0].item()) < 1e-5")
+
+
 # --- the table of cases ---------------------------------------------------------------------
 _DEFAULT_ROUTE = (
     'assert route(op1, c) == "AutogradCPU" and op1.table_entry("AutogradCPU")[1] == "backend fallback"\n'
@@ -589,6 +670,9 @@ G13 = dict(kind="ratio", must=1.0, target=0.5, gc_enabled=True)
 G14 = dict(kind="ratio", must=1.0, target=0.5)
 G16 = dict(kind="ratio", must=1.0, target=0.5, gc_enabled=True)
 G20 = dict(kind="delta", must=0.1 * _US, target=0.0)
+G19 = dict(kind="delta", must=3.85 * _US, target=1.5 * _US)
+G25 = dict(kind="ratio", must=1.0, target=0.5)
+G26 = dict(kind="ratio", must=1.0, target=0.5)
 
 # correctness first: each autograd statement is checked against a reference before it is timed
 _MLP_CHECK = ("g1, g2 = mlp_step()\nassert close([g1.detach().numpy(), g2.detach().numpy()], mlp_ref), "
@@ -674,6 +758,27 @@ _AUTOGRAD_CASES: list[Case] = [
          recorded_note="not recorded (torch: within +-0.1 us)"),
 ]
 
+# The Python key (issue 17). G25 is a ratio of overheads: each side's subclass add minus its plain add.
+_PYTHON_KEY_CASES: list[Case] = [
+    Case("G19", "add (10,) under a forwarding dispatch mode vs plain (mode once/100)", **G19,
+         dc=Side(dc_python_key, inner("add(a, b)", "Forward()"), base=inner("add(a, b)"), per=INNER,
+                 label="add(a, b) in Forward() - add(a, b)", check=_MODE_CHECK),
+         anchor=Side(torch_python_key, inner("add(a, b)", "Forward()"), base=inner("add(a, b)"), per=INNER,
+                     label="torch: the same, TorchDispatchMode", check=_MODE_CHECK),
+         recorded=3850.0),
+    Case("G25", "forwarding __torch_dispatch__ wrapper subclass: add (10,), cost over plain add", **G25,
+         dc=Side(dc_python_key, "wa + wb", base="a + b", label="Wrap(a) + Wrap(b) - (a + b)", check=_WRAP_CHECK),
+         anchor=Side(torch_python_key, "wa + wb", base="a + b", label="torch: the same subclass",
+                     check=_WRAP_CHECK),
+         recorded_note="not recorded"),
+    Case("G26", "make_fx of the tiny MLP step (forward + autograd.grad, real tracing, 21 aten nodes)", **G26,
+         dc=Side(dc_python_key, "make_fx(mlp_step)(x, W1, W2, y)", label="dispatchcore.fx.make_fx(step)(...)",
+                 check=_MAKE_FX_CHECK),
+         anchor=Side(torch_python_key, "make_fx(mlp_step)(x, W1, W2, y)", label="torch make_fx: the same",
+                     check=_MAKE_FX_CHECK),
+         recorded_note="not recorded"),
+]
+
 
 # A first step from the seeded model gives torch's loss (the recorded number), later steps learn.
 _STEP_CHECK = ("first = {step}().item()\nassert abs(first - {loss0}) <= 1e-5 * {loss0}, first\n"
@@ -700,28 +805,28 @@ _TRAINING_CASES: list[Case] = [
 _CHAIN_CHECK = ("g = {stmt}\nsteps = GRAPH_STEPS['{kind}'] // _graph_divisor\n"
                 "assert abs(g[0].item() - 1.0001 ** steps) < 1e-2 * 1.0001 ** steps, g")
 _LEARNS = "first = big_mlp_step().item()\nassert min(big_mlp_step().item() for _ in range(3)) < first"
-I19 = dict(kind="ratio", gc_enabled=True)
+GRAPHS = dict(kind="ratio", gc_enabled=True)
 
 
-def _chain_case(kind: str, metric: str, label: str, must: float) -> Case:
-    """An I19 long-graph row: ``<kind>_chain()`` on both sides, its leaf gradient checked first."""
+def _chain_case(goal: str, kind: str, metric: str, label: str, must: float, target: float) -> Case:
+    """A long-graph row (G21-G23): ``<kind>_chain()`` on both sides, its leaf gradient checked first."""
     stmt = f"{kind}_chain()"
     check = _CHAIN_CHECK.format(stmt=stmt, kind=kind)
-    return Case("I19", metric, **I19, must=must, target=must,
+    return Case(goal, metric, **GRAPHS, must=must, target=target,
                 dc=Side(dc_graphs, stmt, label=label, check=check),
                 anchor=Side(torch_graphs, stmt, label="torch eager: the same", check=check),
                 recorded_note="not recorded")
 
 
 _GRAPH_CASES: list[Case] = [
-    _chain_case("deep", "backward through a 100,000-op chain (x = x * 1.0001), fwd+bwd (gc on)",
-                "x = x * 1.0001 (100,000 times); x.sum().backward()", 0.75),
-    _chain_case("inplace", "20,000 in-place mul_ on a leaf's clone, fwd+bwd (gc on)",
-                "x = leaf.clone(); x.mul_(1.0001) (20,000 times); backward", 1.0),
-    _chain_case("function", "20,000 custom Function nodes (MulConst.apply), fwd+bwd (gc on)",
-                "x = MulConst.apply(x) (20,000 times); backward", 0.75),
-    Case("I19", "784-256-128-10 MLP training step (batch 64, CrossEntropyLoss, SGD; gc on)", kind="info",
-         gc_enabled=True,
+    _chain_case("G21", "deep", "backward through a 100,000-op chain (x = x * 1.0001), fwd+bwd (gc on)",
+                "x = x * 1.0001 (100,000 times); x.sum().backward()", 1.0, 0.75),
+    _chain_case("G22", "inplace", "20,000 in-place mul_ on a leaf's clone, fwd+bwd (gc on)",
+                "x = leaf.clone(); x.mul_(1.0001) (20,000 times); backward", 1.5, 1.0),
+    _chain_case("G23", "function", "20,000 custom Function nodes (MulConst.apply), fwd+bwd (gc on)",
+                "x = MulConst.apply(x) (20,000 times); backward", 1.0, 0.75),
+    Case("G24", "784-256-128-10 MLP training step (batch 64, CrossEntropyLoss, SGD; gc on)", **GRAPHS,
+         must=1.25, target=1.0,
          dc=Side(dc_graphs, "big_mlp_step()", label="zero_grad; loss_fn(mlp(xb), yb).backward(); SGD step",
                  check=_LEARNS),
          anchor=Side(torch_graphs, "big_mlp_step()", label="torch eager: the same", check=_LEARNS),
@@ -961,6 +1066,7 @@ CASES: list[Case] = [
          anchor=None),
 ]
 CASES += _AUTOGRAD_CASES
+CASES += _PYTHON_KEY_CASES
 CASES += _TRAINING_CASES
 CASES += _GRAPH_CASES
 CASES = _EAGER_CASES + CASES
@@ -1046,7 +1152,7 @@ def _row(case: Case, sides: dict[str, Side], timings: dict, prefix: str = "") ->
         if tag not in sides:
             return None
         t = timings[f"{prefix}{tag}:stmt"].min_ns
-        if sides[tag].base is not None and case.kind == "delta":
+        if sides[tag].base is not None:  # delta rows, and ratio rows of overheads (G25)
             t -= timings[f"{prefix}{tag}:base"].min_ns
         return t
 
@@ -1178,7 +1284,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"#   rounds: {args.rounds}, target per sample: {target * 1e3:g} ms"
           + (", all rows interleaved together" if args.together else ""))
     if args.quick:
-        print(f"#   --quick: the I19 graphs are 1/{_QUICK_DIVISOR} of the lengths their rows name")
+        print(f"#   --quick: the G21-G23 graphs are 1/{_QUICK_DIVISOR} of the lengths their rows name")
     if args.together:
         rows = _run_together(cases, args.rounds, target)
         for row in rows:

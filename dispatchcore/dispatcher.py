@@ -379,7 +379,18 @@ def _pass_through(key: DispatchKey) -> Callable[..., Any]:
     def pass_through(ks: DispatchKeySet, op: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
         return op.redispatch(ks._bits & below, *args, **kwargs)
 
+    def bind(op: OperatorHandle) -> Callable[..., Any]:
+        """The fast form the table stores: the raw key-set int first, no boxing (Library.fallback's ``_bind``)."""
+        redispatch = op.redispatch
+
+        def pass_through_bound(bits: int, *args: Any, **kwargs: Any) -> Any:
+            return redispatch(bits & below, *args, **kwargs)
+
+        pass_through_bound.__qualname__ = f"pass_through[{key.name}][{op.qualname}]"
+        return pass_through_bound
+
     pass_through.__qualname__ = f"pass_through[{key.name}]"
+    pass_through.bind = bind  # type: ignore[attr-defined]
     return pass_through
 
 
@@ -418,7 +429,8 @@ def _register_builtin_fallbacks() -> None:
     for key in _AUTOGRAD_FALLBACK_KEYS:
         _builtin(key, _autograd_fallback, True, _bind_autograd_fallback)
     for key in _PASS_THROUGH_KEYS:
-        _builtin(key, _pass_through(DispatchKey[key]), True)
+        kernel = _pass_through(DispatchKey[key])
+        _builtin(key, kernel, True, kernel.bind)  # type: ignore[attr-defined]
 
 
 _register_builtin_fallbacks()

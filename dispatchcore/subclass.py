@@ -25,7 +25,9 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from math import prod as _prod
 from typing import Any
+from weakref import WeakSet
 
 import numpy as np
 
@@ -122,12 +124,12 @@ class WrapperData:
 
     def __init__(self, shape: Sequence[int], strides: Sequence[int], dtype: np.dtype,
                  storage_offset: int = 0) -> None:
-        self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
-        self.itemsize = self.dtype.itemsize
-        self.strides = tuple(int(s) * self.itemsize for s in strides)
-        self.ndim = len(self.shape)
-        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.shape = shape = tuple(map(int, shape))
+        self.dtype = dtype = dtype if dtype.__class__ is not str and isinstance(dtype, np.dtype) else np.dtype(dtype)
+        self.itemsize = itemsize = dtype.itemsize
+        self.strides = tuple([int(s) * itemsize for s in strides])
+        self.ndim = len(shape)
+        self.size = _prod(shape)
         self.storage_offset = int(storage_offset)
 
     def to_numpy(self) -> np.ndarray:
@@ -168,10 +170,12 @@ def make_wrapper_subclass(cls: type, size: Sequence[int], strides: Sequence[int]
         >>> dc.dispatch_keys(w)
         DispatchKeySet(CPU, Python, ADInplaceOrView, AutogradCPU, AutocastCPU, PythonTLSSnapshot)
     """
-    _check_subclass(cls)
-    if not has_torch_dispatch(cls):
-        raise TypeError(f"{cls.__name__} must define __torch_dispatch__")
-    shape = tuple(int(s) for s in size)
+    if cls not in _WRAPPER_CLASSES:  # checked once per class (a class's handler is set when it is made)
+        _check_subclass(cls)
+        if not has_torch_dispatch(cls):
+            raise TypeError(f"{cls.__name__} must define __torch_dispatch__")
+        _WRAPPER_CLASSES.add(cls)
+    shape = tuple(map(int, size))
     if strides is None:
         strides, step = [], 1
         for s in reversed(shape):
@@ -189,6 +193,10 @@ def make_wrapper_subclass(cls: type, size: Sequence[int], strides: Sequence[int]
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
     return t
+
+
+# the classes make_wrapper_subclass has accepted; weak, so that a class defined in a test goes away
+_WRAPPER_CLASSES: WeakSet[type] = WeakSet()
 
 
 def _make_tensor_of(cls: type) -> Any:
@@ -231,8 +239,9 @@ def _collect(value: Any, found: list[Any]) -> None:
 def append_overloaded(found: list[Any], value: Any) -> None:
     """Add ``value`` as torch's ``append_overloaded_arg`` does: one per class, a subclass before its superclasses."""
     cls = type(value)
-    if any(type(seen) is cls for seen in found):
-        return
+    for seen in found:
+        if type(seen) is cls:
+            return
     for i, seen in enumerate(found):
         if issubclass(cls, type(seen)):
             found.insert(i, value)
@@ -327,11 +336,15 @@ def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
         (10, [20, {'a': 30}])
     """
     kind = type(tree)
-    if kind is list or kind is tuple:
-        return kind(tree_map(fn, v) for v in tree)
+    if kind is tuple or kind is list:  # leaves mapped in place: one frame per container, not per leaf
+        out = [tree_map(fn, v) if type(v) in _CONTAINERS else fn(v) for v in tree]
+        return tuple(out) if kind is tuple else out
     if kind is dict:
-        return {k: tree_map(fn, v) for k, v in tree.items()}
+        return {k: tree_map(fn, v) if type(v) in _CONTAINERS else fn(v) for k, v in tree.items()}
     return fn(tree)
+
+
+_CONTAINERS = frozenset({tuple, list, dict})
 
 
 def is_traceable_wrapper_subclass(t: Any) -> bool:

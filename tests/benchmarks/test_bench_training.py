@@ -41,17 +41,17 @@ def graphs():
     return compare.dc_graphs()
 
 
-@pytest.mark.benchmark(group="I19 long graphs")
+@pytest.mark.benchmark(group="G21-G24 long graphs")
 @pytest.mark.parametrize("name, steps", [("deep_chain", "deep"), ("inplace_chain", "inplace"),
                                          ("function_chain", "function")])
 def test_long_graph_forward_and_backward(benchmark, graphs, name, steps):
-    """``bench/compare.py``'s I19 rows: 100,000 multiplications, 20,000 ``mul_``, 20,000 Function nodes."""
+    """``bench/compare.py``'s G21-G23 rows: 100,000 multiplications, 20,000 ``mul_``, 20,000 Function nodes."""
     grad = benchmark.pedantic(graphs[name], rounds=1, iterations=1)
     expected = 1.0001 ** compare.GRAPH_STEPS[steps]
     assert abs(grad[0].item() - expected) < 1e-2 * expected
 
 
-@pytest.mark.benchmark(group="I19 long graphs")
+@pytest.mark.benchmark(group="G21-G24 long graphs")
 def test_larger_mlp_training_step(benchmark, graphs):
     first = graphs["big_mlp_step"]().item()
     benchmark(graphs["big_mlp_step"])
