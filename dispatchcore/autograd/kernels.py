@@ -590,19 +590,48 @@ def _meta_of(t: Any, kind: int) -> Any:
 
 def _new_node(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[BuiltinNode, tuple[bool, ...]]:
     """A node with its edges and input metadata (taken before the op runs, as torch does)."""
+    global _last_meta
     node = _new(d.node_class)
     edges: list[tuple[Any, int]] = []
     in_meta: list[Any] = []
     mask = []
+    nargs = len(args)
+    list_inputs = d.list_inputs
     for name, pos in zip(d.input_names, d.input_positions):
-        t: Any = args[pos] if 0 <= pos < len(args) else kwargs.get(name)  # a list for Tensor[] inputs
-        if name in d.list_inputs:
+        t: Any = args[pos] if 0 <= pos < nargs else kwargs.get(name)  # a list for Tensor[] inputs
+        if list_inputs and name in list_inputs:
             for x in t:
                 _add_edge(x, edges, in_meta)
             mask.append(any(e[0] is not None for e in edges[len(edges) - len(t):]))
+            continue
+        # _add_edge, inlined for the one-tensor inputs (gradient_edge's usual case too)
+        try:
+            base = t._base
+        except AttributeError:  # None, or not a tensor
+            edge = _NO_EDGE
         else:
-            _add_edge(t, edges, in_meta)
-            mask.append(edges[-1][0] is not None)
+            if base is not None:
+                edge = gradient_edge(t)
+            elif t._grad_fn is not None:
+                edge = (t._grad_fn, t._output_nr)
+            elif t._requires_grad:
+                m = t._meta
+                acc = None if m is None else m.grad_accumulator
+                edge = (acc if acc is not None else _grad_accumulator(t), 0)
+            else:
+                edge = _NO_EDGE
+        edges.append(edge)
+        if edge[0] is None:
+            in_meta.append(None)
+            mask.append(False)
+            continue
+        mask.append(True)
+        data = t._data  # See Note [Shared input metadata]
+        shape = data.shape
+        meta = _last_meta
+        if meta[1] is not data.dtype or meta[0] != shape:
+            meta = _last_meta = (shape, data.dtype)
+        in_meta.append(meta)
     _node_init(node, tuple(edges))
     node._deriv = d
     node._num_outputs = d.num_outputs
