@@ -218,6 +218,19 @@ _disabled_impl.__name__ = _disabled_impl.__qualname__ = "_disabled_torch_functio
 _disabled_torch_function_impl: Any = _disabled_impl
 
 
+def _subclass_api() -> Any:
+    """``dispatchcore.subclass`` (a layer above this module), imported once: a ``from`` import
+    statement in a function costs ~1 us a call, more than a wrapper subclass's construction."""
+    if not _SUBCLASS:
+        from . import subclass
+
+        _SUBCLASS.append(subclass)
+    return _SUBCLASS[0]
+
+
+_SUBCLASS: list[Any] = []
+
+
 class _TensorType(type):
     """Tensor's metaclass: calling ``Tensor`` is refused with a pointer to the factories.
 
@@ -658,9 +671,7 @@ class Tensor(metaclass=_TensorType):
     @staticmethod
     def _make_subclass(cls: type, data: Tensor, require_grad: bool = False) -> Any:
         """An instance of ``cls`` sharing ``data`` (``torch.Tensor._make_subclass``); see ``subclass.make_subclass``."""
-        from .subclass import make_subclass
-
-        return make_subclass(cls, data, require_grad)
+        return _subclass_api().make_subclass(cls, data, require_grad)
 
     @staticmethod
     def _make_wrapper_subclass(cls: type, size: Any, strides: Any = None, storage_offset: Any = None,
@@ -669,9 +680,7 @@ class Tensor(metaclass=_TensorType):
 
         See ``dispatchcore.subclass.make_wrapper_subclass`` for the arguments.
         """
-        from .subclass import make_wrapper_subclass
-
-        return make_wrapper_subclass(cls, size, strides, storage_offset, **kwargs)
+        return _subclass_api().make_wrapper_subclass(cls, size, strides, storage_offset, **kwargs)
 
     def __len__(self) -> int:
         if not self._data.ndim:
