@@ -264,7 +264,7 @@ def test_page_runs_and_shows_true_output(page_results: dict[str, list[str]], nam
 
 def test_every_lesson_runs_code_checks_output_and_shows_a_trace() -> None:
     lessons = sorted((DOCS / "lessons").glob("[0-9][0-9]-*.md"))
-    assert len(lessons) == 12, [p.name for p in lessons]
+    assert len(lessons) == 16, [p.name for p in lessons]
     for path in lessons:
         text = path.read_text(encoding="utf-8")
         blocks = parse_blocks(text)

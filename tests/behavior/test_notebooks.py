@@ -51,7 +51,7 @@ json.dump(shown, sys.stdout)
 
 def test_there_is_a_notebook_per_lesson_in_step_with_its_page():
     lessons = lessons_notebooks.lessons()
-    assert len(lessons) == 12
+    assert len(lessons) == 16
     assert [p.stem for p in NOTEBOOKS] == [p.stem for p in lessons]
     for path, notebook in zip(lessons, NOTEBOOKS):
         assert notebook.read_text(encoding="utf-8") == lessons_notebooks.render(path), (
