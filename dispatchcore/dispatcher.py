@@ -386,6 +386,13 @@ def _pass_through(key: DispatchKey) -> Callable[..., Any]:
         def pass_through_bound(bits: int, *args: Any, **kwargs: Any) -> Any:
             return redispatch(bits & below, *args, **kwargs)
 
+        def bind_keyset(bits: int) -> Callable[..., Any]:
+            # Note [Bound kernels] (operator.py): bound to a key set, passing through is calling
+            # what the redispatch resolves to, so the call memo holds that kernel itself
+            return op.bound_redispatch(bits & below)
+
+        bind_keyset.kernel = pass_through_bound  # type: ignore[attr-defined]
+        pass_through_bound.bind_keyset = bind_keyset  # type: ignore[attr-defined]
         pass_through_bound.__qualname__ = f"pass_through[{key.name}][{op.qualname}]"
         return pass_through_bound
 

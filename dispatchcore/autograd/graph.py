@@ -614,10 +614,15 @@ def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any] | None) -> l
 def _ones_like(out: Any) -> Any:
     """The implicit seed: ``aten::ones_like`` (its default memory format is ``preserve_format``)."""
     if not _ONES_LIKE:  # late: the operator registry imports this module
+        from ..layouts import preserve_format
         from ..ops import aten
 
-        _ONES_LIKE.append(aten.ones_like.default)
-    return _ONES_LIKE[0](out)
+        _ONES_LIKE.extend((aten.ones_like.default, {"pin_memory": False, "memory_format": preserve_format}))
+    ones_like, options = _ONES_LIKE
+    if _pt.state.modes is None and _operator.slot_wrapper is None and not out._key_bits & _PYTHON_KEYS:
+        return ones_like(out)  # the same tensor; the keywords are only seen by whoever looks
+    # torch's Python-level torch.ones_like(out, memory_format=preserve_format) dispatches these
+    return ones_like(out, **options)
 
 
 _ONES_LIKE: list[Any] = []

@@ -961,7 +961,7 @@ def _any_requires_grad(args: tuple[Any, ...], kwargs: dict[str, Any], positions:
     return any(getattr(kwargs.get(n), "_requires_grad", False) for n in by_name)
 
 
-_NO_EDGE = (None, 0)
+_NO_EDGE: tuple[Node | None, int] = (None, 0)
 _NO_VALUES: dict[str, Any] = {}  # shared by nodes that save nothing (never mutated)
 
 
