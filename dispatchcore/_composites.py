@@ -143,7 +143,7 @@ _mm = aten.mm.default.entry(2, 2)  # the fixed-arity entry: matrix @ matrix is t
 
 
 def matmul(self: Tensor, other: Tensor) -> Tensor:
-    """``_matmul_impl``: pick dot, mv, mm or bmm by the operands' dimensions."""
+    """``_matmul_impl``: pick dot, mv, mm or bmm by the operands' dimensions (two matrices first: the hot path)."""
     d1, d2 = self._data.ndim, other._data.ndim  # the backend data protocol: no method call
     if d1 == 2 and d2 == 2:
         return _mm(self, other)
@@ -151,27 +151,22 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
     if d1 == 1 and d2 == 1:
-        if self.shape[0] != other.shape[0]:
-            n1, n2 = self.shape[0], other.shape[0]
-            raise RuntimeError(
-                f"inconsistent tensor size, expected tensor [{n1}] and src [{n2}] to have the same "
-                f"number of elements, but got {n1} and {n2} elements respectively")
-        return aten.sum.default(aten.mul.Tensor(self, other))
+        return aten.dot.default(self, other)
     if d1 == 2 and d2 == 1:
-        return aten.squeeze.dim(aten.mm.default(self, aten.unsqueeze.default(other, -1)), -1)
+        return aten.mv.default(self, other)
     if d1 == 1 and d2 == 2:
         return aten.squeeze.dim(aten.mm.default(aten.unsqueeze.default(self, 0), other), 0)
     if d1 >= 3 and d2 in (1, 2):
-        # fold the batch dimensions of self into its rows, then one mm
-        t2 = aten.unsqueeze.default(other, -1) if d2 == 1 else other
+        # fold the batch dimensions of self into its rows, then one mv or mm
         sizes = list(self.shape)
         rows = 1
         for s in sizes[:-1]:
             rows *= s
         folded = reshape(self, [rows, sizes[-1]])  # not -1: (5, 5, 0) folds to (25, 0)
-        out = aten.mm.default(folded, t2)
-        out_shape = sizes[:-1] + ([] if d2 == 1 else [t2.shape[-1]])
-        return aten._unsafe_view.default(out, out_shape)  # torch's fold: UnsafeViewBackward0
+        if d2 == 1:
+            return aten._unsafe_view.default(aten.mv.default(folded, other), sizes[:-1])
+        out = aten.mm.default(folded, other)
+        return aten._unsafe_view.default(out, [*sizes[:-1], other.shape[-1]])  # torch's fold: UnsafeViewBackward0
     if d1 == 1:  # (n,) @ (..., n, p): a one-row matrix, then drop the row again
         return aten.squeeze.dim(matmul(aten.unsqueeze.default(self, 0), other), -2)
     # batched: broadcast the batch dimensions, then bmm on 3-D views

@@ -1,8 +1,8 @@
 """CPU kernels of the indexing family: gather/scatter, ``index``/``_index_put_impl_``, masks, ``nonzero``.
 
 Mirrors the CPU entries of ``TensorAdvancedIndexing.cpp`` (``gather``, ``scatter*``,
-``index_select``, ``index``, ``_index_put_impl_``, ``masked_fill_``, ``masked_scatter_``,
-``masked_select``, ``take``), ``TensorCompare.cpp`` (``where.self_out``) and ``Scalar.cpp``
+``index_select``, ``index_add``, ``index``, ``_index_put_impl_``, ``masked_fill_``, ``masked_scatter_``,
+``masked_select``, ``take``, ``put_``), ``TensorCompare.cpp`` (``where.self_out``) and ``Scalar.cpp``
 (``_local_scalar_dense``); the family's composites (``index_put``, ``masked_fill``, ...) live in
 ``dispatchcore/native/indexing.py``. Checks and result geometry come from there too, so the Meta
 backend agrees. Invariant: every kernel is numpy in, tensor out; an index is checked against its
@@ -25,11 +25,14 @@ from .kernels import (
     _TORCH_NAME,
     _checked_scalar,
     _empty_strided,
+    _item,
     _new,
     _resize_out,
+    _scalar_array,
+    quiet,
     where_self_cpu,
 )
-from .overlap import MemOverlap, has_internal_overlap
+from .overlap import MemOverlap, assert_no_internal_overlap, has_internal_overlap
 
 __all__ = ["KERNELS"]
 
@@ -288,6 +291,86 @@ def index_select_cpu(self, dim, index):
     return wrap_cpu(_fresh(np.take(a, flat, axis=d)))
 
 
+def _check_written(target: np.ndarray, *inputs: Any) -> None:
+    """``assert_no_internal_overlap(self)`` and ``assert_no_overlap(self, input)`` of an in-place or out= write."""
+    if 0 in target.strides:
+        assert_no_internal_overlap(target)
+    for t in inputs:
+        other = t._data
+        if np.may_share_memory(target, other) and np.shares_memory(target, other):
+            raise RuntimeError(_ALIAS_ERROR)
+
+
+def _index_add_into(target: np.ndarray, d: int, index: Any, source: Any, alpha: Any) -> None:
+    """``target[..., index[i], ...] += alpha * source[..., i, ...]`` along ``d``, in index order (duplicates add up)."""
+    idx = index._data.reshape(-1).astype(_I64, copy=False)
+    if target.ndim > 1 and (idx.size == 0 or target.size == 0):  # the slice path returns before its checks
+        return
+    t1 = _as_1d(target)
+    size = t1.shape[d]
+    bad = (idx < 0) | (idx >= size)
+    if bad.any():
+        raise _ix.index_add_out_of_range(int(idx[int(np.argmax(bad))]), d, target.ndim, size)
+    src = _as_1d(source._data)
+    key = (slice(None),) * d + (idx,)
+    a = _scalar_array(_item(alpha), target.dtype)  # alpha.to<scalar_t>(): truncated, wrapped
+    with quiet():
+        if target.dtype.kind == "b":
+            np.logical_or.at(t1, key, np.logical_and(src, a))
+        else:
+            np.add.at(t1, key, src if a == 1 else src * a)
+
+
+def index_add_cpu(self, dim, index, source, *, alpha=1):
+    d = _ix.index_add_check(self, dim, index, source)
+    out = _new(self._data.shape, self._data.dtype)  # a new result is contiguous (no strides given)
+    np.copyto(out, self._data)
+    _index_add_into(out, d, index, source, alpha)
+    return wrap_cpu(out)
+
+
+def index_add__cpu(self, dim, index, source, *, alpha=1):
+    d = _ix.index_add_check(self, dim, index, source)
+    _check_written(self._data, index, source)
+    _index_add_into(self._data, d, index, source, alpha)
+    return self
+
+
+def index_add_out_cpu(self, dim, index, source, *, alpha=1, out):
+    d = _ix.index_add_check(self, dim, index, source)
+    _check_out_dtype(out, self._data.dtype)
+    data = _resize_out(out, self._data.shape)
+    _check_written(data, index, source)
+    if data is not self._data:
+        np.copyto(data, self._data)
+    _index_add_into(data, d, index, source, alpha)
+    return out
+
+
+def put__cpu(self, index, source, accumulate=False):
+    _ix.put_check(self, index, source)
+    a = self._data
+    _check_written(a, index, source)
+    idx = index._data.reshape(-1)
+    if idx.size == 0:
+        return self
+    n = a.size
+    bad = (idx < -n) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(idx[int(np.argmax(bad))])} on a tensor of {n} "
+                         "elements.")
+    idx = np.where(idx < 0, idx + n, idx)
+    key = np.unravel_index(idx, a.shape) if a.ndim else (np.zeros(idx.size, _I64),)  # positions in row-major order
+    target = a if a.ndim else a.reshape(1)
+    vals = source._data.reshape(-1)
+    if not accumulate:
+        target[key] = vals  # duplicates: the last write wins, as torch's serial loop
+    else:
+        with quiet():
+            (np.logical_or if a.dtype.kind == "b" else np.add).at(target, key, vals)
+    return self
+
+
 def take_cpu(self, index):
     _ix.take_check(self, index)
     a, idx = self._data, index._data
@@ -393,6 +476,8 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "nonzero": nonzero_cpu, "nonzero.out": nonzero_out_cpu,
     "nonzero_static": nonzero_static_cpu, "nonzero_static.out": _out_kernel(nonzero_static_cpu),
     "take": take_cpu, "take.out": _out_kernel(take_cpu),
+    "index_add": index_add_cpu, "index_add_": index_add__cpu, "index_add.out": index_add_out_cpu,
+    "put_": put__cpu,
     "_local_scalar_dense": _local_scalar_dense_cpu,
     "where.self_out": where_self_out_cpu,
 }

@@ -11,10 +11,15 @@ registration at a time (``register()`` returns it while it lives).
 
 from __future__ import annotations
 
+from typing import Any
+
 from dispatchcore import Library, RegistrationHandle, register_device
 from dispatchcore import cuda as _cuda
 
-from .kernels import KERNELS
+from . import families, kernels
+
+# the core operators' kernels, then the family operators' (families.py)
+KERNELS: tuple[tuple[str, Any], ...] = (*kernels.KERNELS, *families.KERNELS.items())
 
 __all__ = ["KERNELS", "device_count", "is_available", "register", "registered"]
 

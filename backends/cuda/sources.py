@@ -63,7 +63,8 @@ _UNARY = {"neg": ("Neg", NUMERIC), "abs": ("Abs", NUMERIC), "relu": ("Relu", NUM
 _SCALAR = {"add_s": ("AddS", ALL), "mul_s": ("MulS", ALL), "div_s": ("DivS", FLOAT), "pow_s": ("PowS", NUMERIC),
            "rpow_s": ("RPowS", NUMERIC)}
 _COMPARE = {"eq": "Eq", "ne": "Ne", "lt": "Lt", "le": "Le", "gt": "Gt", "ge": "Ge"}
-_BINARY = {"mul": ("Mul", ALL), "div": ("Div", FLOAT), "pow": ("Pow", NUMERIC), "sqdiff": ("SqDiff", FLOAT)}
+_BINARY = {"mul": ("Mul", ALL), "div": ("Div", FLOAT), "pow": ("Pow", NUMERIC), "sqdiff": ("SqDiff", FLOAT),
+           "xlogy": ("Xlogy", FLOAT), "bitand": ("BitAnd", ("b8",) + INTEGRAL)}
 FAMILIES: dict[str, tuple[str, ...]] = {  # family -> dtype codes it has kernels for
     "pointwise": ALL, "reduce": NUMERIC, "softmax": FLOAT, "matmul": FLOAT, "loss": FLOAT,
 }
@@ -106,6 +107,11 @@ def _pointwise(code: str) -> list[KernelSpec]:
         if t in codes:
             body = f"dc_binary(g, out, a, b, {functor}<{acc}>());"
             ks.append(KernelSpec(kernel_name(op, t), (geom, out, a, b), body))
+    if t in FLOAT:  # logit and its backward: eps (negative when none) read in the compute type
+        ks.append(KernelSpec(kernel_name("logit", t), (geom, out, a, sd, si),
+                             f"Logit<{acc}> f; f.eps = dc_scalar<{acc}>(sd, si); dc_unary_loop(g, out, a, f);"))
+        ks.append(KernelSpec(kernel_name("logit_backward", t), (geom, out, a, b, sd, si),
+                             f"LogitBackward<{acc}> f; f.eps = dc_scalar<{acc}>(sd, si); dc_binary(g, out, a, b, f);"))
     ks.append(KernelSpec(kernel_name("where", t), (geom, out, ("const b8*", "c"), a, b),
                          f"dc_where<{t}>(g, out, c, a, b);"))
     return ks

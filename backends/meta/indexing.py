@@ -156,6 +156,28 @@ def nonzero_static_meta(self: Tensor, *, size: int, fill_value: int = -1) -> Ten
     return meta_tensor((size, self.dim()), _dt_of("int64"), (1, size))
 
 
+def index_add_meta(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    _ix.index_add_check(self, dim, index, source)
+    return meta_tensor(tuple(self.shape), self.dtype)  # set_output_raw_strided with no strides: contiguous
+
+
+def index_add__meta(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    _ix.index_add_check(self, dim, index, source)
+    return self
+
+
+def index_add_out_meta(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1,
+                       out: Tensor) -> Tensor:
+    _ix.index_add_check(self, dim, index, source)
+    _exact_out(out, self.dtype)
+    return _resize_out(out, tuple(self.shape))
+
+
+def put__meta(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    _ix.put_check(self, index, source)
+    return self
+
+
 def take_meta(self: Tensor, index: Tensor) -> Tensor:
     _ix.take_check(self, index)
     return meta_tensor(tuple(index.shape), self.dtype)
@@ -193,6 +215,8 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "nonzero": nonzero_meta, "nonzero.out": nonzero_out_meta,
     "nonzero_static": nonzero_static_meta, "nonzero_static.out": _out_kernel(nonzero_static_meta),
     "take": take_meta, "take.out": _out_kernel(take_meta),
+    "index_add": index_add_meta, "index_add_": index_add__meta, "index_add.out": index_add_out_meta,
+    "put_": put__meta,
     "_local_scalar_dense": _local_scalar_dense_meta,
     "where.self_out": where_self_out_meta,
 }

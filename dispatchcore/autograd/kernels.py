@@ -30,11 +30,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 from .. import dispatcher as _dispatcher
 from ..dtypes import WrappedNumber as _WrappedNumber
 from ..dtypes import _by_np
+from ..dtypes import int64 as _I64
 from ..keyset import (
     AFTER_ADINPLACEORVIEW,
     AFTER_AUTOGRAD,
@@ -1358,15 +1357,6 @@ def register_out_kernel(lib: Any, qualname: str) -> None:
 
 
 # --- as_strided backward (also the regenerated grad_fn of views) -----------------------------------
-def _storage_indices(size: tuple[int, ...], stride: tuple[int, ...], offset: int) -> np.ndarray:
-    idx = np.full(tuple(size), offset, dtype=np.int64)
-    for dim, (n, s) in enumerate(zip(size, stride)):
-        shape = [1] * len(size)
-        shape[dim] = n
-        idx = idx + (np.arange(n, dtype=np.int64) * s).reshape(shape)
-    return idx
-
-
 def _maybe_overlapping_memory(sizes: list[int], strides: list[int]) -> bool:
     """``_maybe_overlapping_memory`` (FunctionsManual.cpp): by increasing stride, each must pass the span below."""
     max_index_in_slice = 0
@@ -1393,9 +1383,9 @@ def as_strided_backward(grad: Any, input_geometry: tuple[Any, Any, int], size: A
     ``at::native::as_strided_backward``'s steps and calls: the output's size-1 dims squeezed and
     its stride-0 dims summed out of the gradient, which is then written into a zero storage
     (``grad.new_zeros``) through the output's geometry and read back through the input's. Where
-    the output overlaps itself torch accumulates with ``index_add_``, which dispatchcore does not
-    define: a one-hot ``mm`` sums there instead; where the input overlaps itself the storage is
-    divided by each location's count (a constant here, ``index_add_`` counts in torch).
+    the output may overlap itself, the gradient is accumulated with ``index_add_`` at the output's
+    positions in ``arange(base_size)``; where the input may, the storage is divided in place by
+    each location's count of aliases (``index_add_`` of ones: NaN where no alias looks, unseen).
     """
     in_size, in_stride, in_offset = input_geometry
     size, stride = tuple(size), tuple(stride)
@@ -1428,28 +1418,24 @@ def as_strided_backward(grad: Any, input_geometry: tuple[Any, Any, int], size: A
     base_size = max(_min_storage_size(inp_sizes, inp_strides, inp_offset),
                     _min_storage_size(out_sizes, out_strides, out_offset))
     storage = aten.new_zeros.default(grad, [base_size])
-    if out_overlap:  # sum the gradient of every element sharing a location
-        out_idx = _storage_indices(tuple(out_sizes), tuple(out_strides), out_offset).reshape(-1)
-        onehot = np.zeros((out_idx.size, base_size), dtype=grad._data.dtype)
-        onehot[np.arange(out_idx.size), out_idx] = 1
-        storage = aten.view.default(aten.mm.default(aten.reshape.default(grad, [1, out_idx.size]),
-                                                    _constant(onehot, grad)), [base_size])
+    indices = None
+    if inp_overlap or out_overlap:
+        indices = aten.arange.start(0, base_size, dtype=_I64, device=grad.device)  # flatten_full_indices
+    if out_overlap:
+        out_indices = aten.as_strided.default(indices, out_sizes, out_strides, out_offset)
+        # storage.index_add_(0, out_indices.reshape(-1), grad.reshape(-1)): GCC evaluates the arguments right to left
+        flat_grad = aten.reshape.default(grad, [-1])
+        aten.index_add_.default(storage, 0, aten.reshape.default(out_indices, [-1]), flat_grad)
     else:
         aten.copy_.default(aten.as_strided.default(storage, out_sizes, out_strides, out_offset), grad)
-    if inp_overlap:  # share the gradient between the input's aliases of a location
-        in_idx = _storage_indices(tuple(inp_sizes), tuple(inp_strides), inp_offset).reshape(-1)
-        counts = np.bincount(in_idx, minlength=base_size)
-        storage = aten.div.Tensor(storage, _constant(np.maximum(counts, 1).astype(grad._data.dtype), grad))
+    if inp_overlap:
+        count = aten.zeros_like.default(storage, memory_format=_CONTIGUOUS_FORMAT)
+        inp_indices = aten.reshape.default(aten.as_strided.default(indices, inp_sizes, inp_strides, inp_offset), [-1])
+        one = aten.ones.default([1], dtype=grad.dtype, device=grad.device)
+        ones = aten.expand.default(one, list(inp_indices.shape))
+        aten.index_add_.default(count, 0, inp_indices, ones)
+        aten.div_.Tensor(storage, count)
     return aten.as_strided.default(storage, list(in_size), list(in_stride), inp_offset)
-
-
-def _constant(array: np.ndarray, like: Any) -> Any:
-    from ..tensor import wrap
-
-    t = wrap(array)
-    if like.device.type != "cpu":
-        t = aten._to_copy.default(t, device=like.device)
-    return t
 
 
 # --- the autograd fallback's "warn" mode (autograd_not_implemented_fallback.cpp) ----------------

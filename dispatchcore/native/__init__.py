@@ -1,9 +1,9 @@
 """The aten operator families, one module per family, as ``aten/src/ATen/native`` groups them.
 
 Each family module (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``nn``, ``norms``,
-``embedding_bag``, ``grid_sampler``, ``random``, ``activation``, ``loss``; last ``structured``: the
-``out=`` overloads of the core structured ops, and the kernels torch builds from every family's
-``out=``) is one declaration of its operators, data first (style guide 3.8):
+``embedding_bag``, ``grid_sampler``, ``random``, ``activation``, ``loss``, ``linalg``, ``special``;
+last ``structured``: the ``out=`` overloads of the core structured ops, and the kernels torch
+builds from every family's ``out=``) is one declaration of its operators, data first (style guide 3.8):
 
 * ``SCHEMAS``: the schemas, verbatim from torch's ``native_functions.yaml``; ``dispatchcore.aten``
   defines them with the core set.
@@ -29,7 +29,7 @@ from types import ModuleType
 __all__ = ["FAMILIES", "families"]
 
 FAMILIES = ("pointwise", "reductions", "shape", "indexing", "nn", "norms", "embedding_bag", "grid_sampler",
-            "random", "activation", "loss", "structured")
+            "random", "activation", "loss", "linalg", "special", "structured")
 
 
 def families(package: str = __name__) -> list[ModuleType]:

@@ -1,15 +1,16 @@
-"""Indexing operators: gather/scatter, ``index``/``index_put``, masks, ``nonzero``, ``take``, ``where``.
+"""Indexing operators: gather/scatter, ``index_add``, ``index``/``index_put``, masks, ``take``/``put``, ``where``.
 
 Mirrors ``aten/src/ATen/native/TensorAdvancedIndexing.cpp`` (``gather``, the ``scatter`` family,
-``index_select``, ``index``, ``index_put_``/``_index_put_impl_``, ``masked_fill``,
-``masked_scatter``, ``masked_select``, ``take``, ``nonzero``), ``IndexingUtils.h`` (the checks and
+``index_select``, ``index_add``, ``index``, ``index_put_``/``_index_put_impl_``, ``masked_fill``,
+``masked_scatter``, ``masked_select``, ``take``, ``put``, ``nonzero``), ``IndexingUtils.h`` (the checks and
 geometry of advanced indexing) and ``TensorCompare.cpp`` (``where``), registered at the keys torch
 2.13 registers them:
 
 * ``CompositeExplicitAutograd`` kernels (``KERNELS_EXPLICIT``): ``index_put`` and
   ``_index_put_impl`` (a clone, then ``_index_put_impl_``), ``index_put_``, ``masked_fill``,
-  ``masked_scatter`` (an expanded contiguous clone, then the in-place op) and their ``out=`` forms;
-  ``masked_scatter_backward`` (masked_scatter's derivative for ``source``).
+  ``masked_scatter`` (an expanded contiguous clone, then the in-place op), ``put`` (a clone, then
+  ``put_``) and their ``out=`` forms; ``masked_scatter_backward`` (masked_scatter's derivative for
+  ``source``). ``index_add`` is structured (its ``out=`` overload is the backend kernel).
 * ``CompositeImplicitAutograd`` decompositions (``KERNELS_IMPLICIT``): ``item``, ``argwhere``,
   ``nonzero_numpy``, ``where(condition)`` and ``where`` with Python numbers.
 * derivatives with torch's node names (``IndexBackward0``, ``IndexPutBackward0``, ...).
@@ -62,6 +63,10 @@ SCHEMAS: tuple[str, ...] = (
     "-> Tensor(a!)",
     "index_select(Tensor self, int dim, Tensor index) -> Tensor",
     f"index_select.out(Tensor self, int dim, Tensor index, {_OUT}",
+    "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+    "index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)",
+    "index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) "
+    "-> Tensor(a!)",
     # advanced indexing
     "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
     f"index.Tensor_out(Tensor self, Tensor?[] indices, {_OUT}",
@@ -96,6 +101,9 @@ SCHEMAS: tuple[str, ...] = (
     "argwhere(Tensor self) -> Tensor",
     "take(Tensor self, Tensor index) -> Tensor",
     f"take.out(Tensor self, Tensor index, {_OUT}",
+    "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor",
+    "put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)",
+    f"put.out(Tensor self, Tensor index, Tensor source, bool accumulate=False, {_OUT}",
     "_local_scalar_dense(Tensor self) -> Scalar",
     "item(Tensor self) -> Scalar",
     # where (where.self is a core operator of dispatchcore.aten)
@@ -360,6 +368,56 @@ def index_select_check(self: Tensor, dim: int, index: Tensor) -> int:
     return d
 
 
+def index_add_check(self: Tensor, dim: int, index: Tensor, source: Tensor) -> int:
+    """``index_func_meta_impl``'s checks for ``index_add`` (in its order); returns the wrapped dim."""
+    d = wrap_dim(dim, self.dim())
+    if index.dim() > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.dim()} with type: "
+                         f"{_dt.SCALAR_TYPE_NAMES[index.dtype.name]} and size: {_shape_str(index.shape)}")
+    if index.dtype.name not in _INT_INDEX:
+        raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{_dt.SCALAR_TYPE_NAMES[index.dtype.name]}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError(f"index_add_(): self ({_dt.SCALAR_TYPE_NAMES[self.dtype.name]}) and source "
+                           f"({_dt.SCALAR_TYPE_NAMES[source.dtype.name]}) must have the same scalar type")
+    if not (d == 0 or d < source.dim()):
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+                           f"{source.dim()}")
+    numel = index.numel()
+    if numel != (source.shape[d] if source.dim() else 1):
+        if not source.dim():  # torch's message reads source.size(dim) of a 0-d source
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        raise RuntimeError(f"index_add_(): Number of indices ({numel}) should be equal to source.size(dim): "
+                           f"({source.shape[d]}), for dim: {d}")
+    if self.dim() != source.dim() or any(n != m for i, (n, m) in enumerate(zip(self.shape, source.shape)) if i != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {_shape_str(self.shape)} source.shape = {_shape_str(source.shape)}")
+    return d
+
+
+def index_add_out_of_range(value: int, dim: int, ndim: int, size: int) -> Exception:
+    """``index_add``'s bound error: the slice path (more than one dim) names the index, the 1-d path does not."""
+    if ndim > 1:
+        return RuntimeError(f"index {value} is out of bounds for dimension {dim} with size {size}")
+    return IndexError("index out of range in self")
+
+
+def put_check(self: Tensor, index: Tensor, source: Tensor) -> None:
+    """``put_``'s type and index checks, in its order."""
+    if index.dtype.name != "int64":
+        raise RuntimeError("put_(): Expected a long tensor for index, but got "
+                           f"{_dt.SCALAR_TYPE_NAMES[index.dtype.name]}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_dt.SCALAR_TYPE_NAMES[self.dtype.name]} and source.dtype = "
+                           f"{_dt.SCALAR_TYPE_NAMES[source.dtype.name]}")
+    if source.numel() != index.numel():
+        raise IndexError("put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    if self.numel() == 0 and index.numel():
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
+
+
 def index_select_out_of_range(value: int, dim: int, ndim: int, size: int) -> Exception:
     """Torch's text differs by path: the dim-1 kernel names the element, the others do not."""
     if ndim > 1 and dim == 1:
@@ -478,6 +536,18 @@ def masked_scatter_backward(grad_output: Tensor, mask: Tensor, sizes: Sequence[i
     return A.view.default(selected, list(sizes))
 
 
+def put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """``self.clone(at::MemoryFormat::Preserve).put_(index, source, accumulate)``."""
+    return A.put_.default(A.clone.default(self, memory_format=_layouts.preserve_format), index, source, accumulate)
+
+
+def _put_out(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False, *, out: Tensor) -> Tensor:
+    """``put.out``: the out= kernel torch generates for ``put`` (the result, resized into ``out``)."""
+    from .shape import generated_out
+
+    return generated_out(A.put.default)(self, index, source, accumulate, out=out)
+
+
 KERNELS_EXPLICIT: dict[str, Callable[..., Any]] = {
     "index_put": index_put, "index_put_": index_put_, "index_put.out": index_put_out,
     "_index_put_impl": index_put_impl, "_index_put_impl.out": index_put_impl_out,
@@ -490,6 +560,7 @@ KERNELS_EXPLICIT: dict[str, Callable[..., Any]] = {
     "masked_scatter.out": lambda self, mask, source, *, out: _write_out(
         A.masked_scatter.default(self, mask, source), out),
     "masked_scatter_backward": masked_scatter_backward,
+    "put": put, "put.out": _put_out,
 }
 
 
@@ -542,10 +613,6 @@ def register(lib: Library) -> None:
 
 
 # --- derivatives (derivatives.yaml's formulas, dispatched operators only) ---------------------------
-def _zeros(shape: Sequence[int], like: Tensor) -> Tensor:
-    return A.zeros.default(list(shape), dtype=like.dtype, device=like.device)
-
-
 def _zero(g: Tensor) -> Tensor:
     return A.scalar_tensor.default(0, dtype=g.dtype, device=g.device)
 
@@ -587,11 +654,43 @@ def _index_put_self(g: Tensor, indices: Sequence[Any], values_shape: tuple[int, 
 
 
 def _index_select_backward(g: Tensor, self_shape: tuple[int, ...], dim: int, index: Tensor) -> Tensor:
-    """``zeros(self).index_add_(dim, index, grad)``, as an accumulating ``index_put`` on dim."""
-    if not self_shape:
-        return A.sum.default(g) if g.dim() else g
-    d = wrap_dim(dim, len(self_shape))
-    return A._index_put_impl_.default(_zeros(self_shape, g), [None] * d + [index], g, True, True)
+    """``index_select_backward_symint``: ``grad.new_zeros(self_sizes).index_add_(dim, index, grad)``.
+
+    ``index_add`` out of place when subclass-like.
+    """
+    from ..autograd.derivatives import subclass_like
+
+    zeros = A.new_zeros.default(g, list(self_shape))
+    if subclass_like(g, index):
+        return A.index_add.default(zeros, dim, index, g)
+    return A.index_add_.default(zeros, dim, index, g)
+
+
+def _index_add_source(g: Tensor, dim: int, index: Tensor, source_shape: tuple[int, ...], alpha: Any) -> Tensor:
+    """index_add's ``source`` derivative: the gradient's selected slices, times ``alpha`` unless it is 1.
+
+    ``maybe_multiply(source.dim() > 0 ? grad.index_select(dim, index).expand_as(source)
+    : grad.index_select(dim, index.squeeze(0)), alpha)``.
+    """
+    if source_shape:
+        grad = A.expand.default(A.index_select.default(g, dim, index), list(source_shape))
+    else:
+        grad = A.index_select.default(g, dim, A.squeeze.dim(index, 0))
+    return grad if alpha == 1 else A.mul.Scalar(grad, alpha)  # maybe_multiply: a Scalar equal to 1 is no call
+
+
+def _put_self(g: Tensor, index: Tensor, source_shape: tuple[int, ...], source_dtype: Any, source_device: Any,
+              accumulate: bool) -> Tensor:
+    """``accumulate ? grad : grad.put(index, zeros_like(source), false)``: torch saves source's sizes and options."""
+    if accumulate:
+        return g
+    zeros = A.zeros.default(list(source_shape), dtype=source_dtype, device=source_device)
+    return A.put.default(g, index, zeros, False)
+
+
+def _put_source(g: Tensor, index: Tensor, source_shape: tuple[int, ...]) -> Tensor:
+    """``grad.take(index).reshape_as(source)``."""
+    return A.reshape.default(A.take.default(g, index), list(source_shape))
 
 
 def _masked_scatter_source(g: Tensor, mask: Tensor, source_shape: tuple[int, ...]) -> Tensor:
@@ -612,13 +711,14 @@ def _masked_select_backward(g: Tensor, self: Tensor, mask: Tensor) -> Tensor:
     return A.masked_scatter_.default(result, mask, g)
 
 
-def _take_backward(g: Tensor, self_shape: tuple[int, ...], index: Tensor) -> Tensor:
-    numel = 1
-    for n in self_shape:
-        numel *= n
-    flat = A._index_put_impl_.default(_zeros([numel], g), [A.reshape.default(index, [-1])],
-                                      A.reshape.default(g, [-1]), True, True)
-    return A.view.default(flat, list(self_shape))
+def _take_backward(g: Tensor, self: Tensor, index: Tensor) -> Tensor:
+    """``take_backward``: ``zeros_like(self)``, then an accumulating ``put_`` (``put`` when subclass-like)."""
+    from ..autograd.derivatives import subclass_like
+
+    grad_self = A.zeros_like.default(self)
+    if subclass_like(g, index):
+        return A.put.default(grad_self, index, g, True)
+    return A.put_.default(grad_self, index, g, True)
 
 
 def _scatter_reduce_backward(g: Tensor, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
@@ -701,6 +801,12 @@ def register_autograd(lib: Library) -> None:
                   (_no_derivative(f"scatter{suffix}"),) * len(inputs), **kw)
             d.node_class._qualified_name = "torch::autograd::NotImplemented"
     r("index_select", "IndexSelectBackward0", ("self",), _index_select_backward)
+    index_add = (lambda g: g, _index_add_source)
+    r("index_add", "IndexAddBackward0", ("self", "source"), index_add)
+    r("index_add_", "IndexAddBackward0", ("self", "source"), index_add, mutates="self")
+    put_formulas = (_put_self, _put_source)
+    r("put", "PutBackward0", ("self", "source"), put_formulas)
+    r("put_", "PutBackward0", ("self", "source"), put_formulas, mutates="self")
     r("index.Tensor", "IndexBackward0", ("self",), _index_backward)
     index_put = (_index_put_self, lambda g, indices: A.index.Tensor(g, list(indices)))
     r("index_put", "IndexPutBackward0", ("self", "values"), index_put)
@@ -742,6 +848,9 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
                               "bool include_self=True)",),
     "index_select": ("index_select(Tensor input, int64_t dim, Tensor index, *, Tensor out=None)",),
     "Tensor.index_select": ("index_select(int64_t dim, Tensor index)",),
+    "index_add": ("index_add(Tensor input, int64_t dim, Tensor index, Tensor source, *, Scalar alpha=1, "
+                  "Tensor out=None)",),
+    "Tensor.index_add": ("index_add(int64_t dim, Tensor index, Tensor source, *, Scalar alpha=1)",),
     "masked_fill": ("masked_fill(Tensor input, Tensor mask, Tensor value)",
                     "masked_fill(Tensor input, Tensor mask, Scalar value)"),
     "Tensor.masked_fill": ("masked_fill(Tensor mask, Tensor value)", "masked_fill(Tensor mask, Scalar value)"),
@@ -757,6 +866,8 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
     "Tensor.argwhere": ("argwhere()",),
     "take": ("take(Tensor input, Tensor index, *, Tensor out=None)",),
     "Tensor.take": ("take(Tensor index)",),
+    "put": ("put(Tensor input, Tensor index, Tensor source, bool accumulate=False)",),
+    "Tensor.put": ("put(Tensor index, Tensor source, bool accumulate=False)",),
     "where": ("where(Tensor condition)",
               "where(Tensor condition, Tensor input, Tensor other, *, Tensor out=None)",
               "where(Tensor condition, Scalar self, Tensor other)",
@@ -837,6 +948,16 @@ def _scatter_reduce(index: int, b: dict[str, Any]) -> Tensor:
                      include_self=b["include_self"])
 
 
+def _index_add(index: int, b: dict[str, Any]) -> Tensor:
+    op = A.index_add_.default if b.get("_inplace") else A.index_add.default
+    return _with_out(op, A.index_add.out, b, b["input"], b["dim"], b["index"], b["source"], alpha=b["alpha"])
+
+
+def _put(index: int, b: dict[str, Any]) -> Tensor:
+    op = A.put_.default if b.get("_inplace") else A.put.default
+    return op(b["input"], b["index"], b["source"], b["accumulate"])
+
+
 def _masked_fill(index: int, b: dict[str, Any]) -> Tensor:
     packet = A.masked_fill_ if b.get("_inplace") else A.masked_fill
     return (packet.Tensor if index == 0 else packet.Scalar)(b["input"], b["mask"], b["value"])
@@ -898,6 +1019,8 @@ _function_and_method("scatter_add", _scatter_add, ("scatter_add", "scatter_add_"
 _function_and_method("scatter_reduce", _scatter_reduce, ("scatter_reduce", "scatter_reduce_"))
 _function_and_method("index_select", lambda i, b: _with_out(A.index_select.default, A.index_select.out, b, b["input"],
                                                             b["dim"], b["index"]), ("index_select",))
+_function_and_method("index_add", _index_add, ("index_add", "index_add_"))
+_function_and_method("put", _put, ("put", "put_"))
 _function_and_method("masked_fill", _masked_fill, ("masked_fill", "masked_fill_"))
 _function_and_method("masked_scatter", _masked_scatter, ("masked_scatter", "masked_scatter_"))
 _function_and_method("masked_select", lambda i, b: _with_out(A.masked_select.default, A.masked_select.out, b,

@@ -111,23 +111,25 @@ def l1_loss(self: Tensor, target: Tensor, reduction: int = 1) -> Tensor:
 
 
 def kl_div(self: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False) -> Tensor:
-    """``aten::kl_div``: ``target * (log(target) - self)`` (``exp(target) * (target - self)`` for log targets).
+    """``aten::kl_div``: ``xlogy(target, target) - target * self`` (``exp(target) * (target - self)`` for log targets).
 
-    torch writes the first term ``xlogy(target, target)``; dispatchcore defines no ``xlogy``, so it
-    is composed: zero where ``target == 0``, ``target * log(target)`` elsewhere (NaN stays NaN).
+    Each product's right operand first, as the C++ evaluates it.
 
     Example:
         >>> import dispatchcore as dc
         >>> dc.ops.aten.kl_div.default(dc.tensor([0.0, 0.0]), dc.tensor([1.0, 0.0]), 2)
         tensor(0.)
     """
-    if log_target:  # torch's evaluation order: the difference, then the exponential
+    if self.dtype.is_complex or target.dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not (self.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
         difference = A.sub.Tensor(target, self)
         loss = A.mul.Tensor(A.exp.default(target), difference)
     else:
         cross = A.mul.Tensor(target, self)
-        t_log_t = A.where.ScalarSelf(A.eq.Scalar(target, 0), 0, A.mul.Tensor(target, A.log.default(target)))
-        loss = A.sub.Tensor(t_log_t, cross)
+        loss = A.sub.Tensor(A.xlogy.Tensor(target, target), cross)
     return apply_loss_reduction(loss, reduction)
 
 

@@ -1206,15 +1206,17 @@ def _bce_self_formula(grad: Tensor, self: Tensor, target: Tensor, weight: Any, r
 
 
 def _bce_target_formula(grad: Tensor, self: Tensor, target: Tensor, weight: Any, reduction: int) -> Tensor:
-    """``binary_cross_entropy_target_backward``: ``-logit(x) g w`` (divided by numel for a mean).
+    """``binary_cross_entropy_target_backward``: ``logit(self).neg_()`` times grad and weight, over numel for a mean.
 
-    torch calls ``logit`` and divides in place; dispatchcore has no ``logit`` and composes it.
+    In place (``mul_``, ``div_``) as the C++ writes it; out of place for a subclass-like grad or weight.
     """
-    logit = A.sub.Tensor(A.log.default(self), A.log.default(A.rsub.Scalar(self, 1)))
-    result = A.mul.Tensor(A.neg.default(logit), grad)
+    from ..autograd.derivatives import subclass_like
+
+    result = A.neg_.default(A.logit.default(self))
+    result = (A.mul.Tensor if subclass_like(grad) else A.mul_.Tensor)(result, grad)
     if weight is not None:
-        result = A.mul.Tensor(result, weight)
-    return A.div.Scalar(result, target.numel()) if reduction == 1 else result
+        result = (A.mul.Tensor if subclass_like(weight) else A.mul_.Tensor)(result, weight)
+    return A.div_.Scalar(result, target.numel()) if reduction == 1 else result
 
 
 _BCE_EPS = 1e-12

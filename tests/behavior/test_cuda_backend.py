@@ -269,6 +269,19 @@ def _emulate_pointwise(memory, op, code, grid, v):
             if v["flags"] & 2:
                 r = np.where(r > hi, hi, r)
             out[...] = _cvt(np.where(np.isnan(x), x, r) if c.kind == "f" else r, t)
+        elif op == "logit":
+            out, a = _pw_views(memory, g, [v["out"], v["a"]], [t, t])
+            x, eps = a.astype(c), c.type(v["sd"])
+            if eps >= 0:
+                hi = c.type(1) - eps
+                x = np.where(x < eps, eps, np.where(x > hi, hi, x))
+            out[...] = _cvt(np.where(x == 1, np.inf, np.log(x / (1 - x))), t)
+        elif op == "logit_backward":
+            out, a, b = _pw_views(memory, g, [v["out"], v["a"], v["b"]], [t, t, t])
+            dy, x, eps = a.astype(c), b.astype(c), c.type(v["sd"])
+            lo = c.type(0) if eps < 0 else eps
+            inside = np.where((x == 0) | (x == 1), dy * np.inf, dy / (x * (1 - x)))
+            out[...] = _cvt(np.where((x < lo) | (x > 1 - lo), np.nan if eps < 0 else 0, inside), t)
         elif op.endswith("_s"):
             name = op[:-2]
             out_t = np.dtype(np.bool_) if name in _CMP else t
@@ -300,6 +313,10 @@ def _emulate_pointwise(memory, op, code, grid, v):
                 r = _pow(x, y)
             elif op == "sqdiff":
                 r = (x - y) * (x - y)
+            elif op == "bitand":
+                r = x & y
+            elif op == "xlogy":
+                r = np.where(np.isnan(y), y, np.where(x == 0, 0, x * np.log(y)))
             else:
                 raise AssertionError(f"fake device: no emulation of {op}")
             out[...] = _cvt(r, out_t)
@@ -648,9 +665,12 @@ CPU_ONLY = {"div.Tensor_mode", "div_.Tensor_mode", "maximum", "minimum",
 HOST_FILLED = {"arange", "arange.start", "arange.start_step", "linspace", "rand", "randn"}
 
 # Family operators (not in cpu.KERNELS) with a CUDA kernel: the backward operators training calls
-# (relu's, softmax's, mse_loss's, tanh's and sigmoid's)
+# (relu's, softmax's, mse_loss's, tanh's and sigmoid's), and those of backends/cuda/families.py
 FAMILY_KERNELS = {"threshold_backward.grad_input", "_softmax_backward_data.out", "mse_loss_backward",
-                  "mse_loss_backward.grad_input", "tanh_backward.grad_input", "sigmoid_backward.grad_input"}
+                  "mse_loss_backward.grad_input", "tanh_backward.grad_input", "sigmoid_backward.grad_input",
+                  "dot", "vdot", "xlogy.Tensor", "xlogy_.Tensor", "xlogy.OutTensor", "logit", "logit_", "logit.out",
+                  "logit_backward", "logit_backward.grad_input", "index_add", "index_add_", "index_add.out", "put_",
+                  "bitwise_and.Tensor_out", "masked_fill_.Scalar", "masked_fill_.Tensor"}
 
 
 # CPU keeps these for speed where torch has only a CompositeExplicitAutograd kernel; CUDA, like
@@ -1151,6 +1171,90 @@ def test_losses_match_cpu(dev):
             want = aten.nll_loss_forward.default(hl.log_softmax(1), ht, w[0], reduction, -100)
             _check(got[0], want[0], atol=1e-5)
             _check(got[1], want[1], atol=1e-5)
+
+
+FAMILY_CASES = {
+    "dot": lambda L, x, y: L.dot(x[0], y[:, 1]),
+    "vdot-noncontig": lambda L, x, y: L.vdot(x[:, 0], x[:, 2]),
+    "dot-empty": lambda L, x, y: L.dot(x[0, :0], y[:0, 0]),
+    "mv": lambda L, x, y: L.mv(x, y[:, 0]),
+    "matmul-vectors": lambda L, x, y: x[1] @ y[:, 1],
+    "xlogy": lambda L, x, y: L.xlogy(x.abs(), y.abs() + 0.5),
+    "xlogy-zeros-and-nan": lambda L, x, y: L.xlogy(L.tensor([0.0, 0.0, 2.0]).to(x.device),
+                                                   L.tensor([0.0, float("nan"), 0.5]).to(x.device)),
+    "xlogy-scalar-self": lambda L, x, y: L.xlogy(2, y.abs() + 0.5),
+    "xlogy-scalar-other": lambda L, x, y: L.xlogy(x.abs(), 3.5),
+    "xlogy_": lambda L, x, y: x.abs().xlogy_(y[:, :3].t().abs() + 0.5),
+    "xlogy-out-double": lambda L, x, y: L.xlogy(x.abs(), y[:, 0].abs() + 0.5, out=L.empty(0, dtype=L.float64,
+                                                                                            device=x.device)),
+    "logit": lambda L, x, y: L.logit(x.sigmoid()),
+    "logit-eps": lambda L, x, y: L.logit(x.sigmoid(), 0.3),
+    "logit-edges": lambda L, x, y: L.logit(L.tensor([0.0, 1.0, 0.5, 1.5]).to(x.device)),
+    "logit_": lambda L, x, y: x.sigmoid().logit_(0.2),
+    "logit-out": lambda L, x, y: L.logit(x.sigmoid(), out=L.empty(0, device=x.device)),
+    "logit_backward": lambda L, x, y: L.ops.aten.logit_backward.default(
+        y.t(), L.tensor([0.0, 1.0, 1.5, 0.25]).to(x.device), 0.1),
+    "logit_backward-no-eps": lambda L, x, y: L.ops.aten.logit_backward.default(
+        y.t(), L.tensor([0.0, 1.0, -0.5, 0.25]).to(x.device)),
+    "logit_backward.grad_input": lambda L, x, y: L.ops.aten.logit_backward.grad_input(
+        x, x.sigmoid(), grad_input=L.empty(0, device=x.device)),
+    "index_add": lambda L, x, y: x.index_add(1, L.tensor([0, 2, 2]).to(x.device), y[:3].t(), alpha=2),
+    "index_add-rows": lambda L, x, y: x.t().index_add(0, L.tensor([3, 0, 3]).to(x.device), y[:, :3].t()),
+    "index_add_-vector": lambda L, x, y: x[0].clone().index_add_(0, L.tensor([1, 1]).to(x.device), y[:2, 0]),
+    "index_add-zero-d": lambda L, x, y: x[0, 0].index_add(0, L.tensor([0]).to(x.device), y[0, 0]),
+    "index_add-out": lambda L, x, y: L.index_add(x, 0, L.tensor([2]).to(x.device), y[:1, :1].expand(1, 4) * 1,
+                                                 out=L.empty(0, device=x.device)),
+    "index_add-bound": lambda L, x, y: x.index_add(0, L.tensor([3]).to(x.device), y[:1, :1].expand(1, 4) * 1),
+    "put": lambda L, x, y: x.put(L.tensor([0, -1, 5]).to(x.device), y[:, 0]),
+    "put-noncontig-accumulate": lambda L, x, y: x.t().put(L.tensor([1, 1, 7]).to(x.device), y[:3, 1], True),
+    "put_-zero-d": lambda L, x, y: x[1, 1].clone().put_(L.tensor(0).to(x.device), y[0, 0]),
+    "put-bound": lambda L, x, y: x.put(L.tensor([12]).to(x.device), y[:1, 0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILY_CASES))
+def test_family_ops_match_cpu(dev, name):
+    """dot/vdot/mv, xlogy, logit and its backward, index_add and put_ on the device, values and errors as on CPU."""
+    (hx, cx), (hy, cy) = _pair(A), _pair(RNG.standard_normal((4, 3)).astype(np.float32))
+    try:
+        want = FAMILY_CASES[name](dc, hx, hy)
+    except Exception as e:  # the same error on the device
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            FAMILY_CASES[name](dc, cx, cy)
+        return
+    _check(FAMILY_CASES[name](dc, cx, cy), want, atol=1e-5)
+
+
+GRAD_CASES = {
+    "kl_div": lambda L, x: L.nn.functional.kl_div(x, x.sigmoid(), reduction="sum"),
+    "xlogy": lambda L, x: L.xlogy(x * x, x.sigmoid()) + L.xlogy(x.sigmoid(), -2.0),
+    "logit": lambda L, x: L.logit(x.sigmoid(), 0.3),
+    "matmul-vectors": lambda L, x: x[0] @ x[1],
+    "matmul-matrix-vector": lambda L, x: x @ x[0],
+    "as_strided-overlapping": lambda L, x: x.reshape(-1).as_strided((3, 3), (1, 1), 1),
+    "as_strided-overlapping-input": lambda L, x: x[0].expand(2, 4).as_strided((3,), (1,), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_the_new_backward_formulas_run_on_the_device(dev, name):
+    """xlogy (kl_div's), logit, dot and mv, index_add (as_strided's overlaps): forward and backward on the device."""
+    grads = []
+    for device in ("cpu", "cuda"):
+        x = dc.tensor(A, device=device, requires_grad=True)
+        y = GRAD_CASES[name](dc, x)
+        y.backward(dc.ones_like(y))
+        assert x.grad.device.type == device
+        grads.append(cpu(x.grad) if device == "cuda" else x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], atol=1e-5)
+
+
+def test_family_ops_refuse_what_the_device_has_no_kernel_for(dev):
+    (_, ci) = _pair(INTS[0])
+    with pytest.raises(NotImplementedError, match="\"dot\" not implemented for 'Long'"):
+        dc.dot(ci, ci)
+    with pytest.raises(NotImplementedError, match="\"logit_backward_cuda\" not implemented for 'Long'"):
+        dc.ops.aten.logit_backward.default(ci, ci)
 
 
 def test_cat_stack_clone(dev):

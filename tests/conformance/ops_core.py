@@ -622,9 +622,9 @@ _CLAMP_ZERO_D = ("clamp of a 0-d floating tensor: dispatchcore's CPU kernel rais
                  "of ArrayType'")
 _CLAMP_MIN_ZERO_D = ("clamp_min of a 0-d floating tensor: dispatchcore returns a tensor whose data is a numpy scalar, "
                      "not an ndarray (storage_offset(), numpy() and autograd fail on it)")
-_MATMUL_NODES = ("torch's matmul lowers 1-d and broadcast operands to dot/mv/mm and _unsafe_view (nodes DotBackward0, "
-                 "MvBackward0, SqueezeBackward4, UnsafeViewBackward0); dispatchcore's graph ends in SumBackward0, "
-                 "SqueezeBackward1 or ViewBackward0")
+_MATMUL_NODES = ("torch's matmul squeezes a 1-d @ 2-d product in place and folds broadcast batches into mm (nodes "
+                 "SqueezeBackward4, UnsafeViewBackward0); dispatchcore's graph ends in SqueezeBackward1 or "
+                 "ViewBackward0")
 _SOFTMAX_INT_EMPTY = ("(log_)softmax of an empty integral tensor: torch returns an empty tensor before any dtype "
                       "check; dispatchcore raises NotImplementedError '\"softmax_lastdim_kernel_impl\" "
                       "not implemented for 'Long''")
@@ -719,11 +719,7 @@ OPS = [
            method_variant="Tensor.bmm", atol=1e-4),
     OpInfo("matmul", call="matmul", samples=_matmul, dtypes=NUMERIC, aten=("matmul",), grad=True, gradgrad=True,
            grad_args=(0, 1), method_variant="Tensor.matmul", atol=1e-4,
-           xfails={"error-shapes": "matrix @ vector goes through mv in torch: 'size mismatch, got input (2), mat "
-                                   "(2x3), vec (2)'; dispatchcore reports mm's 'mat1 and mat2 shapes cannot be "
-                                   "multiplied (2x3 and 2x1)'",
-                   **{f"float64/{s}@grad": _MATMUL_NODES for s in ("1d-1d", "2d-1d", "1d-2d", "batch-broadcast",
-                                                                  "noncontig")}}),
+           xfails={f"float64/{s}@grad": _MATMUL_NODES for s in ("1d-2d", "batch-broadcast")}),
     # --- nn --------------------------------------------------------------------------------------
     OpInfo("softmax", call="softmax", samples=_softmax, dtypes=NUMERIC, aten=("softmax.int",), grad=True,
            gradgrad=True, method_variant="Tensor.softmax", xfails={"int64/empty": _SOFTMAX_INT_EMPTY}),

@@ -1,4 +1,4 @@
-"""Conformance entries of the indexing family: gather/scatter, index/index_put, masks, nonzero, item.
+"""Conformance entries of the indexing family: gather/scatter, index_add, index/index_put, take/put, masks, item.
 
 Samples cover 0-d, empty and non-contiguous inputs, negative dims, broadcasting (masks, index_put
 values) and keyword forms; ``__getitem__``/``__setitem__`` with advanced indices have entries of
@@ -122,6 +122,35 @@ def _take(rng, dtype):
     yield Sample(make((), dtype, rng), args=(np.array(0, _I),), name="zero-d")
 
 
+def _index_add(rng, dtype):
+    yield Sample(make((3, 4), dtype, rng), args=(1, np.array([3, 0, 3], _I), make((3, 3), dtype, rng)),
+                 name="dim1-duplicates")
+    yield Sample(make((3, 4), dtype, rng, noncontig=True), args=(-2, np.array([2, 0], _I), make((2, 4), dtype, rng)),
+                 kwargs={"alpha": 2}, name="noncontig-negdim-alpha")
+    yield Sample(make((5,), dtype, rng), args=(0, np.array([4, 4, 1], np.int32), make((3,), dtype, rng)),
+                 name="vector-int32-index")
+    yield Sample(make((), dtype, rng), args=(0, np.array([0], _I), make((), dtype, rng)), name="zero-d")
+    yield Sample(make((3, 4), dtype, rng), args=(0, np.zeros(0, _I), make((0, 4), dtype, rng)), name="empty-index")
+    yield Sample(make((3, 4), dtype, rng), args=(0, np.array([3], _I), make((1, 4), dtype, rng)), name="error-index")
+    yield Sample(make((3,), dtype, rng), args=(0, np.array([-1], _I), make((1,), dtype, rng)),
+                 name="error-index-vector")
+    yield Sample(make((3, 4), dtype, rng), args=(1, np.array([0], _I), make((3, 2), dtype, rng)), name="error-count")
+    yield Sample(make((3, 4), dtype, rng), args=(1, np.array([0, 1], _I), make((2, 2), dtype, rng)),
+                 name="error-shape")
+
+
+def _put(rng, dtype):
+    yield Sample(make((3, 4), dtype, rng, noncontig=True), args=(np.array([[0, -1], [5, 10]], _I),
+                                                                 make((2, 2), dtype, rng)), name="noncontig-negative")
+    yield Sample(make((3, 4), dtype, rng), args=(np.array([1, 1, 7], _I), make((3,), dtype, rng), True),
+                 name="accumulate-duplicates")
+    yield Sample(make((2, 3), dtype, rng), args=(np.array([4, 0], _I), make((2,), dtype, rng)),
+                 kwargs={"accumulate": False}, name="keyword")
+    yield Sample(make((), dtype, rng), args=(np.array(0, _I), make((), dtype, rng)), name="zero-d")
+    yield Sample(make((3,), dtype, rng), args=(np.array([3], _I), make((1,), dtype, rng)), name="error-index")
+    yield Sample(make((3,), dtype, rng), args=(np.array([0, 1], _I), make((1,), dtype, rng)), name="error-count")
+
+
 def _item(rng, dtype):
     yield Sample(make((), dtype, rng), name="zero-d")
     yield Sample(make((1, 1), dtype, rng), name="one-element")
@@ -179,6 +208,12 @@ OPS = [
     OpInfo("masked_fill", call="Tensor.masked_fill", samples=_masked_fill, dtypes=_ALL, grad=True, gradgrad=True),
     OpInfo("nonzero", call="nonzero", samples=_nonzero, dtypes=_ALL, aten=("nonzero",)),
     OpInfo("take", call="take", samples=_take, dtypes=_ALL, grad=True, gradgrad=True),
+    OpInfo("index_add", call="index_add", samples=_index_add, dtypes=_ALL, aten=("index_add", "index_add_",
+                                                                                "index_add.out"),
+           grad=True, gradgrad=True, grad_args=(0, 3), method_variant="Tensor.index_add",
+           inplace_variant="Tensor.index_add_", supports_out=True),
+    OpInfo("put", call="put", samples=_put, dtypes=_ALL, aten=("put", "put_"), grad=True, gradgrad=True,
+           grad_args=(0, 2), method_variant="Tensor.put", inplace_variant="Tensor.put_"),
     OpInfo("_local_scalar_dense", call="ops.aten._local_scalar_dense.default", samples=_item, dtypes=_ALL,
            aten=("_local_scalar_dense",)),
     OpInfo("Tensor.__getitem__-advanced", call="Tensor.__getitem__", samples=_getitem, dtypes=_ALL, grad=True,

@@ -355,6 +355,27 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     "as_strided-overlapping-output": lambda lib: ([(x := _t(lib, (6,), 1)).as_strided((2, 2), (1, 1), 1)], [x]),
     "as_strided-overlapping-input": lambda lib: ([(x := _t(lib, (3,), 1)).expand(3, 3).as_strided((2,), (1,), 1)], [x]),
     "reshape-noncontig": lambda lib: ([(x := _t(lib, (3, 4), 1)).t().reshape(2, 6)], [x]),
+    # the vector products, index_add/put and xlogy/logit: in-place forms, double backward, logit_backward
+    "index_add_": lambda lib: (lambda x, s: ([x.clone().index_add_(1, lib.tensor([0, 2, 2]), s, alpha=2)], [x, s]))(
+        _t(lib, (2, 3), 1), _t(lib, (2, 3), 2)),
+    "put_": lambda lib: (lambda x, s: ([x.clone().put_(lib.tensor([0, 5, 1]), s)], [x, s]))(
+        _t(lib, (2, 3), 1), _t(lib, (3,), 2)),
+    "put_-accumulate": lambda lib: (lambda x, s: ([x.clone().put_(lib.tensor([0, 5, 0]), s, True)], [x, s]))(
+        _t(lib, (2, 3), 1), _t(lib, (3,), 2)),
+    "xlogy_.Tensor": _inplace_binary("xlogy_"),
+    "xlogy_.Scalar_Other": _inplace_binary("xlogy_", 1.5),
+    "xlogy_.Scalar_Other-negative": _inplace_binary("xlogy_", -1.5),
+    "xlogy-double": _double(lambda lib: (lambda x, y: (lib.xlogy(x, y), [x, y]))(
+        _t(lib, (2, 3), 1, 0, 2), _t(lib, (2, 3), 2, 0.5, 2))),
+    "logit_": _inplace_unary("logit_", 0.1, 0.9),
+    "logit_.eps": _inplace_unary("logit_", 0.1, 0.9, 0.2),
+    "logit-double": _unary_then_double(lambda lib, x: lib.logit(x), 0.1, 0.9),
+    "logit-eps-double": _unary_then_double(lambda lib, x: lib.logit(x, 0.2), 0.1, 0.9),
+    "logit_backward": _aten("logit_backward", _two((2, 3), low=0.1, high=0.9)),
+    "dot-double": _double(lambda lib: (lambda a, b: (lib.dot(a, b), [a, b]))(_t(lib, (3,), 1), _t(lib, (3,), 2))),
+    "mv-double": _double(lambda lib: (lambda a, b: (lib.mv(a, b), [a, b]))(_t(lib, (2, 3), 1), _t(lib, (3,), 2))),
+    "index_add-double": _double(lambda lib: (lambda x, s: (x.index_add(0, lib.tensor([1, 1]), s, alpha=3), [x, s]))(
+        _t(lib, (3,), 1), _t(lib, (2,), 2))),
     "std_mean.correction": lambda lib: (lambda x: (list(lib.std_mean(x, 1)), [x]))(_t(lib, (3, 4), 1)),
     "var.correction-dim": lambda lib: ([(x := _t(lib, (3, 4), 1)).var(1)], [x]),
     "var.correction-small": lambda lib: ([(x := _t(lib, (1,), 1)).var()], [x]),
@@ -546,18 +567,6 @@ def _leaves(outs: list[Any]) -> list[Any]:
 
 # --- known differences: the name of an entry or extra case -> why it differs ------------------------------
 KNOWN: dict[str, str] = {
-    "matmul": "torch's matmul of two vectors is aten::dot (DotBackward0); dispatchcore's matmul decomposes into "
-              "mul and sum (no aten::dot: _composites.py)",
-    "index_select": "index_select_backward is new_zeros + index_add; dispatchcore defines no aten::index_add "
-                    "and accumulates with _index_put_impl_",
-    "take": "take_backward is zeros_like + put; dispatchcore defines no aten::put and accumulates with "
-            "_index_put_impl_",
-    "kl_div": "torch's kl_div is xlogy (XlogyBackward0); dispatchcore defines no aten::xlogy and composes "
-              "where/mul/log",
-    "as_strided-overlapping-output": "as_strided_backward accumulates an output that overlaps itself with "
-                                     "index_add_ in torch; dispatchcore has no aten::index_add (a one-hot mm)",
-    "as_strided-overlapping-input": "as_strided_backward counts an input's aliases with arange + index_add_ and "
-                                    "divides in place in torch; dispatchcore divides by constant counts",
     "grid_sampler_2d_backward": "grid_sampler_2d_double_backward is not ported: dispatchcore differentiates "
                                 "its own decomposition",
     "convolution_backward": "_convolution_double_backward (Convolution.cpp) is not ported: dispatchcore's "
@@ -567,7 +576,8 @@ KNOWN: dict[str, str] = {
                                   "its decomposition of native_layer_norm_backward",
     "native_dropout": "torch's CPU native_dropout returns its empty input itself, so autograd.grad skips the "
                       "node; dispatchcore's output is a new tensor",
-    "sgn": "sgn_backward of a real tensor is _efficientzerotensor in torch, which dispatchcore does not define",
+    "sgn": "sgn_backward of a real tensor is _efficientzerotensor in torch: a tensor with the ZeroTensor dispatch key, "
+           "whose fallback and per-op ZeroTensor kernels (and Tensor._is_zerotensor) dispatchcore does not model",
     "sgn_": "see sgn",
     "batch_norm-double": "batchnorm_double_backward is not ported: dispatchcore differentiates its decomposition "
                          "of native_batch_norm_backward",
@@ -576,8 +586,6 @@ KNOWN: dict[str, str] = {
     "native_batch_norm_backward": "see batch_norm-double",
     "embedding_bag-double": "both raise (no derivative of _embedding_bag_backward nor of its per_sample_weights "
                             "backward), from a different node first: the engine's order of ready nodes",
-    "binary_cross_entropy-target": "binary_cross_entropy_target_backward is logit(self).neg_() * grad in torch; "
-                                   "dispatchcore defines no aten::logit and composes log/rsub/sub",
 }
 
 

@@ -341,6 +341,31 @@ def test_a_second_thread_can_use_the_device(gpu):
     assert result["sum"] == 2000.0
 
 
+# --- the family operators' kernels (backends/cuda/families.py) ---------------------------------------------
+FAMILY = {
+    "dot": lambda x, y: dc.dot(x[0], y[:, 1]),
+    "vdot-strided": lambda x, y: dc.vdot(x[:, 0], x[:, 2]),
+    "mv": lambda x, y: dc.mv(x, y[:, 0]),
+    "xlogy": lambda x, y: dc.xlogy(x * x, y.t().sigmoid()),
+    "xlogy-scalar": lambda x, y: dc.xlogy(x.sigmoid(), -2.0),
+    "logit": lambda x, y: dc.logit(x.sigmoid()),
+    "logit-eps": lambda x, y: dc.logit(x.sigmoid(), 0.3),
+    "logit_backward": lambda x, y: aten.logit_backward.default(x, x.sigmoid() * 1.5 - 0.25, 0.1),
+    "index_add": lambda x, y: x.index_add(1, dc.tensor([0, 36, 36], device=x.device), y[:3, :37].t(), alpha=2),
+    "put-accumulate": lambda x, y: x.put(dc.tensor([1, 1, 70], device=x.device), y[0, :3], True),
+    "masked_fill": lambda x, y: x.masked_fill(x > 0, 2.5),
+    "bitwise_and": lambda x, y: (x > 0) & (x < 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILY))
+@pytest.mark.parametrize("dtype", [dc.float32, dc.float64], ids=str)
+def test_every_family_kernel(gpu, name, dtype):
+    (hx, hy), (cx, cy) = both(sample(dtype, (3, 37)), sample(dtype, (37, 3)))
+    check(FAMILY[name](cx, cy), FAMILY[name](hx, hy), rtol=1e-4 if dtype is dc.float32 else None,
+          atol=1e-4 if dtype is dc.float32 else None)
+
+
 # --- autograd on the device ------------------------------------------------------------------------------
 GRAD_FUNCS = {
     "mlp": lambda x, w: ((x @ w).relu() * 2 + 1).sum(),
@@ -350,6 +375,8 @@ GRAD_FUNCS = {
     "pointwise": lambda x, w: ((x.sigmoid() - x.tanh()) * x.exp() / (x.abs() + 1)).mean(0).amax(),
     "views": lambda x, w: x.t()[1:, ::2].reshape(-1).unsqueeze(0).expand(2, -1).sum(0),
     "bmm": lambda x, w: x.unsqueeze(0).expand(2, 3, 4).bmm(w.unsqueeze(0).expand(2, 4, 3)).pow(2).sum(),
+    "vectors": lambda x, w: x[0] @ w[:, 0] + (x @ w[:, 1]).sum(),
+    "xlogy-logit": lambda x, w: (dc.xlogy(x * x, w.t().sigmoid()) + dc.logit(x.sigmoid(), 0.1)).sum(),
 }
 
 

@@ -96,6 +96,42 @@ template <typename C> struct Le { __device__ b8 operator()(C a, C b) const { ret
 template <typename C> struct Gt { __device__ b8 operator()(C a, C b) const { return a > b; } };
 template <typename C> struct Ge { __device__ b8 operator()(C a, C b) const { return a >= b; } };
 
+template <typename C> struct BitAnd { __device__ C operator()(C a, C b) const { return a & b; } };
+
+// +inf and a quiet NaN of a floating compute type (dc_lowest is -inf)
+template <typename C> __device__ __forceinline__ C dc_inf() { return -dc_lowest<C>(); }
+template <typename C> __device__ __forceinline__ C dc_nan() { return dc_inf<C>() - dc_inf<C>(); }
+
+// xlogy: NaN where y is NaN, 0 where x is 0, else x * log(y) (BinaryMiscOpsKernels.cu)
+template <typename C> struct Xlogy {
+  __device__ C operator()(C x, C y) const {
+    if (dc_isnan(y)) return y;
+    return x == C(0) ? C(0) : x * dc_log(y);
+  }
+};
+// logit: x clamped to [eps, 1 - eps] unless eps is negative (none given); log(x / (1 - x)), +inf at 1
+template <typename C> struct Logit {
+  C eps;
+  __device__ C operator()(C x) const {
+    if (eps >= C(0)) {
+      const C hi = C(1) - eps;
+      x = x < eps ? eps : (x > hi ? hi : x);
+    }
+    return x == C(1) ? dc_inf<C>() : dc_log(x / (C(1) - x));
+  }
+};
+// logit_backward: dy / (x (1 - x)), dy * inf at 0 and 1; outside [eps, 1 - eps] 0, outside [0, 1] NaN without eps
+template <typename C> struct LogitBackward {
+  C eps;
+  __device__ C operator()(C dy, C x) const {
+    const bool no_eps = eps < C(0);
+    const C lo = no_eps ? C(0) : eps;
+    const C hi = C(1) - lo;
+    if (x < lo || x > hi) return no_eps ? dc_nan<C>() : C(0);
+    return (x == C(0) || x == C(1)) ? dy * dc_inf<C>() : dy / (x * (C(1) - x));
+  }
+};
+
 // bool arithmetic as ATen's: add is "or", mul is "and" (the result converts back with != 0)
 template <> struct Add<b8> { b8 alpha; __device__ b8 operator()(b8 a, b8 b) const { return a || (alpha && b); } };
 template <> struct Mul<b8> { __device__ b8 operator()(b8 a, b8 b) const { return a && b; } };

@@ -1,0 +1,241 @@
+"""``xlogy`` and ``logit``: the pointwise special functions the losses' formulas are written with.
+
+Mirrors ``aten/src/ATen/native/BinaryOps.cpp`` (``xlogy`` and its Scalar overloads, whose names the
+pointwise tables cannot spell: ``Scalar_Self``, ``OutScalar_Other``, ...) and ``UnaryOps.cpp``
+(``logit``, with its ``eps`` clamp, and ``logit_backward``), as ``native_functions.yaml`` and
+``derivatives.yaml`` declare them: ``xlogy.Tensor`` and ``logit_backward`` are structured (their
+``out=`` overloads are the backend kernels, ``structured.register`` builds the rest), the Scalar
+overloads of ``xlogy`` are CompositeExplicitAutograd (a wrapped number, then the Tensor overload),
+``logit`` has backend kernels of its own. ``kl_div`` (``loss.py``) and ``binary_cross_entropy``'s
+target derivative (``norms.py``) call them as torch does. Invariant: each operator is registered at
+exactly the keys torch 2.13 registers it; formulas call dispatched operators only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .._library import Library
+from ..ops import aten as A
+from ..tensor import Tensor
+
+__all__ = ["FUNCTIONS", "METHODS", "SCHEMAS", "explicit_kernels", "logit_bounds", "register", "register_autograd"]
+
+_OUT = "*, Tensor(a!) out) -> Tensor(a!)"
+SCHEMAS: tuple[str, ...] = (
+    "xlogy.Tensor(Tensor self, Tensor other) -> Tensor",
+    "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor",
+    "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor",
+    "xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+    "xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+    f"xlogy.OutTensor(Tensor self, Tensor other, {_OUT}",
+    f"xlogy.OutScalar_Self(Scalar self, Tensor other, {_OUT}",
+    f"xlogy.OutScalar_Other(Tensor self, Scalar other, {_OUT}",
+    "logit(Tensor self, float? eps=None) -> Tensor",
+    "logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)",
+    f"logit.out(Tensor self, float? eps=None, {_OUT}",
+    "logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor",
+    "logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) "
+    "-> Tensor(a!)",
+)
+
+
+def logit_bounds(eps: float | None) -> tuple[float, float] | None:
+    """The clamp of ``logit``'s input: ``(eps, 1 - eps)``, or None when ``eps`` is None or negative.
+
+    The kernels take ``eps ? *eps : -1.0``; a NaN eps clamps nothing either (every comparison is false).
+    """
+    if eps is None or eps < 0:
+        return None
+    return eps, 1.0 - eps
+
+
+# --- CompositeExplicitAutograd: the Scalar overloads of xlogy (wrapped_scalar_tensor) ------------------
+def _number(value: Any) -> Tensor:
+    from .._composites import wrapped_number  # not at import: _composites imports aten, which imports us
+
+    if isinstance(value, Tensor):
+        return value
+    w = wrapped_number(value)
+    if w is None:
+        raise TypeError(f"expected a number for a Scalar argument, got {type(value).__name__}")
+    return w
+
+
+def explicit_kernels() -> dict[str, Callable[..., Any]]:
+    """The CompositeExplicitAutograd kernels, by overload (the Meta backend registers them too, as torch does)."""
+    xlogy, xlogy_, out_op = A.xlogy.Tensor, A.xlogy_.Tensor, A.xlogy.OutTensor
+    return {
+        "xlogy.Scalar_Self": lambda self, other: xlogy(_number(self), other),
+        "xlogy.Scalar_Other": lambda self, other: xlogy(self, _number(other)),
+        "xlogy_.Scalar_Other": lambda self, other: xlogy_(self, _number(other)),
+        "xlogy.OutScalar_Self": lambda self, other, *, out: out_op(_number(self), other, out=out),
+        "xlogy.OutScalar_Other": lambda self, other, *, out: out_op(self, _number(other), out=out),
+    }
+
+
+def register(lib: Library) -> None:
+    """Register the CompositeExplicitAutograd kernels."""
+    for name, kernel in explicit_kernels().items():
+        lib.impl(name, kernel, "CompositeExplicitAutograd")
+
+
+# --- derivatives (derivatives.yaml, FunctionsManual.cpp) ------------------------------------------------
+def _xlogy_self(g: Tensor, self: Tensor, other: Tensor) -> Tensor:
+    """``at::xlogy(grad, other).masked_fill((self == 0.) & (other <= 0.), 0.)``: the mask's right operand first."""
+    value = A.xlogy.Tensor(g, other)
+    nonpositive = A.le.Scalar(other, 0.0)
+    mask = A.bitwise_and.Tensor(A.eq.Scalar(self, 0.0), nonpositive)
+    return A.masked_fill.Scalar(value, mask, 0.0)
+
+
+def _xlogy_other(g: Tensor, self: Any, other: Tensor) -> Tensor:
+    """``grad * self / other`` (``self`` a tensor, or the Scalar of ``xlogy.Scalar_Self``)."""
+    product = A.mul.Tensor(g, self) if isinstance(self, Tensor) else A.mul.Scalar(g, self)
+    return A.div.Tensor(product, other)
+
+
+def _xlogy_scalar_other(g: Tensor, self: Tensor, other: Any) -> Tensor:
+    """``other > 0 ? at::xlogy(grad, other) : at::xlogy(grad, other).masked_fill(self == 0., 0.)``."""
+    value = A.xlogy.Scalar_Other(g, other)
+    if float(other) > 0.0:
+        return value
+    return A.masked_fill.Scalar(value, A.eq.Scalar(self, 0.0), 0.0)
+
+
+def _logit_backward_infinitely(g: Tensor, self: Tensor, eps: float | None) -> Tensor:
+    """``infinitely_differentiable_logit_backward``: ``where(lo <= self <= hi, grad / (self * (1 - self)), outside)``.
+
+    ``outside`` is NaN without ``eps`` and 0 with it; ``where``'s arguments run right to left.
+    """
+    from ..autograd.derivatives import scalar_minus
+
+    if eps is None:
+        lo, hi = 0.0, 1.0
+        outside = A.fill_.Scalar(A.empty.memory_format([], dtype=self.dtype, device=self.device), math.nan)
+    else:
+        lo, hi = eps, 1.0 - eps
+        outside = A.zeros.default([], dtype=self.dtype, device=self.device)
+    value = A.div.Tensor(g, A.mul.Tensor(self, scalar_minus(1.0, self)))
+    below_hi = A.le.Scalar(self, hi)
+    inside = A.logical_and.default(A.ge.Scalar(self, lo), below_hi)
+    return A.where.self(inside, value, outside)
+
+
+def _logit_formula(g: Tensor, self: Tensor, eps: float | None) -> Tensor:
+    """``GradMode::is_enabled() ? infinitely_differentiable_logit_backward(...) : logit_backward(grad, self, eps)``."""
+    from ..autograd.grad_mode import is_grad_enabled
+
+    if is_grad_enabled():
+        return _logit_backward_infinitely(g, self, eps)
+    return A.logit_backward.default(g, self, eps)
+
+
+def _no_derivative(op: str) -> Callable[..., Any]:
+    """No derivatives.yaml entry, a differentiable output: the backward raises (``NotImplemented``)."""
+    def formula(g: Tensor) -> Tensor:
+        raise RuntimeError(f"derivative for aten::{op} is not implemented")
+    return formula
+
+
+def register_autograd(lib: Library) -> None:
+    """The derivatives, with torch's node names."""
+    from ..autograd.kernels import register_derivative
+
+    def r(name: str, node: str, inputs: tuple[str, ...], formula: Any, **kw: Any) -> Any:
+        return register_derivative(lib, f"aten::{name}", node, inputs, formula, **kw)
+
+    xlogy = (_xlogy_self, _xlogy_other)
+    r("xlogy.Tensor", "XlogyBackward0", ("self", "other"), xlogy)
+    r("xlogy_.Tensor", "XlogyBackward0", ("self", "other"), xlogy, mutates="self")
+    r("xlogy.Scalar_Self", "XlogyBackward1", ("other",), (_xlogy_other,))
+    r("xlogy.Scalar_Other", "XlogyBackward2", ("self",), (_xlogy_scalar_other,))
+    r("xlogy_.Scalar_Other", "XlogyBackward2", ("self",), (_xlogy_scalar_other,), mutates="self")
+    r("logit", "LogitBackward0", ("self",), _logit_formula)
+    r("logit_", "LogitBackward0", ("self",), _logit_formula, mutates="self")
+    d = r("logit_backward", "NotImplemented", ("grad_output", "self"), (_no_derivative("logit_backward"),) * 2)
+    d.node_class._qualified_name = "torch::autograd::NotImplemented"
+
+
+# --- torch.* functions and Tensor methods -------------------------------------------------------------
+# Signatures in torch's binding format: the overload a call binds to is the one torch's parser picks
+_SIGNATURES: dict[str, tuple[str, ...]] = {
+    "xlogy": ("xlogy(Tensor input, Tensor other, *, Tensor out=None)",
+              "xlogy(Scalar self, Tensor other, *, Tensor out=None)",
+              "xlogy(Tensor input, Scalar other, *, Tensor out=None)"),
+    "xlogy_": ("xlogy_(Tensor input, Tensor other)", "xlogy_(Tensor input, Scalar other)"),
+    "Tensor.xlogy": ("xlogy(Tensor other)", "xlogy(Scalar other)"),
+    "Tensor.xlogy_": ("xlogy_(Tensor other)", "xlogy_(Scalar other)"),
+    "logit": ("logit(Tensor input, double? eps=None, *, Tensor out=None)",),
+    "logit_": ("logit_(Tensor input, double? eps=None)",),
+    "Tensor.logit": ("logit(double? eps=None)",),
+    "Tensor.logit_": ("logit_(double? eps=None)",),
+}
+_PARSERS: dict[str, Any] = {}
+
+
+def _parse(key: str, args: tuple, kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    parser = _PARSERS.get(key)
+    if parser is None:
+        from ..factories import _CHECKS
+        from ..schema import PythonArgParser
+
+        parser = _PARSERS[key] = PythonArgParser(_SIGNATURES[key], _CHECKS)
+    return parser.parse(args, kwargs)
+
+
+def xlogy(*args: Any, **kwargs: Any) -> Tensor:
+    """``torch.xlogy(input, other, *, out=None)``: ``xlogy.Tensor``, ``Scalar_Self`` or ``Scalar_Other``."""
+    index, b = _parse("xlogy", args, kwargs)
+    first, other, out = b.get("input", b.get("self")), b["other"], b["out"]
+    if out is None:
+        return (A.xlogy.Tensor, A.xlogy.Scalar_Self, A.xlogy.Scalar_Other)[index](first, other)
+    return (A.xlogy.OutTensor, A.xlogy.OutScalar_Self, A.xlogy.OutScalar_Other)[index](first, other, out=out)
+
+
+def xlogy_(*args: Any, **kwargs: Any) -> Tensor:
+    """``torch.xlogy_(input, other)``."""
+    index, b = _parse("xlogy_", args, kwargs)
+    return (A.xlogy_.Tensor, A.xlogy_.Scalar_Other)[index](b["input"], b["other"])
+
+
+def _xlogy_method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    index, b = _parse("Tensor.xlogy", args, kwargs)
+    return (A.xlogy.Tensor, A.xlogy.Scalar_Other)[index](self, b["other"])
+
+
+def _xlogy__method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    index, b = _parse("Tensor.xlogy_", args, kwargs)
+    return (A.xlogy_.Tensor, A.xlogy_.Scalar_Other)[index](self, b["other"])
+
+
+def logit(*args: Any, **kwargs: Any) -> Tensor:
+    """``torch.logit(input, eps=None, *, out=None)``."""
+    _, b = _parse("logit", args, kwargs)
+    if b["out"] is None:
+        return A.logit.default(b["input"], b["eps"])
+    return A.logit.out(b["input"], b["eps"], out=b["out"])
+
+
+def logit_(*args: Any, **kwargs: Any) -> Tensor:
+    """``torch.logit_(input, eps=None)``."""
+    _, b = _parse("logit_", args, kwargs)
+    return A.logit_.default(b["input"], b["eps"])
+
+
+def _logit_method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    return A.logit.default(self, _parse("Tensor.logit", args, kwargs)[1]["eps"])
+
+
+def _logit__method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    return A.logit_.default(self, _parse("Tensor.logit_", args, kwargs)[1]["eps"])
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {"xlogy": xlogy, "xlogy_": xlogy_, "logit": logit, "logit_": logit_}
+METHODS: dict[str, Callable[..., Any]] = {"xlogy": _xlogy_method, "xlogy_": _xlogy__method, "logit": _logit_method,
+                                          "logit_": _logit__method}
+for _n, _f in METHODS.items():
+    _f.__name__ = _f.__qualname__ = _n
+del _n, _f
