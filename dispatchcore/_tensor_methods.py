@@ -9,12 +9,14 @@ looked up once, here, at import.
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
 from . import _composites
 from . import aten as _definitions  # noqa: F401 - the operators must exist before we look them up
 from . import dtypes as _dtypes
+from . import layouts as _layouts
 from . import overrides as _overrides
 from .dtypes import device as as_device
 from .dtypes import dtype as dtype_cls
@@ -178,7 +180,8 @@ def _binary(op: Any, *, alpha: bool = False, dunder: bool = False):
         if alpha == 1 and type(alpha) is int:  # alpha=1.0 must reach the kernel's integral check
             return tensor_call(self, other)
         if not isinstance(other, _T):
-            other = wrapped_number(other) or other
+            wrapped = wrapped_number(other)  # not `or`: bool() of a tensor reads its item()
+            other = other if wrapped is None else wrapped
         return op(self, other, alpha=alpha)
     return method
 
@@ -245,6 +248,8 @@ Tensor.add_, Tensor.__iadd__ = _binary(A.add_.Tensor, alpha=True), _binary(A.add
 Tensor.sub_, Tensor.__isub__ = _binary(A.sub_.Tensor, alpha=True), _binary(A.sub_.Tensor, dunder=True)
 Tensor.__imul__ = _binary(A.mul_.Tensor, dunder=True)
 Tensor.__itruediv__ = _binary(A.div_.Tensor, dunder=True)
+Tensor.__div__ = _binary(A.div.Tensor, dunder=True)  # Python 2's names, which torch's TensorBase keeps
+Tensor.__idiv__ = Tensor.__itruediv__  # one method under both names in torch
 _imul_entry, _idiv_entry = _binary(A.mul_.Tensor), _binary(A.div_.Tensor)
 Tensor.mul_ = _named(_imul_entry)
 # number + tensor: torch's __radd__ is add with self first (add.Tensor(x, 2)), so is __rmul__;
@@ -300,7 +305,8 @@ def _div_with_mode(entry: Any, mode_op: Any):
         if rounding_mode is _NO_MODE:
             return entry(self, other)
         if not isinstance(other, _T):
-            other = wrapped_number(other) or other
+            wrapped = wrapped_number(other)  # not `or`: bool() of a tensor reads its item()
+            other = other if wrapped is None else wrapped
         return mode_op(self, other, rounding_mode=rounding_mode)
     div.__name__ = div.__qualname__ = entry.__name__
     return div
@@ -338,6 +344,21 @@ def _matmul_other(self: Tensor, other: Any) -> Any:
 Tensor.__matmul__ = _composites.matmul_shortcut(fast(A.matmul.default, 2, otherwise=_matmul_other))
 _matmul = _composites.matmul_shortcut(fast(A.matmul.default, 2))
 Tensor.matmul = lambda self, other: _matmul(self, other)  # keeps torch's keyword name
+
+
+def _rmatmul(self: Tensor, other: Any) -> Any:
+    """``other @ x`` when ``other`` has no ``__matmul__``: torch's ``__rmatmul__`` is ``matmul(other, self)``.
+
+    NotImplemented for an operand that is not a Tensor (torch's TypeError, turned into it).
+    """
+    result = _reflected("__rmatmul__", self, other)
+    if result is not _NOT_HANDLED:
+        return result
+    return _matmul(other, self) if isinstance(other, _T) else NotImplemented
+
+
+Tensor.__rmatmul__ = _rmatmul
+Tensor.__rdiv__ = _rtruediv  # one function under both names in torch/_tensor.py
 Tensor.__neg__ = fast(A.neg.default)
 Tensor.__abs__ = fast(A.abs.default)
 
@@ -704,6 +725,8 @@ def _index_views(self: Tensor, index: Any, basic_only: bool = False) -> Any:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     result = self
     dim = selected = 0  # torch's error names dim + selected (its real_dim)
+    # See Note [Slices as torch applies them]: a single slice read is always a view of its own
+    optimize = basic_only or index.__class__ is not slice
     for item in items:
         if item is None:
             result = A.unsqueeze.default(result, dim)
@@ -717,15 +740,9 @@ def _index_views(self: Tensor, index: Any, basic_only: bool = False) -> Any:
             result = A.select.int(result, dim, item)
             selected += 1
         else:
-            step = 1 if item.step is None else item.step
-            if step == 0:
-                raise ValueError("slice step cannot be zero")
-            if step < 0:
-                raise ValueError("step must be greater than zero")
-            if not (item.start is None and item.stop is None and step == 1):
-                result = A.slice.Tensor(result, dim, item.start, item.stop, step)
+            result = _slice(result, dim, item, optimize)
             dim += 1
-    if result is self:
+    if result is self and not basic_only:  # get_item: x[...], x[:, :] are an alias; set_item writes x
         result = A.alias.default(self)
     return result
 
@@ -738,15 +755,42 @@ def _index_advanced(self: Tensor, index: Any) -> Tensor:
     return A.index.Tensor(result, indices)
 
 
-def _slice(result: Tensor, dim: int, item: slice) -> Tensor:
-    step = 1 if item.step is None else item.step
+# Note [Slices as torch applies them]: torch unpacks a Python slice as ``PySlice_Unpack`` does
+# (None is 0 and INT64_MAX, an object with ``__index__`` its index, a 0-d tensor's read with
+# ``_local_scalar_dense``, bounds clamped to int64), then ``applySlice`` calls
+# ``slice(self, dim, start, stop, step)``: its dispatch shows ``x[1:]`` as ``slice(x, 0, 1,
+# 9223372036854775807)``. ``applySlice`` returns ``self`` itself when the slice keeps the whole dim
+# (start 0, stop at least the size, step 1), except for a single slice read (``x[:]``, ``x[0:3]``
+# are a ``slice``): ``m[:, 0]`` is one ``select``, ``x[:] = v`` writes ``x`` with no view.
+_INT64_MAX = (1 << 63) - 1
+_INT64_MIN = -(1 << 63)
+
+
+def _slice_index(value: Any) -> int:
+    """A slice bound as ``PySlice_Unpack`` reads it: its ``__index__``, clamped to int64."""
+    if value.__class__ is not int:
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError("slice indices must be integers or None or have an __index__ method") from None
+    return _INT64_MAX if value > _INT64_MAX else _INT64_MIN if value < _INT64_MIN else value
+
+
+def _slice(result: Tensor, dim: int, item: slice, optimize: bool = True) -> Tensor:
+    """``applySlice`` of a Python slice at ``dim``: See Note [Slices as torch applies them]."""
+    start, stop, step = item.start, item.stop, item.step
+    step = 1 if step is None else _slice_index(step)
     if step == 0:
         raise ValueError("slice step cannot be zero")
+    start = (0 if step > 0 else _INT64_MAX) if start is None else _slice_index(start)
+    stop = (_INT64_MAX if step > 0 else _INT64_MIN) if stop is None else _slice_index(stop)
     if step < 0:
         raise ValueError("step must be greater than zero")
-    if item.start is None and item.stop is None and step == 1:
-        return result
-    return A.slice.Tensor(result, dim, item.start, item.stop, step)
+    if step == 1:
+        if optimize and start == 0 and stop >= result._data.shape[dim]:
+            return result
+        return A.slice.Tensor(result, dim, start, stop)  # the default step is not passed, as in torch
+    return A.slice.Tensor(result, dim, start, stop, step)
 
 
 # --- advanced indexing (See Note [Advanced indexing]) ------------------------------------------
@@ -878,12 +922,6 @@ def _legacy_type(self: Tensor) -> str:
     return f"{prefix}{_LEGACY_NAMES.get(self.dtype.name, self.dtype.name)}Tensor"
 
 
-def _expands_to(shape: tuple, target: tuple) -> bool:
-    if len(shape) > len(target):
-        return False
-    return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(target)))
-
-
 def _setitem(self: Tensor, index: Any, value: Any) -> None:
     """``self[index] = value``, as torch's ``THPVariable_setitem``.
 
@@ -898,7 +936,17 @@ def _setitem(self: Tensor, index: Any, value: Any) -> None:
         if not _is_number(value):
             raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_type(self)}")
         value = _number_value(value, self)
-    target = self if index is Ellipsis else _index_views(self, index, True)  # x[...] = v writes x itself
+    cls = index.__class__
+    if cls is int:  # checked before select, as torch's applySelect (a mode sees no failed select)
+        shape = self._data.shape
+        _copy_to(_select(self, 0, index) if shape and -shape[0] <= index < shape[0] else _index_int(self, index),
+                 value)
+        return
+    if index is None or index is Ellipsis or cls is bool:  # THPVariable_setitem's simple types
+        if index is not False:  # x[False] = v writes nothing
+            _copy_to(self if index is Ellipsis else A.unsqueeze.default(self, 0), value)
+        return
+    target = _index_views(self, index, True)
     if target is None:
         target, indices = _apply_slicing(self, _wrap_tuple(index))
         if indices:
@@ -917,29 +965,45 @@ def _strip_leading_ones(value: Tensor) -> Tensor:
 
 
 def _copy_to(target: Tensor, value: Tensor) -> None:
-    """``copy_to`` of torch: fill from a 0-d CPU value, else copy the (expanded) value."""
+    """``copy_to`` of torch: copy a same-shaped value, fill from a 0-d CPU one, else view and expand it.
+
+    The value loses its leading size-1 dims (``slicePrefix1sSize``, always a ``view``: ``x[0] =
+    ones(1, 3)`` copies a (3,) view) and is expanded to the target's shape (``expand_inplace``,
+    torch's expand error when it does not fit) before the copy.
+    """
     shape, target_shape = value._data.shape, target._data.shape
     if shape != target_shape:
         if value._data.ndim == 0 and value._device.type == "cpu":
             A.fill_.Tensor(target, value)
             return
-        value = _strip_leading_ones(value)  # torch's slicePrefix1s: x[0] = ones(1, 3) copies a (3,) view
-        shape = value._data.shape
-        if shape != target_shape and not _expands_to(shape, target_shape):
-            A.expand.default(A.detach.default(value), list(target_shape))  # raises torch's expand error
+        first = 0
+        while first < len(shape) and shape[first] == 1:
+            first += 1
+        value = A.view.default(value, list(shape[first:]))
+        if shape[first:] != target_shape:
+            value = A.expand.default(value, list(target_shape))
     A.copy_.default(target, value)
 
 
 def _number_value(value: Any, self: Tensor) -> Tensor:
-    """The 0-d tensor of ``self``'s dtype that ``x[i] = number`` writes (torch's ``lift_fresh``)."""
+    """The 0-d tensor of ``self``'s dtype that ``x[i] = number`` writes (torch's ``valueToTensor``).
+
+    For a CPU or CUDA ``self``, a CPU tensor passed through ``aten::lift_fresh`` (which a mode
+    sees, as ``dc.tensor(...)``'s: ``FakeTensorMode`` makes it a fake constant, ``make_fx``
+    records ``lift_fresh_copy`` of a constant); for another device, ``aten::scalar_tensor`` of the
+    number on it. It is made before the index is applied, as in torch.
+    """
     if value.__class__ not in _NUMBER_CLASSES:  # numpy scalars, IntEnum, ...: as Python numbers
         value = value.item() if hasattr(value, "item") else value
     if value.__class__ is int and not -_INT64 <= value < _INT64:  # torch unpacks it as a long long
         raise ValueError("Overflow when unpacking long long")
-    data = _dtypes.checked_number(value, self.dtype.np)
-    t = wrap_cpu(data)
-    if self._device.type != "cpu":
-        t = A._to_copy.default(t, device=self._device)
+    kind = self._device.type
+    if kind != "cpu" and kind != "cuda":  # scalarToTensor off the CPU: an operator on self's device
+        number = int(value) if value.__class__ is bool else value  # THPUtils_unpackLong
+        return A.scalar_tensor.default(number, dtype=self.dtype, layout=_layouts.strided, device=self._device)
+    t = wrap_cpu(_dtypes.checked_number(value, self._data.dtype))  # the data's numpy dtype is self.dtype's
+    if _pt.state.modes is not None:  # lift_fresh returns its argument: only a mode can tell
+        t = A.lift_fresh.default(t)
     return t
 
 

@@ -712,7 +712,8 @@ class _ProxyMode(DispatchMode):
                 raise RuntimeError(
                     f"It appears that you're trying to get value out of a tracing tensor with {func} - "
                     "erroring out! It's likely that this is caused by data-dependent control flow or "
-                    "similar.")
+                    "similar.  It may be possible to trace this with dynamic shapes; try setting "
+                    "tracing_mode='symbolic' in your make_fx call.")  # torch's text (dispatchcore has no 'symbolic')
         if name == "aten.lift_fresh.default":
             # Note [lift_fresh is recorded as a copy]: lift_fresh returns its (fresh) argument, but
             # in the graph that argument is a constant of the module; recorded as it is, a later

@@ -288,50 +288,41 @@ def handle_torch_function(public_api: Callable[..., Any], relevant_args: Iterabl
     return _dispatch(public_api, _overloaded(relevant_args, True), args, kwargs, True)
 
 
-def dispatch_c(func: Any, relevant: Iterable[Any], args: tuple, kwargs: dict[str, Any]) -> Any:
-    """A torch C++ binding's check and call: ``None`` kwargs when none, plain Tensors not overloaded."""
-    return _dispatch(func, _overloaded(relevant), args, kwargs or None, False)
-
-
 _NOT_HANDLED: Any = object()
 
 
-_RELEVANT_PARAMS: dict[Any, tuple[str, ...]] = {}  # a Python-level function -> the parameters it checks
+_RELEVANT_PARAMS: dict[Any, tuple[str, ...]] = {}  # a Python-level function -> the parameters it hands on
+_CHECKED_PARAMS: dict[Any, tuple[str, ...]] = {}  # ... -> those it checks, where fewer
 _UNPASSED: dict[Any, tuple[str, ...]] = {}  # ... -> the parameters it does not hand to the handlers
 
 
-def function_locals(func: Any, local_vars: dict[str, Any], c_level: bool = False) -> Any:
-    """An ``F.*`` function's check, from its parameters: ``_NOT_HANDLED`` when none applies.
+def function_locals(func: Any, local_vars: dict[str, Any]) -> Any:
+    """A Python-level ``F.*`` function's check, from its parameters: ``_NOT_HANDLED`` when none applies.
 
     As torch's ``nn/functional.py`` does, the parameters without a default are passed
     positionally and the others by keyword; the relevant parameters are those the function
-    names (``relevant=`` of ``register_function``), else every tensor-like one.
+    names (``relevant=`` of ``register_function``; its check may read fewer, ``checked=``), else
+    every tensor-like one. Its inner calls check their own arguments: See Note [Calls inside
+    nn.functional].
     """
     if not _active_modes and _inert_arguments(tuple(local_vars.values()), {}):  # the common case, at once
         return _NOT_HANDLED
     names = _RELEVANT_PARAMS.get(func)
     if names is not None:
         relevant = [local_vars[n] for n in names]
+        checked_names = _CHECKED_PARAMS.get(func)
+        checked = relevant if checked_names is None else [local_vars[n] for n in checked_names]
     else:
-        relevant = [v for v in local_vars.values() if isinstance(v, Tensor) or is_tensor_like(v)]
-    if not has_torch_function(relevant):
+        relevant = checked = [v for v in local_vars.values() if isinstance(v, Tensor) or is_tensor_like(v)]
+    if not has_torch_function(checked):
         return _NOT_HANDLED
     positional, keywords = _split_params(func, local_vars)
     for name in _UNPASSED.get(func, ()):
         del keywords[name]
-    if c_level:  # a C++ binding passes on the keywords given, as far as a default tells them apart
-        defaults = _DEFAULTS[func]
-        keywords = {k: v for k, v in keywords.items() if not _same(v, defaults[k])}
-        return dispatch_c(func, relevant, positional, keywords)
     return _dispatch(func, _overloaded(relevant, True), positional, keywords, True)
 
 
 _PARAMS: dict[Any, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-_DEFAULTS: dict[Any, dict[str, Any]] = {}
-
-
-def _same(value: Any, default: Any) -> bool:
-    return value is default or (type(value) is type(default) and value == default)
 
 
 def _split_params(func: Any, local_vars: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
@@ -342,7 +333,6 @@ def _split_params(func: Any, local_vars: dict[str, Any]) -> tuple[tuple, dict[st
         params = inspect.signature(func).parameters.values()
         split = _PARAMS[func] = (tuple(p.name for p in params if p.default is p.empty),
                                  tuple(p.name for p in params if p.default is not p.empty))
-        _DEFAULTS[func] = {p.name: p.default for p in params}
     return tuple(local_vars[n] for n in split[0]), {n: local_vars[n] for n in split[1]}
 
 
@@ -442,8 +432,10 @@ def _method_wrapper(name: str, raw: Any, report: str, python_level: bool, in_pyt
 # argument with ``__torch_function__`` that the parameter would not take otherwise (a duck type
 # anywhere). A Tensor subclass passed where the parameter is a number, a dim or a size is read as
 # one (``x.sum(sub_0d)``, ``x.add(1, alpha=sub_0d)``, ``x.new_zeros(sub)``): not overloaded. The
-# methods named after an aten operator take their Tensor parameters from its overloads' schemas
-# (``self`` left out, the others in order); the others count every argument.
+# items of a list are looked at wherever it goes, a list of sizes' too: ``x.view([2, duck])`` and
+# ``x.view([sub_0d, 3])`` reach the handlers. The methods named after an aten operator take their
+# Tensor parameters from its overloads' schemas (``self`` left out, the others in order); the
+# others count every argument.
 class _Params:
     """What some overload of an aten operator takes where: See Note [Arguments a binding checks]."""
 
@@ -539,7 +531,7 @@ _numel = vars(Tensor)["numel"]  # the raw method: no torch function of its own
 def _at(value: Any, tensor: bool, tensor_list: bool) -> Any:
     """``value`` as the parser checks it at a parameter that takes a Tensor, a list of them, or neither."""
     if value.__class__ is list or value.__class__ is tuple:
-        return value if tensor_list else None  # a list of sizes fails on a duck type: TypeError, not routed
+        return value  # its items with torch function, a list of sizes' too (x.view([2, duck]))
     if tensor or not isinstance(value, Tensor):
         return value  # an object with torch function that no other parameter type takes is overloaded
     # a Tensor where a number or a size goes: read as one, or, with more than one element, no fit
@@ -616,17 +608,20 @@ def _property_wrapper(name: str, raw: property) -> property:
 _REPORTED = {
     "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub", "__isub__": "sub_",
     "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_", "__truediv__": "div", "__itruediv__": "div_",
+    "__div__": "div", "__idiv__": "div_",
     "__ifloordiv__": "floor_divide_", "__mod__": "remainder", "__imod__": "remainder_", "__matmul__": "matmul",
     "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__ne__": "ne",
     "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
 }
-_SAME_OBJECT = {"__neg__": "neg", "__abs__": "abs"}  # one object under two names in torch
+_SAME_OBJECT = {"__neg__": "neg", "__abs__": "abs", "__rdiv__": "__rtruediv__",  # one object under two names in torch
+                "__idiv__": "__itruediv__"}
 # Methods whose torch binding counts a plain Tensor as overloaded (no-argument C++ methods and
 # those written in Python, torch/_tensor.py), found by experiment on torch 2.13.
 _PYTHON_LEVEL = frozenset((
     "H", "T", "__abs__", "__bool__", "__complex__", "__contains__", "__float__", "__floordiv__", "__format__",
-    "__index__", "__int__", "__invert__", "__ipow__", "__len__", "__neg__", "__pow__", "__repr__", "__reversed__",
-    "__rfloordiv__", "__rlshift__", "__rmod__", "__rpow__", "__rrshift__", "__rsub__", "__rtruediv__", "_is_view",
+    "__index__", "__int__", "__invert__", "__ipow__", "__len__", "__neg__", "__pow__", "__rdiv__", "__repr__",
+    "__reversed__", "__rfloordiv__", "__rlshift__", "__rmatmul__", "__rmod__", "__rpow__", "__rrshift__", "__rsub__",
+    "__rtruediv__", "_is_view",
     "_version", "abs", "abs_", "acos", "acos_", "acosh", "acosh_",
     "adjoint", "argwhere", "asin", "asin_", "asinh", "asinh_", "atan", "atan_", "atanh", "atanh_", "backward",
     "bitwise_not", "bitwise_not_", "ceil", "ceil_", "cos", "cos_", "cosh", "cosh_", "data", "detach", "detach_",
@@ -641,9 +636,10 @@ _PYTHON_LEVEL = frozenset((
     "unflatten", "zero_"))
 # Those of them written in Python (torch/_tensor.py): keyword arguments always a dict, and the
 # error of torch/overrides.py's handle_torch_function ("no implementation found for ...")
-_IN_PYTHON = frozenset(("__contains__", "__floordiv__", "__format__", "__ipow__", "__len__", "__pow__", "__repr__",
-                        "__reversed__", "__rfloordiv__", "__rlshift__", "__rmod__", "__rpow__", "__rrshift__",
-                        "__rsub__", "__rtruediv__", "backward", "norm", "register_hook", "split", "unflatten"))
+_IN_PYTHON = frozenset(("__contains__", "__floordiv__", "__format__", "__ipow__", "__len__", "__pow__", "__rdiv__",
+                        "__repr__", "__reversed__", "__rfloordiv__", "__rlshift__", "__rmatmul__", "__rmod__",
+                        "__rpow__", "__rrshift__", "__rsub__", "__rtruediv__", "backward", "norm", "register_hook",
+                        "split", "unflatten"))
 # ...and how they pass their arguments on (positional names, keywords with their defaults); the
 # others of them pass what they are given. torch/_tensor.py checks only ``self`` for these; so does
 # new_tensor (its parser takes ``data`` as any object), and ``__eq__``, whose operand ``eq`` checks
@@ -792,7 +788,7 @@ def check_binding(func: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
     """
     if not _active_modes and _inert_arguments(args, kwargs):  # the common case, decided at once
         return _NOT_HANDLED
-    name = _FUNC_NAMES.get(func, "").rpartition(".")[2]
+    name = _BINDING_OPS.get(func) or _FUNC_NAMES.get(func, "").rpartition(".")[2]
     overloaded = [] if name in _DATA_BINDINGS else _overloaded(_checked(_tensor_params(name, False), args, kwargs))
     if not overloaded and not _mode_active():
         return _NOT_HANDLED
@@ -834,7 +830,11 @@ def route_binding(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     """
     if name in _SKIPPED_BINDINGS:
         return fn
+    return register_function(_binding(fn, name), f"torch.{name}")
 
+
+def _binding(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``fn`` behind a C++ binding's torch-function check (``route_binding``, ``nn_binding``)."""
     def binding(*args: Any, **kwargs: Any) -> Any:
         if _tf_on:
             handled = check_binding(binding, args, kwargs)
@@ -849,19 +849,69 @@ def route_binding(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     binding.__name__ = binding.__qualname__ = name
     binding.__doc__ = fn.__doc__
     binding.__wrapped__ = fn  # type: ignore[attr-defined]
-    return register_function(binding, f"torch.{name}")
+    return binding
+
+
+_BINDING_OPS: dict[Any, str] = {}  # a binding -> the aten operator whose parameters its check reads
+
+
+def nn_binding(fn: Callable[..., Any], name: str, op: str | None = None) -> Callable[..., Any]:
+    """``torch._C._nn.<name>``: a C++ binding that torch's Python-level ``nn.functional`` calls.
+
+    As ``route_binding``, behind the check of ``aten::<op>``'s parameters (``op`` defaults to
+    ``name``); ``resolve_name`` knows it not (None, as torch's), and the error of declining
+    handlers names it ``torch.nn.<name>``, as torch's does. See Note [Calls inside nn.functional].
+    """
+    binding = _binding(fn, name)
+    binding.__module__ = "dispatchcore.nn.functional._nn"
+    _ERROR_NAMES[binding] = f"torch.nn.{name}"
+    _BINDING_OPS[binding] = op or name
+    return binding
+
+
+# Note [Calls inside nn.functional]: a Python-level function of torch's nn.functional checks only the
+# arguments it names (``has_torch_function_variadic(input, target, weight)``), then calls C++
+# bindings (``torch._C._nn.elu(input, alpha)``, ``torch.kl_div``, ``input.softmax(dim)``) whose
+# argument parser checks every argument: a duck type passed as ``alpha=`` reaches its handler with
+# ``func`` the inner binding and its arguments. dispatchcore's functions call the aten operator
+# directly and, where it raises, hand the call to the arguments the binding's parser would find
+# (``inner_call``, ``inner_method``): a duck type never fits an operator's non-Tensor parameter, so
+# the plain path costs nothing.
+def inner_call(func: Any, args: tuple, kwargs: dict[str, Any], error: BaseException) -> Any:
+    """The handlers' result for binding ``func`` called with these arguments, or ``error`` raised.
+
+    See Note [Calls inside nn.functional].
+    """
+    handled = check_binding(func, args, kwargs)
+    if handled is _NOT_HANDLED:
+        raise error
+    return handled
+
+
+def inner_method(name: str, self: Any, args: tuple, kwargs: dict[str, Any], error: BaseException) -> Any:
+    """As ``inner_call``, for Tensor method ``name`` of ``self`` (``input.softmax(dim)``)."""
+    if not _active_modes and self.__class__ in _INERT and _inert_arguments(args, kwargs):
+        raise error
+    overloaded = _overloaded(_parsed_relevant(name, self, args, kwargs))
+    if not overloaded and not _mode_active():
+        raise error
+    return _dispatch(_PUBLIC[name][1], overloaded, (self, *args), kwargs or None, False)
 
 
 def register_function(func: Any, torch_name: str, relevant: tuple[str, ...] | None = None,
-                      unpassed: tuple[str, ...] = ()) -> Any:
+                      unpassed: tuple[str, ...] = (), checked: tuple[str, ...] | None = None) -> Any:
     """Record ``func`` as the public function torch calls ``torch_name`` (for errors and ``resolve_name``).
 
-    ``relevant``: the parameters a Python-level function checks for torch function; ``unpassed``:
-    those it leaves out of the call its handlers get (``function_locals``).
+    ``relevant``: the parameters a Python-level function hands to ``handle_torch_function`` as
+    the relevant ones; ``checked``: those its ``has_torch_function`` looks at, where they differ
+    (torch's ``l1_loss`` checks ``input`` and ``target``, and hands ``weight`` on too);
+    ``unpassed``: those it leaves out of the call its handlers get (``function_locals``).
     """
     _FUNC_NAMES[func] = torch_name
     if relevant is not None:
         _RELEVANT_PARAMS[func] = relevant
+    if checked is not None:
+        _CHECKED_PARAMS[func] = checked
     if unpassed:
         _UNPASSED[func] = unpassed
     return func

@@ -219,8 +219,11 @@ _disabled_torch_function_impl: Any = _disabled_impl
 
 
 def _subclass_api() -> Any:
-    """``dispatchcore.subclass`` (a layer above this module), imported once: a ``from`` import
-    statement in a function costs ~1 us a call, more than a wrapper subclass's construction."""
+    """``dispatchcore.subclass``, a layer above this module, imported once.
+
+    A ``from`` import statement in a function costs ~1 us a call, more than a wrapper subclass's
+    construction.
+    """
     if not _SUBCLASS:
         from . import subclass
 
@@ -395,8 +398,15 @@ class Tensor(metaclass=_TensorType):
         return self._data
 
     def item(self) -> Any:
-        if self._key_bits & _PYTHON_KEYS:  # a subclass answers through its handler, as in torch
-            return _aten_local_scalar_dense()(self)
+        """The single element as a Python number (``aten::item``, then ``aten::_local_scalar_dense``).
+
+        See Note [item dispatches when a handler can see it].
+        """
+        if self._key_bits & _PYTHON_KEYS or _pt.state.modes is not None:
+            return _aten_item()(self)
+        data = self._data
+        if data.__class__ is _ndarray and data.size == 1:
+            return data.item()
         if self.numel() != 1:
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
@@ -648,7 +658,13 @@ class Tensor(metaclass=_TensorType):
 
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not {cls!r}")
-        alias = aten.alias.default(self)
+        if _pt.state.modes is None:
+            alias = aten.alias.default(self)
+        else:  # torch's as_subclass stashes the dispatch modes (StashTorchDispatchStackGuard): none sees the alias
+            from .modes import disable_current_modes
+
+            with disable_current_modes():
+                alias = aten.alias.default(self)
         out = _new(cls)
         for slot in Tensor.__slots__[:-1]:
             object.__setattr__(out, slot, getattr(alias, slot))
@@ -767,11 +783,25 @@ def _convert(ret: Any, cls: type) -> Any:
 _PYTHON_KEYS = key_bits(DispatchKey.Python) | key_bits(DispatchKey.PythonTLSSnapshot)
 
 
-def _aten_local_scalar_dense() -> Any:
-    """``aten._local_scalar_dense.default``, what ``item()`` dispatches for a subclass."""
-    from . import ops
+# Note [item dispatches when a handler can see it]: torch's ``Tensor.item()`` is ``at::item``, a
+# CompositeImplicitAutograd kernel that checks the element count and calls
+# ``at::_local_scalar_dense``: a dispatch mode, a ``__torch_dispatch__`` subclass (``FakeTensor``)
+# and ``make_fx`` see ``_local_scalar_dense``. dispatchcore dispatches ``aten.item.default`` when
+# one of them can see it (the tensor's class has the Python key, or a mode is on this thread's
+# stack), and otherwise reads the number from the ndarray at once: one thread-local test on the
+# plain path. ``float(t)``, ``int(t)``, ``bool(t)``, ``format(t, spec)`` and a 0-d index tensor go
+# through ``item()``, as torch's do.
+_ndarray = np.ndarray
+_item_op: list[Any] = []
 
-    return ops.aten._local_scalar_dense.default
+
+def _aten_item() -> Any:
+    """``aten.item.default`` (resolved on first use: the operators load after this module)."""
+    if not _item_op:
+        from . import ops
+
+        _item_op.append(ops.aten.item.default)
+    return _item_op[0]
 
 
 # A new Tensor with no slot set: type.__call__ bound to the class allocates it in C, past the

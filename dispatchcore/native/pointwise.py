@@ -920,23 +920,47 @@ def _binary_method(name: str, b: Binary, inplace: bool) -> Callable[..., Any]:
     return _named(method, method_name)
 
 
-def _reflected(op_name: str) -> Callable[..., Any]:
-    """Reflected operators (``2 % x``, ``2 << x``): the ``Scalar_Tensor`` overload; NotImplemented for a non-number."""
-    from .._tensor_methods import _is_number
+def _reflected(op_name: str, name: str) -> Callable[..., Any]:
+    """Reflected operators (``2 % x``, ``2 << x``): torch/_tensor.py's ``torch.remainder(other, self)``.
 
-    op = _handle(op_name)
+    A number takes the ``Scalar_Tensor`` overload, a Tensor the ``Tensor`` one (``x.__rmod__(t)``
+    is ``remainder.Tensor(t, x)``); another operand goes to its torch function handler, else
+    NotImplemented (torch turns the call's TypeError into NotImplemented).
+    """
+    from .._tensor_methods import _NOT_HANDLED, _is_number
+    from .._tensor_methods import _reflected as handled_operand
+
+    op, tensor_op = _handle(op_name), _handle(f"{op_name.partition('.')[0]}.Tensor")
 
     def reflected(self: Tensor, other: Any) -> Any:
-        return op(other, self) if _is_number(other) else NotImplemented
+        if _is_number(other):
+            return op(other, self)
+        result = handled_operand(name, self, other)
+        if result is not _NOT_HANDLED:
+            return result
+        return tensor_op(other, self) if isinstance(other, Tensor) else NotImplemented
 
     return reflected
 
 
 def _rfloordiv(self: Tensor, other: Any) -> Any:
-    """``2 // x``: ``floor_divide`` of a wrapped number, as torch's ``__rfloordiv__``."""
+    """``2 // x``: ``floor_divide`` of a wrapped number (of a Tensor operand), as torch's ``__rfloordiv__``."""
     from .._tensor_methods import _is_number
 
-    return A.floor_divide.default(_number(other), self) if _is_number(other) else NotImplemented
+    if _is_number(other):
+        return A.floor_divide.default(_number(other), self)
+    return _rfloordiv_operand(self, other)
+
+
+def _rfloordiv_operand(self: Tensor, other: Any) -> Any:
+    """``x.__rfloordiv__(other)`` for a Tensor (``floor_divide(other, x)``) or a duck type's handler."""
+    from .._tensor_methods import _NOT_HANDLED
+    from .._tensor_methods import _reflected as handled_operand
+
+    result = handled_operand("__rfloordiv__", self, other)
+    if result is not _NOT_HANDLED:
+        return result
+    return A.floor_divide.default(other, self) if isinstance(other, Tensor) else NotImplemented
 
 
 def _invert(self: Tensor) -> Tensor:
@@ -1029,13 +1053,13 @@ def _python_layer() -> tuple[dict[str, Any], dict[str, Any]]:
         methods[dunder] = tm._by_operand(_handle(f"{dunder}.Tensor"), _handle(f"{dunder}.Scalar"), dunder=True)
         methods[f"__i{short}"] = tm._by_operand(_handle(f"__i{short}.Tensor"), _handle(f"__i{short}.Scalar"),
                                                 dunder=True)
-        methods[f"__r{short}"] = _reflected(f"{target}.Scalar_Tensor")
+        methods[f"__r{short}"] = _reflected(f"{target}.Scalar_Tensor", f"__r{short}")
     methods["__invert__"] = _invert
     methods["__floordiv__"] = tm._binary(A.floor_divide.default, dunder=True)
     methods["__ifloordiv__"] = tm._binary(A.floor_divide_.Tensor, dunder=True)
     methods["__rfloordiv__"] = _rfloordiv
     methods["__mod__"] = tm._by_operand(A.remainder.Tensor, A.remainder.Scalar, dunder=True)
     methods["__imod__"] = tm._by_operand(A.remainder_.Tensor, A.remainder_.Scalar, dunder=True)
-    methods["__rmod__"] = _reflected("remainder.Scalar_Tensor")
+    methods["__rmod__"] = _reflected("remainder.Scalar_Tensor", "__rmod__")
     _ternary_python(functions, methods)
     return functions, methods

@@ -1102,6 +1102,8 @@ def _chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def _unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    if dim.__class__ is int and dim == 0:  # torch hands a mode no trailing default: unbind.int(x)
+        return tuple(A.unbind.int(input))
     return tuple(A.unbind.int(input, dim))
 
 
@@ -1309,10 +1311,14 @@ def _new_tensor(self: Tensor, data: Any, dtype: Any = None, device: Any = None, 
 
 
 def _iter(self: Tensor) -> Any:
-    """``iter(x)``: the tensors of ``x.unbind(0)``, as torch's ``Tensor.__iter__``."""
+    """``iter(x)``: ``iter(x.unbind(0))``, as torch's ``Tensor.__iter__``.
+
+    torch's ``__iter__`` skips torch function itself (gh-54457) but calls the public ``dim`` and
+    ``unbind``: a ``TorchFunctionMode`` or a subclass sees ``Tensor.dim`` and ``Tensor.unbind``.
+    """
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
-    return iter(A.unbind.int(self, 0))
+    return iter(self.unbind(0))
 
 
 def _type_as(self: Tensor, other: Tensor) -> Tensor:

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import sys
 import warnings
+from types import SimpleNamespace
 from typing import Any
 
 import dispatchcore as _dispatchcore
 
 from .. import functions as _functions
 from .. import overrides as _overrides
+from ..native import nn as _native_nn
 from ..ops import aten
 from ..shapes import broadcast_shapes
 from ..tensor import Tensor
@@ -43,22 +45,11 @@ _NOT_HANDLED = _overrides._NOT_HANDLED
 _INERT = _overrides._INERT
 
 
-def _retry(func: Any, local_vars: dict[str, Any], error: BaseException) -> Any:
-    """A C++ binding's call that raised while the gate was off: a duck type's result, or ``error``.
-
-    torch's parser takes a duck-typed argument at any parameter: See ``overrides.retry``.
-    """
-    if not _tf_on:
-        handled = _overrides.function_locals(func, local_vars, True)
-        if handled is not _NOT_HANDLED:
-            return handled
-    raise error
-
 __all__ = ["avg_pool2d", "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d",
-           "conv2d", "cross_entropy", "dropout", "elu", "embedding", "embedding_bag", "gelu", "grid_sample",
-           "hardtanh", "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
-           "logsigmoid", "max_pool2d", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6",
-           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh"]
+           "conv2d", "cross_entropy", "dropout", "elu", "elu_", "embedding", "embedding_bag", "gelu", "grid_sample",
+           "hardtanh", "hardtanh_", "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_",
+           "linear", "log_softmax", "logsigmoid", "max_pool2d", "mse_loss", "nll_loss", "normalize", "one_hot", "pad",
+           "relu", "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh"]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -108,7 +99,11 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
             return handled
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    return aten.softmax.int(input, dim, dtype)
+    try:
+        return aten.softmax.int(input, dim, dtype)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    return _overrides.inner_method("softmax", input, (dim,), {} if dtype is None else {"dtype": dtype}, error)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
@@ -119,7 +114,11 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
             return handled
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return aten.log_softmax.int(input, dim, dtype)
+    try:
+        return aten.log_softmax.int(input, dim, dtype)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    return _overrides.inner_method("log_softmax", input, (dim,), {} if dtype is None else {"dtype": dtype}, error)
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
@@ -162,15 +161,27 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     enum = _reduction_enum(reduction)
+    try:
+        if input.dim() <= 2:
+            return aten.nll_loss.default(input, target, weight, enum, ignore_index)
+        return _nll_loss_nd(input, target, weight, enum, ignore_index)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    return _overrides.inner_call(_nn.nll_loss_nd, (input, target, weight, enum, ignore_index), {}, error)
+
+
+def _nll_loss_nd(input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1,
+                 ignore_index: int = -100) -> Tensor:
+    """``torch._C._nn.nll_loss_nd``: ``nll_loss`` of any rank, more than two dims folded into classes last."""
     ndim = input.dim()
     if ndim <= 2:
-        return aten.nll_loss.default(input, target, weight, enum, ignore_index)
+        return aten.nll_loss.default(input, target, weight, reduction, ignore_index)
     n, c, *rest = input.shape
     if list(target.shape) != [n, *rest]:
         raise RuntimeError(f"Expected target size {[n, *rest]}, got {list(target.shape)}")
     classes_last = input.permute([0, *range(2, ndim), 1]).reshape(-1, c)
-    loss = aten.nll_loss.default(classes_last, target.reshape(-1), weight, enum, ignore_index)
-    return loss.reshape(n, *rest) if enum == 0 else loss
+    loss = aten.nll_loss.default(classes_last, target.reshape(-1), weight, reduction, ignore_index)
+    return loss.reshape(n, *rest) if reduction == 0 else loss
 
 
 # Note [Missing aten ops]: torch's functional calls one aten operator per function (silu, softplus,
@@ -205,79 +216,96 @@ def _ntuple(value: Any, n: int) -> list[int]:
 
 
 # --- layers ---------------------------------------------------------------------------------------
-def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``F.linear``: ``aten::linear``, ``input @ weight.T + bias``.
+# Note [C++ bindings in nn.functional]: ``F.linear``, ``F.avg_pool2d``, ``F.gelu``, ``F.softplus``,
+# ``F.logsigmoid`` and ``F.one_hot`` are ``torch._C._nn``'s bindings themselves, ``F.bilinear``,
+# ``F.conv1d`` and ``F.conv2d`` are ``torch``'s (``F.conv2d is torch.conv2d``): a handler gets the
+# arguments as they were passed, positional or keyword, and the parser checks every one of them (a
+# duck type anywhere: ``F.linear(x, w, duck)``). Here each is its aten operator behind a binding's
+# check (``_c_binding``, ``overrides.check_binding``), and ``F.conv2d`` is ``dc.conv2d``. The
+# parser's leniencies (``input=`` for ``self``, None for a list argument's default) are applied
+# where the operator's schema refused the call: the plain path is one call of the operator.
+def _c_binding(op: Any, name: str, error_name: str, doc: str) -> Any:
+    """``F.<name>``: the C++ binding of ``op`` (See Note [C++ bindings in nn.functional]).
+
+    ``error_name``: how torch's error names it when every handler declines (``torch.nn.linear``).
+    """
+    def binding(*args: Any, **kwargs: Any) -> Any:
+        if _tf_on:
+            handled = _overrides.check_binding(binding, args, kwargs)
+            if handled is not _NOT_HANDLED:
+                return handled
+        try:
+            return op(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - re-raised below unless the parser takes the call
+            error = exc
+        if not _tf_on:  # See overrides.retry: a duck type's handler takes the call as it was made
+            handled = _overrides.check_binding(binding, args, kwargs)
+            if handled is not _NOT_HANDLED:
+                return handled
+        parsed = _as_parsed(op, args, kwargs)
+        if parsed is None:
+            raise error
+        return op(*parsed[0], **parsed[1])
+
+    binding.__name__ = binding.__qualname__ = name
+    binding.__doc__ = doc
+    _overrides._ERROR_NAMES[binding] = error_name
+    return binding
+
+
+def _as_parsed(op: Any, args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any]] | None:
+    """The call as torch's parser reads one that ``op``'s schema refused, or None when it reads it alike.
+
+    A function's ``self`` is ``input=`` in torch; None at a list parameter with a default
+    (``F.avg_pool2d(x, 2, None)``) is that default.
+    """
+    schema = getattr(op, "schema", None)
+    if schema is None:  # a Python function (conv2d's): its own signature read the call
+        return None
+    changed = False
+    if "input" in kwargs and "self" not in kwargs and any(a.name == "self" for a in schema.positional):
+        kwargs = {("self" if k == "input" else k): v for k, v in kwargs.items()}
+        changed = True
+    params = {a.name: a for a in schema.arguments}
+
+    def default_of(param: Any, value: Any) -> Any:
+        nonlocal changed
+        if value is None and param is not None and param.has_default and "[" in str(param.type) \
+                and not str(param.type).endswith("?"):
+            changed = True
+            return list(param.default)
+        return value
+
+    positional = schema.positional
+    args = tuple([default_of(positional[i] if i < len(positional) else None, a) for i, a in enumerate(args)])
+    kwargs = {k: default_of(params.get(k), v) for k, v in kwargs.items()}
+    return (args, kwargs) if changed else None
+
+
+linear = _c_binding(aten.linear.default, "linear", "torch.nn.linear", """``F.linear``: ``aten::linear``.
+
+    ``input @ weight.T + bias``.
 
     Example:
         >>> import dispatchcore as dc
         >>> linear(dc.ones(1, 2), dc.ones(3, 2), dc.zeros(3))
         tensor([[2., 2., 2.]])
-    """
-    if (_tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT)
-            or (weight.__class__ is not Tensor and weight.__class__ not in _INERT)
-            or (bias is not None and bias.__class__ is not Tensor and bias.__class__ not in _INERT)):
-        handled = _overrides.function_locals(linear, locals(), True)
-        if handled is not _NOT_HANDLED:
-            return handled
-    try:
-        return aten.linear.default(input, weight, bias)
-    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
-        error = exc
-    return _retry(linear, locals(), error)
+    """)
+bilinear = _c_binding(aten.bilinear.default, "bilinear", "torch.bilinear", """``F.bilinear``: ``aten::bilinear``.
 
-
-def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``F.bilinear``: ``aten::bilinear``, ``y[..., o] = input1 @ weight[o] @ input2 + bias[o]``.
+    ``y[..., o] = input1 @ weight[o] @ input2 + bias[o]``.
 
     Example:
         >>> import dispatchcore as dc
         >>> bilinear(dc.ones(1, 2), dc.ones(1, 3), dc.ones(4, 2, 3))
         tensor([[6., 6., 6., 6.]])
-    """
-    if (_tf_on or (input1.__class__ is not Tensor and input1.__class__ not in _INERT)
-            or (input2.__class__ is not Tensor and input2.__class__ not in _INERT)
-            or (weight.__class__ is not Tensor and weight.__class__ not in _INERT)
-            or (bias is not None and bias.__class__ is not Tensor and bias.__class__ not in _INERT)):
-        handled = _overrides.function_locals(bilinear, locals(), True)
-        if handled is not _NOT_HANDLED:
-            return handled
-    try:
-        return aten.bilinear.default(input1, input2, weight, bias)
-    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
-        error = exc
-    return _retry(bilinear, locals(), error)
-
-
-def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1) -> Tensor:
-    """``F.conv1d``: ``aten::conv1d`` (``aten::conv1d.padding`` for ``padding="same"``/``"valid"``)."""
-    if (_tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT)
-            or (weight.__class__ is not Tensor and weight.__class__ not in _INERT)
-            or (bias is not None and bias.__class__ is not Tensor and bias.__class__ not in _INERT)):
-        handled = _overrides.function_locals(conv1d, locals(), True)
-        if handled is not _NOT_HANDLED:
-            return handled
-    try:
-        return _dc.conv1d(input, weight, bias, stride, padding, dilation, groups)
-    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
-        error = exc
-    return _retry(conv1d, locals(), error)
-
-
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1) -> Tensor:
-    """``F.conv2d``: ``aten::conv2d`` (``aten::conv2d.padding`` for ``padding="same"``/``"valid"``)."""
-    if (_tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT)
-            or (weight.__class__ is not Tensor and weight.__class__ not in _INERT)
-            or (bias is not None and bias.__class__ is not Tensor and bias.__class__ not in _INERT)):
-        handled = _overrides.function_locals(conv2d, locals(), True)
-        if handled is not _NOT_HANDLED:
-            return handled
-    try:
-        return _dc.conv2d(input, weight, bias, stride, padding, dilation, groups)
-    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
-        error = exc
-    return _retry(conv2d, locals(), error)
+    """)
+# torch.conv1d is F.conv1d: aten::conv1d (aten::conv1d.padding for "same"/"valid"); dc.conv1d is the
+# same function behind its own binding (made after this module, by dispatchcore/__init__.py)
+conv1d = _c_binding(_native_nn.FUNCTIONS["conv1d"], "conv1d", "torch.conv1d",
+                    """``F.conv1d``: ``aten::conv1d`` (``aten::conv1d.padding`` for ``padding="same"``/``"valid"``).""")
+conv2d = _c_binding(_native_nn.FUNCTIONS["conv2d"], "conv2d", "torch.conv2d",
+                    """``F.conv2d``: ``aten::conv2d`` (``aten::conv2d.padding`` for ``padding="same"``/``"valid"``).""")
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
@@ -294,19 +322,8 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return _dc.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
-    """``F.avg_pool2d``: ``aten::avg_pool2d`` (``stride=None`` means the kernel size)."""
-    if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
-        handled = _overrides.function_locals(avg_pool2d, locals(), True)
-        if handled is not _NOT_HANDLED:
-            return handled
-    try:
-        return aten.avg_pool2d.default(input, _ntuple(kernel_size, 2), [] if stride is None else _ntuple(stride, 2),
-                                       _ntuple(padding, 2), ceil_mode, count_include_pad, divisor_override)
-    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
-        error = exc
-    return _retry(avg_pool2d, locals(), error)
+avg_pool2d = _c_binding(aten.avg_pool2d.default, "avg_pool2d", "torch.nn.avg_pool2d",
+                        """``F.avg_pool2d``: ``aten::avg_pool2d`` (``stride=None`` or ``[]``: the kernel size).""")
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -427,8 +444,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
-    return _dc.embedding_bag(weight, input, offsets, scale_grad_by_freq, modes[mode], sparse, per_sample_weights,
-                             include_last_offset, padding_idx)[0]
+    ret, _, _, _ = _dc.embedding_bag(weight, input, offsets, scale_grad_by_freq, modes[mode], sparse,
+                                     per_sample_weights, include_last_offset, padding_idx)
+    return ret
 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
@@ -467,7 +485,7 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
         handled = _overrides.function_locals(layer_norm, locals())
         if handled is not _NOT_HANDLED:
             return handled
-    return _dc.layer_norm(input, list(normalized_shape), weight, bias, eps, True)
+    return _dc.layer_norm(input, normalized_shape, weight, bias, eps, True)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
@@ -512,24 +530,19 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
         handled = _overrides.function_locals(_pad, locals())  # ``pad`` is the argument
         if handled is not _NOT_HANDLED:
             return handled
-    return aten.pad.default(input, list(pad), mode, value)
+    try:
+        return aten.pad.default(input, list(pad), mode, value)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    return _overrides.inner_call(_nn.pad, (input, pad, mode, value), {}, error)
 
 
 _pad = pad
 
 
 # --- activations ----------------------------------------------------------------------------------
-def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    """``F.gelu``: ``aten::gelu`` (exact erf form, or ``approximate="tanh"``)."""
-    if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
-        handled = _overrides.function_locals(gelu, locals(), True)
-        if handled is not _NOT_HANDLED:
-            return handled
-    try:
-        return aten.gelu.default(input, approximate=approximate)
-    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
-        error = exc
-    return _retry(gelu, locals(), error)
+gelu = _c_binding(aten.gelu.default, "gelu", "torch.nn.gelu",
+                  """``F.gelu``: ``aten::gelu`` (exact erf form, or ``approximate="tanh"``, a keyword).""")
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -549,9 +562,13 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
         handled = _overrides.function_locals(leaky_relu, locals())
         if handled is not _NOT_HANDLED:
             return handled
-    if inplace:
-        return aten.leaky_relu_.default(input, negative_slope)
-    return aten.leaky_relu.default(input, negative_slope)
+    try:
+        if inplace:
+            return aten.leaky_relu_.default(input, negative_slope)
+        return aten.leaky_relu.default(input, negative_slope)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    return _overrides.inner_call(_nn.leaky_relu_ if inplace else _nn.leaky_relu, (input, negative_slope), {}, error)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -560,9 +577,13 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         handled = _overrides.function_locals(elu, locals())
         if handled is not _NOT_HANDLED:
             return handled
-    if inplace:
-        return aten.elu_.default(input, alpha)
-    return aten.elu.default(input, alpha)
+    try:
+        if inplace:
+            return aten.elu_.default(input, alpha)
+        return aten.elu.default(input, alpha)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    return _overrides.inner_call(_nn.elu_ if inplace else _nn.elu, (input, alpha), {}, error)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
@@ -573,9 +594,13 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
             return handled
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if inplace:
-        return aten.hardtanh_.default(input, min_val, max_val)
-    return aten.hardtanh.default(input, min_val, max_val)
+    try:
+        if inplace:
+            return aten.hardtanh_.default(input, min_val, max_val)
+        return aten.hardtanh.default(input, min_val, max_val)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    return _overrides.inner_call(_nn.hardtanh_ if inplace else _nn.hardtanh, (input, min_val, max_val), {}, error)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -589,30 +614,15 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return aten.relu6.default(input)
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """``F.softplus``: ``aten::softplus``, ``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
-    if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
-        handled = _overrides.function_locals(softplus, locals(), True)
-        if handled is not _NOT_HANDLED:
-            return handled
-    try:
-        return aten.softplus.default(input, beta, threshold)
-    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
-        error = exc
-    return _retry(softplus, locals(), error)
+softplus = _c_binding(aten.softplus.default, "softplus", "torch.nn.softplus", """``F.softplus``: ``aten::softplus``.
 
+    ``log(1 + exp(beta * x)) / beta``, linear above ``threshold``.
+    """)
+logsigmoid = _c_binding(aten.log_sigmoid.default, "logsigmoid", "torch.nn.log_sigmoid",
+                        """``F.logsigmoid``: ``aten::log_sigmoid``.
 
-def logsigmoid(input: Tensor) -> Tensor:
-    """``F.logsigmoid``: ``aten::log_sigmoid`` (over ``log_sigmoid_forward``), ``min(x, 0) - log1p(exp(-|x|))``."""
-    if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
-        handled = _overrides.function_locals(logsigmoid, locals(), True)
-        if handled is not _NOT_HANDLED:
-            return handled
-    try:
-        return aten.log_sigmoid.default(input)
-    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
-        error = exc
-    return _retry(logsigmoid, locals(), error)
+    Over ``log_sigmoid_forward``: ``min(x, 0) - log1p(exp(-|x|))``.
+    """)
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -626,24 +636,16 @@ def tanh(input: Tensor) -> Tensor:
 
 
 # --- utilities ------------------------------------------------------------------------------------
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """``F.one_hot``: ``aten::one_hot``, int64 rows with a single 1; ``-1`` infers ``max + 1`` classes.
+one_hot = _c_binding(aten.one_hot.default, "one_hot", "torch.nn.one_hot", """``F.one_hot``: ``aten::one_hot``.
+
+    int64 rows with a single 1; ``num_classes=-1`` infers ``max + 1`` classes.
 
     Example:
         >>> import dispatchcore as dc
         >>> one_hot(dc.tensor([0, 2]), 3)
         tensor([[1, 0, 0],
                 [0, 0, 1]])
-    """
-    if _tf_on or (tensor.__class__ is not Tensor and tensor.__class__ not in _INERT):
-        handled = _overrides.function_locals(one_hot, locals(), True)
-        if handled is not _NOT_HANDLED:
-            return handled
-    try:
-        return aten.one_hot.default(tensor, num_classes)
-    except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
-        error = exc
-    return _retry(one_hot, locals(), error)
+    """)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
@@ -655,8 +657,15 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
             return handled
     if out is not None:
         raise NotImplementedError("F.normalize(out=...) is not supported by dispatchcore")
-    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+    norm = input.norm(p, dim, keepdim=True)
+    error: Exception | None = None
+    try:
+        clamped = norm.clamp_min(eps)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    if error is not None:
+        clamped = _overrides.inner_method("clamp_min", norm, (eps,), {}, error)
+    return input / clamped.expand_as(input)
 
 
 # --- losses ---------------------------------------------------------------------------------------
@@ -678,8 +687,13 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
             return handled
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    return aten.cross_entropy_loss.default(input, target, weight, _reduction_enum(reduction), ignore_index,
-                                           label_smoothing)
+    enum = _reduction_enum(reduction)
+    try:
+        return aten.cross_entropy_loss.default(input, target, weight, enum, ignore_index, label_smoothing)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    return _overrides.inner_call(_nn.cross_entropy_loss, (input, target, weight, enum, ignore_index, label_smoothing),
+                                 {}, error)
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -771,11 +785,19 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     expanded_input, expanded_target = _broadcast(input, target)
     if beta == 0.0:
         return _l1(expanded_input, expanded_target, enum)
-    return aten.smooth_l1_loss.default(expanded_input, expanded_target, enum, beta)
+    try:
+        return aten.smooth_l1_loss.default(expanded_input, expanded_target, enum, beta)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    return _overrides.inner_call(_nn.smooth_l1_loss, (expanded_input, expanded_target, enum, beta), {}, error)
 
 
 def _huber(input: Tensor, target: Tensor, enum: int, delta: float) -> Tensor:
-    return aten.huber_loss.default(input, target, enum, delta)
+    try:
+        return aten.huber_loss.default(input, target, enum, delta)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    return _overrides.inner_call(_nn.huber_loss, (input, target, enum, delta), {}, error)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
@@ -820,15 +842,34 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
                           "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                           stacklevel=2)
         enum = _reduction_enum("sum" if reduction == "batchmean" else reduction)
-    reduced = aten.kl_div.default(input, target, enum, log_target=log_target)
+    error: Exception | None = None
+    try:
+        reduced = aten.kl_div.default(input, target, enum, log_target=log_target)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    if error is not None:
+        reduced = _overrides.inner_call(_dc.kl_div, (input, target, enum), {"log_target": log_target}, error)
     if reduction == "batchmean" and input.dim() != 0:
         reduced = reduced / input.size()[0]
     return reduced
 
 
 
+# torch._C._nn's bindings that torch's Python-level functions call (F.elu calls torch._C._nn.elu):
+# a duck type in an argument the function does not check reaches its handler with one of these as
+# ``func``. See Note [Calls inside nn.functional] (dispatchcore/overrides.py).
+_nn = SimpleNamespace(**{name: _overrides.nn_binding(fn, name, op) for name, fn, op in (
+    ("elu", aten.elu.default, None), ("elu_", aten.elu_.default, None),
+    ("leaky_relu", aten.leaky_relu.default, None), ("leaky_relu_", aten.leaky_relu_.default, None),
+    ("hardtanh", aten.hardtanh.default, None), ("hardtanh_", aten.hardtanh_.default, None),
+    ("pad", aten.pad.default, None), ("nll_loss_nd", _nll_loss_nd, "nll_loss"),
+    ("cross_entropy_loss", aten.cross_entropy_loss.default, None),
+    ("smooth_l1_loss", aten.smooth_l1_loss.default, None), ("huber_loss", aten.huber_loss.default, None),
+)})
+elu_, leaky_relu_, hardtanh_ = _nn.elu_, _nn.leaky_relu_, _nn.hardtanh_  # F.elu_ is torch._C._nn.elu_
+
 # the arguments torch's Python-level functions hand to handle_torch_function as the relevant ones
-# (torch/nn/functional.py); the C++ bindings' (linear, conv2d, gelu, ...) are all their tensor-likes
+# (torch/nn/functional.py); the C++ bindings (linear, conv2d, gelu, ...) check all their arguments
 _RELEVANT = {
     "relu": ("input",), "softmax": ("input",), "log_softmax": ("input",), "max_pool2d": ("input",),
     "dropout": ("input",), "pad": ("input",), "silu": ("input",), "leaky_relu": ("input",), "elu": ("input",),
@@ -843,6 +884,8 @@ _RELEVANT = {
     "huber_loss": ("input", "target", "weight"), "kl_div": ("input", "target"),
 }
 for _name in __all__:  # torch's names, for overrides.resolve_name and the error messages
+    # torch's l1_loss checks input and target, hands weight on as relevant, and passes no weight
     _overrides.register_function(globals()[_name], f"torch.nn.functional.{_name}", _RELEVANT.get(_name),
-                                 ("weight",) if _name == "l1_loss" else ())  # torch's l1_loss hands no weight on
+                                 ("weight",) if _name == "l1_loss" else (),
+                                 ("input", "target") if _name == "l1_loss" else None)
 _overrides.register_gate(sys.modules[__name__])
