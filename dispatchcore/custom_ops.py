@@ -838,26 +838,49 @@ def _check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     dispatchcore has none, so an op whose fake implementation asks for a data-dependent size
     (``DynamicOutputShapeException``) has nothing to compare and passes.
     """
-    from .fake_tensor import DynamicOutputShapeException, FakeTensorMode
+    from .fake_tensor import DynamicOutputShapeException, FakeTensorMode, MetadataMismatchError
 
-    real = op(*_clone_tree(args), **_clone_tree(kwargs))
-    mode = FakeTensorMode()
-    fake_args = tuple(_fake_tree(mode, a) for a in args)
-    fake_kwargs = {k: _fake_tree(mode, v) for k, v in kwargs.items()}
-    try:
-        with mode:
-            fake = op(*fake_args, **fake_kwargs)
-    except DynamicOutputShapeException:
-        return
-    reals = real if isinstance(real, tuple) else (real,)
-    fakes = fake if isinstance(fake, tuple) else (fake,)
-    for i, (r, f) in enumerate(zip(reals, fakes)):
-        for rt, ft in zip(_tensors(r), _tensors(f)):
-            for what, rv, fv in (("shape", tuple(rt.shape), tuple(ft.shape)), ("dtype", rt.dtype, ft.dtype),
-                                 ("stride", rt.stride(), ft.stride()), ("device", rt.device, ft.device)):
-                if rv != fv:
-                    raise RuntimeError(f"{op}: output {i} of the fake implementation has {what} {fv} but the real "
-                                       f"kernel's has {rv}")
+    # torch compares inside a dispatch mode, below autograd: an output requires grad there only
+    # when something other than an Autograd kernel recorded it (the requires_grad check below)
+    with AutoDispatchBelowAutograd():
+        real = op(*_clone_tree(args), **_clone_tree(kwargs))
+        mode = FakeTensorMode()
+        fake_args = tuple(_fake_tree(mode, a) for a in args)
+        fake_kwargs = {k: _fake_tree(mode, v) for k, v in kwargs.items()}
+        try:
+            with mode:
+                fake = op(*fake_args, **fake_kwargs)
+        except DynamicOutputShapeException:
+            return
+    context = f"When comparing the output of {op} on FakeTensor and concrete Tensors, found"
+    reals = [t for r in (real if isinstance(real, tuple) else (real,)) for t in _tensors(r)]
+    fakes = [t for f in (fake if isinstance(fake, tuple) else (fake,)) for t in _tensors(f)]
+    if len(fakes) != len(reals):
+        raise AssertionError(f"{context} mismatch in number of returns {len(fakes)} != {len(reals)}")
+    for i, (rt, ft) in enumerate(zip(reals, fakes)):
+        problem = _metadata_mismatch(rt, ft)
+        if problem is not None:  # torch's CrossRefFakeMode words it so
+            where = "" if len(reals) == 1 else f" for output[{i}]"
+            raise MetadataMismatchError(f"{context} mismatched tensor metadata{where}: {problem}")
+
+
+def _metadata_mismatch(real: Tensor, fake: Tensor) -> str | None:
+    """``_check_fake_real_tensors`` + ``compare_tensor_meta``'s message for the first difference, in their order."""
+    if real.requires_grad != fake.requires_grad:
+        return ("mismatched requires_grad-ness of outputs. This usually means that you have added autograd "
+                "support for your operator at a dispatch key other than Autograd, which will lead to problems")
+    if real.storage_offset() != fake.storage_offset():
+        return "mismatched storage offset"
+    if real.shape != fake.shape:
+        return f"Shapes {real.shape} and {fake.shape} are not equal!"
+    if real.dtype != fake.dtype:
+        return f"Dtypes {real.dtype} and {fake.dtype} are not equal!"
+    if real.device != fake.device:
+        return f"Devices {real.device} and {fake.device} are not equal!"
+    for idx, (n, rs, fs) in enumerate(zip(real.shape, real.stride(), fake.stride())):
+        if n > 1 and rs != fs:  # check_significant_strides: dims of size 0 or 1 do not count
+            return f"Stride mismatch! Strides are {real.stride()} and {fake.stride()} (mismatched at {idx})!"
+    return None
 
 
 def _fake_tree(mode: Any, value: Any) -> Any:

@@ -51,12 +51,17 @@ __all__ = [
     "FakeTensorConverter",
     "FakeTensorDeviceMismatchError",
     "FakeTensorMode",
+    "MetadataMismatchError",
     "UnsupportedFakeTensorException",
     "render_call",
 ]
 
 
 # --- errors (torch/_subclasses/fake_tensor.py) ----------------------------------------------------
+class MetadataMismatchError(RuntimeError):
+    """A fake result's metadata differs from the real one's (``opcheck``'s ``test_faketensor``)."""
+
+
 class DynamicOutputShapeException(RuntimeError):
     """The output's shape depends on the input's data (``nonzero``, ``masked_select``, ...).
 
