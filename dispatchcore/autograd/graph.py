@@ -613,11 +613,13 @@ def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any] | None) -> l
 
 def _ones_like(out: Any) -> Any:
     """The implicit seed: ``aten::ones_like`` (its default memory format is ``preserve_format``)."""
-    if not _ONES_LIKE:  # late: the operator registry imports this module
+    global _ONES_LIKE
+    if _ONES_LIKE is None:  # late: the operator registry imports this module
         from ..layouts import preserve_format
         from ..ops import aten
 
-        _ONES_LIKE.extend((aten.ones_like.default, {"pin_memory": False, "memory_format": preserve_format}))
+        # one assignment of the whole pair: threads racing here each store an equal one
+        _ONES_LIKE = (aten.ones_like.default, {"pin_memory": False, "memory_format": preserve_format})
     ones_like, options = _ONES_LIKE
     if _pt.state.modes is None and _operator.slot_wrapper is None and not out._key_bits & _PYTHON_KEYS:
         return ones_like(out)  # the same tensor; the keywords are only seen by whoever looks
@@ -625,7 +627,7 @@ def _ones_like(out: Any) -> Any:
     return ones_like(out, **options)
 
 
-_ONES_LIKE: list[Any] = []
+_ONES_LIKE: tuple[Any, dict[str, Any]] | None = None
 
 
 def _roots(outputs: Sequence[Any], grads: Sequence[Any]) -> list[tuple[Node, int, Any]]:
