@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 import dispatchcore as _dc
 
 from . import fake_tensor as _fake_tensor
+from .decompositions import core_aten_decompositions
 from .fake_tensor import FakeTensor, FakeTensorMode
 from .keys import DispatchKey
 from .keyset import full_after_bits, key_bits
@@ -271,7 +272,7 @@ class Node:
     multi-output operator), the input's name for a placeholder, the attribute's name for a
     ``get_attr``. ``args``/``kwargs`` hold other nodes where the call took a traced tensor and
     plain values elsewhere. ``users`` are the nodes that take this one as an argument, in graph
-    order; ``meta["val"]`` is a ``meta``-device tensor with the value's shape, dtype and strides
+    order; ``meta["val"]`` is a ``FakeTensor`` with the value's shape, dtype, strides and device
     (``meta["tensor_meta"]`` the same as a ``TensorMetadata``), or the value itself if it is not
     a tensor.
 
@@ -283,7 +284,7 @@ class Node:
         >>> relu.op, str(relu.target), relu.args, list(relu.users)
         ('call_function', 'aten.relu.default', (x_1,), [output])
         >>> relu.meta["val"]
-        tensor(..., device='meta', size=(2, 3))
+        FakeTensor(..., size=(2, 3))
     """
 
     def __init__(self, graph: Graph, name: str, op: str, target: Any, args: tuple[Any, ...],
@@ -596,8 +597,9 @@ def _metadata(node: Node, value: Any) -> None:
         shape, stride = tuple(value.shape), tuple(value.stride())
         if isinstance(value, FakeTensor):  # torch's snapshot_fake: the value without its autograd history
             node.meta["val"] = detached_alias(value)
-        else:
-            node.meta["val"] = _dc.empty_strided(shape, stride, dtype=value.dtype, device="meta")
+        else:  # torch's extract_val: a fake tensor like it, made in a fake mode of its own
+            with FakeTensorMode():
+                node.meta["val"] = _dc.empty_strided(shape, stride, dtype=value.dtype, device=value.device)
         node.meta["tensor_meta"] = TensorMetadata(shape, value.dtype, value.requires_grad, stride)
     else:
         node.meta["val"] = value
@@ -924,144 +926,7 @@ def _input_names(f: Callable[..., Any], count: int) -> list[str]:
     return [p.name for p in params[:count]]
 
 
-# --- decompositions (torch/_decomp/decompositions.py, torch/_refs) -------------------------------
-# Each entry lowers one operator that torch.__decomp.core_aten_decompositions() also lowers, to
-# the operators torch lowers it to where dispatchcore has them. Written for this project: the
-# operators are called through dispatchcore.ops, so under make_fx each call is recorded.
-def _t(self: Tensor) -> Tensor:
-    return aten.transpose.int(self, 0, 0 if self.dim() < 2 else 1)
-
-
-def _transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    ndim = max(self.dim(), 1)
-    dims = list(range(self.dim()))
-    if dims:
-        dim0, dim1 = dim0 % ndim, dim1 % ndim
-        dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
-    return aten.permute.default(self, dims)
-
-
-def _detach(self: Tensor) -> Tensor:
-    return aten.alias.default(self)
-
-
-def _sum(self: Tensor, *, dtype: Any = None) -> Tensor:
-    return aten.sum.dim_IntList(self, [], dtype=dtype)
-
-
-def _filled_like(value: int) -> Callable[..., Tensor]:
-    def like(self: Tensor, **kwargs: Any) -> Tensor:
-        return aten.full_like.default(self, value, **kwargs)
-
-    like.__name__ = "ones_like" if value else "zeros_like"
-    return like
-
-
-def _filled(value: int) -> Callable[..., Tensor]:
-    def factory(size: Any, **kwargs: Any) -> Tensor:
-        return aten.full.default(size, value, **kwargs)
-
-    factory.__name__ = "ones" if value else "zeros"
-    return factory
-
-
-def _new_filled(value: int) -> Callable[..., Tensor]:
-    def new(self: Tensor, size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
-            pin_memory: Any = None) -> Tensor:
-        return aten.full.default(size, value, dtype=dtype or self.dtype, device=device or self.device)
-
-    new.__name__ = "new_ones" if value else "new_zeros"
-    return new
-
-
-def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, layout: Any = None,
-              device: Any = None, pin_memory: Any = None) -> Tensor:
-    return aten.full.default(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
-
-
-def _threshold_backward(grad_output: Tensor, self: Tensor, threshold: Any) -> Tensor:
-    below = aten.le.Scalar(self, threshold)
-    zero = aten.scalar_tensor.default(0, dtype=grad_output.dtype, device=grad_output.device)
-    return aten.where.self(below, zero, grad_output)
-
-
-def _mse_loss(self: Tensor, target: Tensor, reduction: int = 1) -> Tensor:
-    loss = aten.pow.Tensor_Scalar(aten.sub.Tensor(self, target), 2)
-    if reduction == 1:  # at::Reduction::Mean
-        return aten.mean.default(loss)
-    return aten.sum.default(loss) if reduction == 2 else loss  # Sum, None
-
-
-def _silu(self: Tensor) -> Tensor:
-    return aten.mul.Tensor(self, aten.sigmoid.default(self))
-
-
-def _masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
-    fill = aten.scalar_tensor.default(value, dtype=self.dtype, device=self.device)
-    return aten.where.self(mask, fill, self)
-
-
-def _addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    return aten.add.Tensor(self, aten.mul.Tensor(aten.mul.Tensor(tensor1, value), tensor2))
-
-
-def _addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    return aten.add.Tensor(self, aten.mul.Tensor(aten.div.Tensor(tensor1, tensor2), value))
-
-
-def _rsub(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
-    return aten.sub.Tensor(other, self, alpha=alpha) if alpha != 1 else aten.sub.Tensor(other, self)
-
-
-def _log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_dtype: Any) -> Tensor:
-    total = aten.sum.dim_IntList(grad_output, [dim], True)
-    grad_input = aten.sub.Tensor(grad_output, aten.mul.Tensor(aten.exp.default(output), total))
-    if grad_input.dtype != input_dtype:
-        grad_input = aten._to_copy.default(grad_input, dtype=input_dtype)
-    return grad_input
-
-
-def core_aten_decompositions() -> dict[Any, Callable[..., Any]]:
-    """A decomposition table for ``make_fx``: operators lowered as torch's core ATen set lowers them.
-
-    Mirrors ``torch._decomp.core_aten_decompositions()`` for a meaningful subset of the
-    operators both define that reach a dispatch mode (CompositeImplicitAutograd ones decompose
-    before it): views to ``permute``/``alias`` (``t``, ``transpose.int``, ``detach``), reductions
-    with their ``dim`` overload (``sum``), factories to ``full``/``full_like`` (``ones``,
-    ``zeros``, ``ones_like``, ``zeros_like``, ``new_ones``, ``new_zeros``, ``new_full``), and
-    pointwise composites: ``threshold_backward`` and ``masked_fill.Scalar`` (``where``),
-    ``mse_loss``, ``silu``, ``addcmul``, ``addcdiv``, ``rsub.Scalar`` and
-    ``_log_softmax_backward_data``. Each gives the same values as the operator's own kernel.
-
-    Returns:
-        A new dict from ``OperatorHandle`` to its decomposition.
-
-    Example:
-        >>> import dispatchcore as dc
-        >>> from dispatchcore.fx import core_aten_decompositions, make_fx
-        >>> gm = make_fx(lambda x: x.t().sum(), core_aten_decompositions())(dc.ones(2, 3))
-        >>> [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
-        ['aten.permute.default', 'aten.sum.dim_IntList']
-    """
-    return {
-        aten.t.default: _t,
-        aten.transpose.int: _transpose,
-        aten.detach.default: _detach,
-        aten.sum.default: _sum,
-        aten.ones.default: _filled(1),
-        aten.zeros.default: _filled(0),
-        aten.ones_like.default: _filled_like(1),
-        aten.zeros_like.default: _filled_like(0),
-        aten.new_ones.default: _new_filled(1),
-        aten.new_zeros.default: _new_filled(0),
-        aten.new_full.default: _new_full,
-        aten.threshold_backward.default: _threshold_backward,
-        aten.masked_fill.Scalar: _masked_fill,
-        aten.mse_loss.default: _mse_loss,
-        aten.silu.default: _silu,
-        aten.addcmul.default: _addcmul,
-        aten.addcdiv.default: _addcdiv,
-        aten.rsub.Scalar: _rsub,
-        aten._log_softmax_backward_data.default: _log_softmax_backward_data,
-    }
+# --- decompositions ----------------------------------------------------------------------------
+# core_aten_decompositions() lives in dispatchcore/decompositions.py (torch/_decomp/decompositions.py,
+# torch/_refs); imported above and re-exported here, where make_fx takes its table.
 

@@ -74,10 +74,10 @@ def test_users_are_the_nodes_taking_a_node_as_argument_in_graph_order():
     assert list(out.users) == [] and mul.all_input_nodes == [x, y]
 
 
-def test_meta_holds_a_data_free_twin_with_shape_dtype_strides():
+def test_meta_holds_a_fake_twin_with_shape_dtype_strides_and_device():
     gm = make_fx(lambda x: x.t().sum(0))(dc.ones(2, 3, dtype=dc.float64))
     x, t, s, _ = gm.graph.nodes
-    assert t.meta["val"].device == dc.device("meta")
+    assert isinstance(t.meta["val"], FakeTensor) and t.meta["val"].device == dc.device("cpu")  # torch's extract_val
     assert tuple(t.meta["val"].shape) == (3, 2) and t.meta["val"].stride() == (1, 3)
     assert t.meta["tensor_meta"] == fx.TensorMetadata((3, 2), dc.float64, False, (1, 3))
     assert s.meta["tensor_meta"].shape == (2,)
@@ -281,8 +281,9 @@ DECOMPOSED = {  # op -> (a function calling it, example inputs)
 }
 
 
-def test_core_aten_decompositions_are_the_documented_table():
-    assert sorted(str(op) for op in core_aten_decompositions()) == sorted(DECOMPOSED)
+def test_core_aten_decompositions_hold_the_cases_below():
+    # the whole table is checked against torch's in tests/differential/test_vs_torch_decompositions.py
+    assert set(DECOMPOSED) <= {str(op) for op in core_aten_decompositions()}
 
 
 @pytest.mark.parametrize("name", sorted(DECOMPOSED))
