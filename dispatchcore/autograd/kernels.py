@@ -589,7 +589,6 @@ def _meta_of(t: Any, kind: int) -> Any:
 
 def _new_node(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[BuiltinNode, tuple[bool, ...]]:
     """A node with its edges and input metadata (taken before the op runs, as torch does)."""
-    global _last_meta
     node = _new(d.node_class)
     edges: list[tuple[Any, int]] = []
     in_meta: list[Any] = []
@@ -625,12 +624,7 @@ def _new_node(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
             mask.append(False)
             continue
         mask.append(True)
-        data = t._data  # See Note [Shared input metadata]
-        shape = data.shape
-        meta = _last_meta
-        if meta[1] is not data.dtype or meta[0] != shape:
-            meta = _last_meta = (shape, data.dtype)
-        in_meta.append(meta)
+        in_meta.append(_input_meta(t._data))
     _node_init(node, tuple(edges))
     node._deriv = d
     node._num_outputs = d.num_outputs
@@ -639,17 +633,11 @@ def _new_node(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
 
 
 def _add_edge(t: Any, edges: list[Any], in_meta: list[Any]) -> None:
-    global _last_meta
     if t is not None and hasattr(t, "_key_bits"):
         edge = gradient_edge(t)
         edges.append(edge)
-        if edge[0] is not None:  # See Note [Shared input metadata]
-            data = t._data
-            shape = data.shape
-            meta = _last_meta
-            if meta[1] is not data.dtype or meta[0] != shape:
-                meta = _last_meta = (shape, data.dtype)
-            in_meta.append(meta)
+        if edge[0] is not None:
+            in_meta.append(_input_meta(t._data))
             return
     else:
         edges.append(_NO_EDGE)
@@ -664,6 +652,16 @@ def _add_edge(t: Any, edges: list[Any], in_meta: list[Any]) -> None:
 # is an object the cyclic garbage collector tracks and walks on every full collection, and those
 # walks were 40% of a 100,000-node chain's time; torch's C++ nodes cost its collector nothing.
 _last_meta: tuple[Any, Any] = ((), None)
+
+
+def _input_meta(data: Any) -> tuple[Any, Any]:
+    """``(shape, dtype)`` of an input's backend data, shared with the last node's (Note [Shared input metadata])."""
+    global _last_meta
+    shape = data.shape
+    meta = _last_meta
+    if meta[1] is not data.dtype or meta[0] != shape:
+        meta = _last_meta = (shape, data.dtype)
+    return meta
 
 
 _PLAIN_TYPES = frozenset({int, float, bool, str, complex})
@@ -831,7 +829,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                         continue
                 bits_needed |= bit
                 bit <<= 1
-                data = t._data  # See Note [Shared input metadata]
+                data = t._data  # _input_meta(data), inlined on the hot path
                 shape = data.shape
                 meta = _last_meta
                 if meta[1] is not data.dtype or meta[0] != shape:

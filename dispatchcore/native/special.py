@@ -20,6 +20,7 @@ from typing import Any
 from .._library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
+from .pointwise import _number
 
 __all__ = ["FUNCTIONS", "METHODS", "SCHEMAS", "explicit_kernels", "logit_bounds", "register", "register_autograd"]
 
@@ -52,16 +53,7 @@ def logit_bounds(eps: float | None) -> tuple[float, float] | None:
     return eps, 1.0 - eps
 
 
-# --- CompositeExplicitAutograd: the Scalar overloads of xlogy (wrapped_scalar_tensor) ------------------
-def _number(value: Any) -> Tensor:
-    from .._composites import wrapped_number  # not at import: _composites imports aten, which imports us
-
-    if isinstance(value, Tensor):
-        return value
-    w = wrapped_number(value)
-    if w is None:
-        raise TypeError(f"expected a number for a Scalar argument, got {type(value).__name__}")
-    return w
+# --- CompositeExplicitAutograd: the Scalar overloads of xlogy (wrapped_scalar_tensor: pointwise._number) ---
 
 
 def explicit_kernels() -> dict[str, Callable[..., Any]]:

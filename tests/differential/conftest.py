@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+
+
+@pytest.fixture(scope="module")
+def quiet_fake_tensor_log() -> Any:
+    """For a module's tests: the backends loaded, and torch's fake-tensor logger (it logs each failing
+    meta call) silenced while they run."""
+    import dispatchcore as dc
+
+    dc.load_backends()
+    logger = logging.getLogger("torch._subclasses.fake_tensor")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    yield
+    logger.setLevel(level)
 
 
 @pytest.fixture

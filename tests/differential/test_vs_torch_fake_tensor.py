@@ -1,6 +1,5 @@
 """FakeTensorMode against torch 2.13's: key sets, reprs, output metadata, devices, refusals, modules, make_fx."""
 
-import logging
 
 import pytest
 
@@ -13,17 +12,8 @@ import dispatchcore as dc  # noqa: E402
 from dispatchcore.fake_tensor import FakeTensorMode  # noqa: E402
 from dispatchcore.fx import make_fx  # noqa: E402
 
-pytestmark = pytest.mark.differential
+pytestmark = [pytest.mark.differential, pytest.mark.usefixtures("quiet_fake_tensor_log")]
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _quiet_torch():
-    dc.load_backends()
-    logger = logging.getLogger("torch._subclasses.fake_tensor")  # logs each failing meta call
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(level)
 
 
 def _modes(**kwargs):

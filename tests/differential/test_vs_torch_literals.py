@@ -18,7 +18,6 @@ ShapeEnv and records ``_local_scalar_dense``; dispatchcore's fake mode raises).
 from __future__ import annotations
 
 import collections
-import logging
 import warnings
 from typing import Any
 
@@ -35,17 +34,8 @@ import dispatchcore as dc  # noqa: E402
 from dispatchcore.fake_tensor import FakeTensorMode  # noqa: E402
 from dispatchcore.fx import make_fx as dc_make_fx  # noqa: E402
 
-pytestmark = pytest.mark.differential
+pytestmark = [pytest.mark.differential, pytest.mark.usefixtures("quiet_fake_tensor_log")]
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _quiet_torch():
-    dc.load_backends()
-    logger = logging.getLogger("torch._subclasses.fake_tensor")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(level)
 
 
 class _TorchLog(TorchDispatchMode):

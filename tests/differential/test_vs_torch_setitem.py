@@ -12,7 +12,6 @@ mode sees (operators and their arguments), a ``__torch_dispatch__`` subclass, a
 
 from __future__ import annotations
 
-import logging
 import warnings
 from typing import Any
 
@@ -32,17 +31,8 @@ from dispatchcore.fx import make_fx as dc_make_fx  # noqa: E402
 from dispatchcore.overrides import TorchFunctionMode, resolve_name  # noqa: E402
 from dispatchcore.subclass import tree_map as dc_tree_map  # noqa: E402
 
-pytestmark = pytest.mark.differential
+pytestmark = [pytest.mark.differential, pytest.mark.usefixtures("quiet_fake_tensor_log")]
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _quiet_torch():
-    dc.load_backends()
-    logger = logging.getLogger("torch._subclasses.fake_tensor")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(level)
 
 
 def _summary(value: Any) -> Any:
