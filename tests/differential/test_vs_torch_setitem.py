@@ -23,13 +23,12 @@ from torch._subclasses.fake_tensor import FakeTensorMode as TorchFakeTensorMode 
 from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx  # noqa: E402
 from torch.overrides import TorchFunctionMode as TorchFunctionModeT  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-from torch.utils._pytree import tree_map as torch_tree_map  # noqa: E402
 
 import dispatchcore as dc  # noqa: E402
 from dispatchcore.fake_tensor import FakeTensorMode  # noqa: E402
 from dispatchcore.fx import make_fx as dc_make_fx  # noqa: E402
 from dispatchcore.overrides import TorchFunctionMode, resolve_name  # noqa: E402
-from dispatchcore.subclass import tree_map as dc_tree_map  # noqa: E402
+from tests.differential._wrappers import logging_wrapper  # noqa: E402
 
 pytestmark = [pytest.mark.differential, pytest.mark.usefixtures("quiet_fake_tensor_log")]
 
@@ -135,24 +134,8 @@ def test_off_the_cpu_a_number_is_a_scalar_tensor_on_the_device(program):
 
 
 def _wrapper(lib: Any, log: list[Any]) -> type:
-    """A logging ``__torch_dispatch__`` wrapper subclass of ``lib.Tensor``."""
-    base, tree_map = (torch.Tensor, torch_tree_map) if lib is torch else (dc.Tensor, dc_tree_map)
-
-    def new(cls, elem):
-        return base._make_wrapper_subclass(cls, elem.shape, strides=elem.stride(), dtype=elem.dtype,
-                                           device=elem.device, requires_grad=elem.requires_grad)
-
-    def init(self, elem):
-        self.elem = elem
-
-    def torch_dispatch(cls, func, types, args=(), kwargs=None):
-        log.append((str(func), _summary(args)))
-        unwrapped = tree_map(lambda t: t.elem if isinstance(t, cls) else t, (args, kwargs or {}))
-        out = func(*unwrapped[0], **unwrapped[1])
-        return tree_map(lambda t: cls(t) if type(t) is base else t, out)
-
-    return type("Wrapper", (base,), {"__new__": staticmethod(new), "__init__": init,
-                                     "__torch_dispatch__": classmethod(torch_dispatch)})
+    """A logging wrapper subclass of ``lib.Tensor``."""
+    return logging_wrapper(lib, lambda func, args: log.append((str(func), _summary(args))))
 
 
 @pytest.mark.parametrize("program", [p for p in NUMBER_PROGRAMS + TENSOR_PROGRAMS if "lib.tensor(1)" not in p])
