@@ -178,6 +178,7 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
     Registered below as the backend fallback of the ``Python`` key; bound per
     operator so a call costs one Python frame here plus the mode's own ``__dispatch__``.
     """
+    boxed: list[Any] = []  # [the op's argument-dropping function, or None]: made on the first handled call
 
     def python_fallback(bits: int, *args: Any, **kwargs: Any) -> Any:
         st = _pt.state
@@ -197,6 +198,10 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
             # key. c10 also edits the TLS for that redispatch; dispatchcore leaves it alone, so a
             # kernel below that calls another operator passes through here again, same result.
             return op.redispatch(bits & _BELOW_PYTHON, *args, **kwargs)
+        if not boxed:
+            boxed.append(_default_dropper(op))
+        if boxed[0] is not None:  # See Note [Defaults a handler does not see]
+            args, kwargs = boxed[0](args, kwargs)
         for a in args:  # See Note [Numbers for a mode]
             if getattr(a, "_meta", None).__class__ is WrappedNumber:
                 args = tuple([_as_python(a) for a in args])
@@ -259,6 +264,57 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
 # ``func(*args)`` wraps the number again (Note [Numbers for Tensors], dispatchcore/operator.py).
 # Arguments and keyword values are looked at, not the items of lists: no built-in kernel puts a
 # wrapped number in a list.
+# Note [Defaults a handler does not see]: torch boxes a call for Python (parseIValuesToPyArgsKwargs)
+# from the full argument stack, whatever the caller wrote: trailing positional arguments equal to
+# their defaults are left out, and so are keyword-only ones equal to theirs. ``x.sum(0)`` reaches a
+# mode as ``sum.dim_IntList(x, [0])``, ``x.to(dtype)`` as ``_to_copy(x, dtype=...)``. dispatchcore's
+# methods pass some defaults explicitly; the Python fallback drops them as torch does, so handlers
+# (and make_fx graphs) see torch's arguments. Equal means the same value of the same kind, as
+# IValue equality: ``False`` is not ``0``, a list equals a tuple of the same items.
+def _default_dropper(op: Any) -> Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]] | None:
+    """``(args, kwargs) -> (args, kwargs)`` without the defaults torch leaves out; None when ``op`` has none."""
+    schema = op.schema
+    if schema is None:
+        return None
+    positional = [a.default if a.has_default else _NO_DEFAULT for a in schema.arguments if not a.kwarg_only]
+    keyword = {a.name: a.default for a in schema.arguments if a.kwarg_only and a.has_default}
+    if not keyword and all(d is _NO_DEFAULT for d in positional):
+        return None
+
+    def drop_defaults(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        n = len(args)
+        while n and n <= len(positional) and _is_default(args[n - 1], positional[n - 1]):
+            n -= 1
+        if n != len(args):
+            args = args[:n]
+        if kwargs and any(k in keyword and _is_default(v, keyword[k]) for k, v in kwargs.items()):
+            kwargs = {k: v for k, v in kwargs.items() if k not in keyword or not _is_default(v, keyword[k])}
+        return args, kwargs
+
+    return drop_defaults
+
+
+_NO_DEFAULT: Any = object()
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether ``value`` equals a schema ``default`` as IValues compare (bools are not ints)."""
+    if default is _NO_DEFAULT:
+        return False
+    if default is None or value is None:
+        return value is default
+    if isinstance(default, (list, tuple)):
+        return (isinstance(value, (list, tuple)) and len(value) == len(default)
+                and all(_is_default(v, d) for v, d in zip(value, default)))
+    if isinstance(value, (bool, int, float, complex)) and isinstance(default, (bool, int, float, complex)):
+        return (type(value) is bool) == (type(default) is bool) and value == default
+    if hasattr(value, "_key_bits"):  # a tensor is never a default
+        return False
+    if type(default) is int:  # a Layout or MemoryFormat default is stored as its enum's int
+        return getattr(value, "value", None) == default
+    return bool(value == default)
+
+
 def _as_python(value: Any) -> Any:
     """``value``, or the number a wrapped number stands for."""
     meta = getattr(value, "_meta", None)
