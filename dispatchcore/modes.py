@@ -271,7 +271,10 @@ def bind_python_fallback(op: Any) -> Callable[..., Any]:
 # methods pass some defaults explicitly; the Python fallback drops them as torch does, so handlers
 # (and make_fx graphs) see torch's arguments. Equal means the same value of the same kind, as
 # IValue equality: ``False`` is not ``0``, a list equals a tuple of the same items.
-def _default_dropper(op: Any) -> Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]] | None:
+_Call = tuple[tuple[Any, ...], dict[str, Any]]  # (args, kwargs)
+
+
+def _default_dropper(op: Any) -> Callable[[tuple[Any, ...], dict[str, Any]], _Call] | None:
     """``(args, kwargs) -> (args, kwargs)`` without the defaults torch leaves out; None when ``op`` has none."""
     schema = op.schema
     if schema is None:
@@ -281,7 +284,7 @@ def _default_dropper(op: Any) -> Callable[[tuple[Any, ...], dict[str, Any]], tup
     if not keyword and all(d is _NO_DEFAULT for d in positional):
         return None
 
-    def drop_defaults(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    def drop_defaults(args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call:
         n = len(args)
         while n and n <= len(positional) and _is_default(args[n - 1], positional[n - 1]):
             n -= 1
