@@ -31,7 +31,7 @@ _last_meta: tuple[Any, Any, Any] = ((), None, None)
 def _shared_meta(t: Any) -> tuple[Any, Any, Any]:
     """``(shape, dtype, device)`` of ``t``: the last such tuple when it is equal, else a new one."""
     global _last_meta
-    shape, dtype, device = t._data.shape, t.dtype, t.device
+    shape, dtype, device = t._data.shape, t.dtype, t._device
     meta = _last_meta
     if meta[1] is dtype and meta[2] is device and meta[0] == shape:
         return meta
