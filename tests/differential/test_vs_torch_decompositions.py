@@ -31,7 +31,6 @@ pytestmark = pytest.mark.differential
 CIA = "CompositeImplicitAutograd in dispatchcore too: it decomposes above the mode, so no entry can apply"
 PRIMS = ("torch's decomposition records prims.scalar_tensor (the Python number made a tensor), an operator "
          "dispatchcore does not have")
-TODO = "not written yet: "
 BROKEN = ("torch 2.13's own entry raises a TypeError (the out_wrapper'd function is registered for the 3d "
           "overload only; 1d and 2d get the bare one, which has no grad_input argument): no graph to match")
 COMPOSITE = [
