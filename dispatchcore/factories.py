@@ -25,6 +25,7 @@ import numpy as np
 from . import aten as _definitions  # noqa: F401 - defines the operators used here
 from . import dtypes as _dt
 from . import layouts as _layouts
+from . import operator as _operator
 from . import plugins as _plugins
 from .autograd.grad_mode import is_grad_enabled, no_grad
 from .errors import SchemaError
@@ -143,7 +144,20 @@ def _options(name: str, a: dict[str, Any]) -> dict[str, Any]:
     if a["pin_memory"] and (device is None or device.type == "cpu"):
         raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
                            "pinned memory allocator is available on this system.")
+    if (_pt.state.modes is not None or _operator.slot_wrapper is not None) and name != "tensor":
+        # See Note [Binding keywords]
+        if device is None and not (name.endswith("_like") or name.startswith("new_")):
+            kwargs["device"] = _CPU
+        kwargs["pin_memory"] = bool(a["pin_memory"])
     return kwargs
+
+
+# Note [Binding keywords]: torch's Python bindings of the factories fill in TensorOptions: a mode
+# sees ``aten.ones.default([3], device=device(type='cpu'), pin_memory=False)`` for ``torch.ones(3)``,
+# and ``pin_memory=False`` on ``zeros_like``, ``new_zeros`` and kin. dispatchcore's bindings pass
+# the same keywords whenever a mode or a trace can see the call, so handlers and make_fx graphs
+# get torch's; otherwise they leave them out (the same tensor, and the positional call is faster).
+_CPU = _dt.device("cpu")  # the default device: dispatchcore has no set_default_device
 
 
 def _check_nbytes(size: list[int], dtype: _dt.dtype | None) -> None:

@@ -42,6 +42,7 @@ from typing import Any, TextIO
 
 from ._library import Library
 from .dtypes import WrappedNumber
+from .dtypes import dtype as _dtype_type
 from .keys import DispatchKey
 from .keyset import FULL, full_after_bits, key_bits
 from .tensor import Tensor as _Tensor
@@ -298,6 +299,9 @@ def _default_dropper(op: Any) -> Callable[[tuple[Any, ...], dict[str, Any]], _Ca
 
 
 _NO_DEFAULT: Any = object()
+# ScalarType's values of the dtypes dispatchcore has (c10/core/ScalarType.h)
+_SCALAR_TYPES = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "float32": 6,
+                 "float64": 7, "complex64": 9, "complex128": 10, "bool": 11}
 
 
 def _is_default(value: Any, default: Any) -> bool:
@@ -313,7 +317,9 @@ def _is_default(value: Any, default: Any) -> bool:
         return (type(value) is bool) == (type(default) is bool) and value == default
     if hasattr(value, "_key_bits"):  # a tensor is never a default
         return False
-    if type(default) is int:  # a Layout or MemoryFormat default is stored as its enum's int
+    if type(default) is int:  # a ScalarType, Layout or MemoryFormat default is stored as its enum's int
+        if isinstance(value, _dtype_type):
+            return _SCALAR_TYPES.get(value.name) == default
         return getattr(value, "value", None) == default
     return bool(value == default)
 

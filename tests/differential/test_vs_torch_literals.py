@@ -62,10 +62,7 @@ def _torch_calls(fn: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _plain(name: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, str]]:
-    """A call comparable across the libraries: dtypes and devices by name; ``ones``' keywords left
-    out (torch's binding adds ``device``/``pin_memory``, see test_vs_torch_make_fx.py)."""
-    if name == "aten.ones.default":
-        return name, {}
+    """A call comparable across the libraries: dtypes and devices by name."""
     return name, {k: str(v).replace("torch.", "").replace("dispatchcore.", "") for k, v in kwargs.items()}
 
 

@@ -7,8 +7,7 @@ arguments, print the same code (``torch.ops.`` read as ``dispatchcore.ops.``).
 
 Where dispatchcore records other operators than torch, the test says so and why:
 
-* Factories and ``ones_like``: torch's Python binding passes ``device``/``pin_memory``/
-  ``memory_format`` keywords that dispatchcore's callers leave out; the targets agree.
+* Nothing at present: factories pass torch's binding keywords too (Note [Binding keywords]).
 
 Backward graphs are the same call for call, autograd's own calls included: a saved output is
 saved and unpacked through a recorded ``aten.detach`` (Note [Detach through Python]) and
@@ -184,11 +183,12 @@ def test_a_tensor_literal_is_recorded_as_lift_fresh_copy_of_a_constant_as_torch_
     assert mine._tensor_constant0.tolist() == theirs._tensor_constant0.tolist() == [1.0, 2.0, 3.0]
 
 
-def test_factories_record_the_same_targets_torch_adds_binding_keywords():
+def test_factories_record_the_keywords_torchs_bindings_add():
     mine, theirs = trace_both("factory_inside")
     ones = [n for n in theirs.graph.nodes if n.name == "ones"][0]
     assert ones.kwargs == {"device": torch.device("cpu"), "pin_memory": False}
-    assert [n for n in mine.graph.nodes if n.name == "ones"][0].kwargs == {}
+    mine_ones = [n for n in mine.graph.nodes if n.name == "ones"][0]
+    assert mine_ones.kwargs == {"device": dc.device("cpu"), "pin_memory": False}
 
 
 @pytest.mark.parametrize("name", ["two_outputs", "linear_layer", "reductions", "views", "max_dim"])

@@ -102,7 +102,9 @@ def test_call_is_recorded_as_torch_hands_it_to_a_mode_defaults_dropped():
     assert (s0.args, s0.kwargs) == ((s0.args[0], [0]), {})
     assert s1.args[1:] == ([0], True)
     assert add.kwargs == {"alpha": 2}
-    assert (zeros.args, zeros.kwargs) == (([2],), {"dtype": dc.int64})
+    # the binding's own keywords, as torch's (Note [Binding keywords], factories.py)
+    assert zeros.args == ([2],)
+    assert zeros.kwargs == {"dtype": dc.int64, "device": dc.device("cpu"), "pin_memory": False}
 
 
 def test_factories_inside_f_are_recorded_and_feed_later_calls():
@@ -183,8 +185,8 @@ def test_code_frees_an_unused_result_and_prints_getitem_constants_and_keywords()
             getitem_1 = max_1[1];  max_1 = getitem_1 = None
             _tensor_constant0 = self._tensor_constant0
             add = dispatchcore.ops.aten.add.Tensor(getitem, _tensor_constant0);  getitem = _tensor_constant0 = None
-            zeros = dispatchcore.ops.aten.zeros.default([2], dtype = dispatchcore.int64)
-            return (add, zeros)""")
+            zeros = dispatchcore.ops.aten.zeros.default([2], dtype = dispatchcore.int64, {ZEROS_KEYWORDS})
+            return (add, zeros)""").format(ZEROS_KEYWORDS="device = device(type='cpu'), pin_memory = False")
 
 
 def test_print_readable_annotates_dtype_and_shape(capsys):
