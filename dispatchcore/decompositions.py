@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as _dtypes
-from .layouts import contiguous_format
+from .layouts import contiguous_format, strided
 from .ops import aten
 from .tensor import Tensor
 
@@ -164,9 +164,16 @@ def _filled_like(value: int) -> Callable[..., Tensor]:
     return like
 
 
+_CPU = _dtypes.device("cpu")
+
+
 def _filled(value: int) -> Callable[..., Tensor]:
-    def factory(size: Any, **kwargs: Any) -> Tensor:
-        return aten.full.default(size, value, **kwargs)
+    def factory(size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                pin_memory: Any = None) -> Tensor:
+        # torch's refs resolve every option before calling full (the default dtype, strided, the CPU)
+        return aten.full.default(size, value, dtype=_dtypes.get_default_dtype() if dtype is None else dtype,
+                                 layout=strided if layout is None else layout,
+                                 device=_CPU if device is None else device, pin_memory=bool(pin_memory))
 
     factory.__name__ = "ones" if value else "zeros"
     return factory
