@@ -9,9 +9,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-
 import dispatchcore as dc  # noqa: E402
+from tests.differential._observers import recording_mode  # noqa: E402
 
 pytestmark = pytest.mark.differential
 
@@ -35,21 +34,12 @@ def _summary(value: Any) -> Any:
 
 
 def _calls(lib: Any, program: str) -> list[Any]:
-    base = TorchDispatchMode if lib is torch else dc.DispatchMode
-
-    class Record(base):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            super().__init__()
-            self.calls: list[Any] = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.calls.append((str(func), _summary(args), {k: _summary(v) for k, v in (kwargs or {}).items()}))
-            return func(*args, **(kwargs or {}))
-
-    x = lib.ones(3, 4)
-    with Record() as mode:
-        eval(program, {"x": x, "lib": lib})
-    return mode.calls
+    calls: list[Any] = []
+    mode = recording_mode(lib, lambda func, types, args, kwargs: calls.append(
+        (str(func), _summary(args), {k: _summary(v) for k, v in kwargs.items()})))
+    with mode:
+        eval(program, {"x": lib.ones(3, 4), "lib": lib})
+    return calls
 
 
 @pytest.mark.parametrize("program", PROGRAMS)

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import pytest
@@ -22,14 +21,12 @@ torch = pytest.importorskip("torch")
 
 from torch._subclasses.fake_tensor import FakeTensorMode as TorchFakeTensorMode  # noqa: E402
 from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx  # noqa: E402
-from torch.overrides import TorchFunctionMode as TorchFunctionModeT  # noqa: E402
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 import dispatchcore as dc  # noqa: E402
 from dispatchcore.fake_tensor import FakeTensorMode  # noqa: E402
 from dispatchcore.fx import make_fx as dc_make_fx  # noqa: E402
-from dispatchcore.overrides import TorchFunctionMode, resolve_name  # noqa: E402
-from tests.differential._wrappers import logging_wrapper  # noqa: E402
+from dispatchcore.overrides import resolve_name  # noqa: E402
+from tests.differential._observers import logging_wrapper, recording_mode, run_quietly, torch_function_observers  # noqa: E402,E501
 
 pytestmark = [pytest.mark.differential, pytest.mark.usefixtures("quiet_fake_tensor_log")]
 
@@ -44,19 +41,12 @@ def _summary(value: Any) -> Any:
 
 
 def _ops_mode(lib: Any) -> Any:
-    base = TorchDispatchMode if lib is torch else dc.DispatchMode
-
-    class Record(base):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            super().__init__()
-            self.calls: list[Any] = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if not str(func).startswith("prim."):
-                self.calls.append((str(func), _summary(args), tuple(t.__name__ for t in types)))
-            return func(*args, **(kwargs or {}))
-
-    return Record()
+    """A recording dispatch mode; its ``calls`` are ``(func, arguments, types)``."""
+    calls: list[Any] = []
+    mode = recording_mode(lib, lambda func, types, args, kwargs: calls.append(
+        (str(func), _summary(args), tuple(t.__name__ for t in types))))
+    mode.calls = calls
+    return mode
 
 
 def _name(lib: Any, func: Any) -> str:
@@ -64,12 +54,10 @@ def _name(lib: Any, func: Any) -> str:
 
 
 def _run(program: str, env: dict[str, Any]) -> Any:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            exec(program, env)  # noqa: S102 - the fixed tables below
-    except Exception as error:  # noqa: BLE001 - compared with torch's
-        return (type(error).__name__, str(error).split("\n")[0])
+    """The error ``program`` raises, else its ``out``, comparable across the libraries."""
+    error = run_quietly(program, env)
+    if error is not None:
+        return error
     out = env.get("out")
     return out if isinstance(out, (bool, int, float, complex, str)) else _summary(out)
 
@@ -174,17 +162,10 @@ def test_iteration_is_unbind_for_every_observer(program):
     for lib in (dc, torch):
         calls: list[Any] = []
 
-        class Names(TorchFunctionModeT if lib is torch else TorchFunctionMode):  # type: ignore[misc]
-            def __torch_function__(self, func, types, args=(), kwargs=None, lib=lib, calls=calls):
-                calls.append((_name(lib, func), [t.__name__ for t in types], [type(a).__name__ for a in args]))
-                return func(*args, **(kwargs or {}))
-
-        class Sub(lib.Tensor):  # type: ignore[misc, name-defined]
-            @classmethod
-            def __torch_function__(cls, func, types, args=(), kwargs=None, lib=lib, calls=calls):
-                calls.append(("sub", _name(lib, func)))
-                return super().__torch_function__(func, types, args, kwargs)
-
+        Names, Sub = torch_function_observers(
+            lib, lambda func, types, args, lib=lib, calls=calls: calls.append(
+                (_name(lib, func), [t.__name__ for t in types], [type(a).__name__ for a in args])),
+            lambda func, lib=lib, calls=calls: calls.append(("sub", _name(lib, func))))
         with Names():
             outcome = _run(program, _env(lib))
         mode = _ops_mode(lib)

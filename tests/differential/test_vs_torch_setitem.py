@@ -12,7 +12,6 @@ mode sees (operators and their arguments), a ``__torch_dispatch__`` subclass, a
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import pytest
@@ -21,14 +20,12 @@ torch = pytest.importorskip("torch")
 
 from torch._subclasses.fake_tensor import FakeTensorMode as TorchFakeTensorMode  # noqa: E402
 from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx  # noqa: E402
-from torch.overrides import TorchFunctionMode as TorchFunctionModeT  # noqa: E402
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 import dispatchcore as dc  # noqa: E402
 from dispatchcore.fake_tensor import FakeTensorMode  # noqa: E402
 from dispatchcore.fx import make_fx as dc_make_fx  # noqa: E402
-from dispatchcore.overrides import TorchFunctionMode, resolve_name  # noqa: E402
-from tests.differential._wrappers import logging_wrapper  # noqa: E402
+from dispatchcore.overrides import resolve_name  # noqa: E402
+from tests.differential._observers import logging_wrapper, recording_mode, run_quietly, torch_function_observers  # noqa: E402,E501
 
 pytestmark = [pytest.mark.differential, pytest.mark.usefixtures("quiet_fake_tensor_log")]
 
@@ -45,27 +42,13 @@ def _summary(value: Any) -> Any:
     return str(value).rpartition(".")[2]  # dtype, layout, device
 
 
-def _dispatch_mode(lib: Any) -> type:
-    """A dispatch mode recording each operator with its arguments and keywords.
-
-    Left out: torch's ``prim.device`` calls (a Python-level device query dispatchcore does not
-    dispatch) and the keywords torch's ``ones`` binding adds (``device``, ``pin_memory``).
-    """
-    base = TorchDispatchMode if lib is torch else dc.DispatchMode
-
-    class Record(base):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            super().__init__()
-            self.calls: list[Any] = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            name = str(func)
-            if not name.startswith("prim."):
-                keywords = {} if name == "aten.ones.default" else {k: _summary(v) for k, v in (kwargs or {}).items()}
-                self.calls.append((name, _summary(args), keywords))
-            return func(*args, **(kwargs or {}))
-
-    return Record
+def _dispatch_mode(lib: Any) -> Any:
+    """A recording dispatch mode; its ``calls`` are ``(func, arguments, keywords)``."""
+    calls: list[Any] = []
+    mode = recording_mode(lib, lambda func, types, args, kwargs: calls.append(
+        (str(func), _summary(args), {k: _summary(v) for k, v in kwargs.items()})))
+    mode.calls = calls
+    return mode
 
 
 def _env(lib: Any, device: str = "cpu") -> dict[str, Any]:
@@ -77,15 +60,7 @@ def _env(lib: Any, device: str = "cpu") -> dict[str, Any]:
             "v21": t.ones(2, 1, device=device)}
 
 
-def _run(program: str, env: dict[str, Any]) -> Any:
-    """Run ``program`` in ``env``; the error it raises, as its class name and first line."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            exec(program, env)  # noqa: S102 - the fixed tables below
-    except Exception as error:  # noqa: BLE001 - compared with torch's
-        return (type(error).__name__, str(error).split("\n")[0])
-    return None
+_run = run_quietly
 
 
 NUMBER_PROGRAMS = [
@@ -115,7 +90,7 @@ def test_a_dispatch_mode_sees_torchs_operators_and_arguments(program):
     results = []
     for lib in (dc, torch):
         env = _env(lib)
-        with _dispatch_mode(lib)() as mode:
+        with _dispatch_mode(lib) as mode:
             error = _run(program, env)
         results.append((mode.calls, error, env["x"].tolist(), env["m"].tolist()))
     assert results[0] == results[1]
@@ -127,7 +102,7 @@ def test_off_the_cpu_a_number_is_a_scalar_tensor_on_the_device(program):
     results = []
     for lib in (dc, torch):
         env = _env(lib, "meta")
-        with _dispatch_mode(lib)() as mode:
+        with _dispatch_mode(lib) as mode:
             error = _run(program, env)
         results.append((mode.calls, error))
     assert results[0] == results[1]
@@ -162,17 +137,10 @@ def test_a_torch_function_mode_and_subclass_see_setitem_alone(program):
     for lib in (dc, torch):
         calls: list[Any] = []
 
-        class Names(TorchFunctionModeT if lib is torch else TorchFunctionMode):  # type: ignore[misc]
-            def __torch_function__(self, func, types, args=(), kwargs=None, lib=lib, calls=calls):
-                calls.append((_name(lib, func), [type(a).__name__ for a in args]))
-                return func(*args, **(kwargs or {}))
-
-        class Sub(lib.Tensor):  # type: ignore[misc, name-defined]
-            @classmethod
-            def __torch_function__(cls, func, types, args=(), kwargs=None, lib=lib, calls=calls):
-                calls.append(("sub", _name(lib, func)))
-                return super().__torch_function__(func, types, args, kwargs)
-
+        Names, Sub = torch_function_observers(
+            lib, lambda func, types, args, lib=lib, calls=calls: calls.append(
+                (_name(lib, func), [type(a).__name__ for a in args])),
+            lambda func, lib=lib, calls=calls: calls.append(("sub", _name(lib, func))))
         with Names():
             error = _run(program, _env(lib))
         env = {k: (v.as_subclass(Sub) if isinstance(v, lib.Tensor) else v) for k, v in _env(lib).items()}
@@ -190,7 +158,7 @@ def _fake_calls(program: str) -> list[Any]:
     for lib, fake_mode in ((dc, FakeTensorMode), (torch, TorchFakeTensorMode)):
         with fake_mode():
             env = _env(lib)
-            with _dispatch_mode(lib)() as mode:
+            with _dispatch_mode(lib) as mode:
                 error = _run(program, env)
             results.append((mode.calls, error, type(env["x"]).__name__))
     return results
