@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import operator as _operator
+from .autograd.graph import node_extras
 from .dispatcher import get_dispatcher
 from .display import rich_display
 from .keys import DispatchKey
@@ -367,8 +368,8 @@ def _note_effects(rec: Trace, hop: Hop, op: OperatorHandle, versions: list[Any],
         node = getattr(out, "_grad_fn", None)
         if any(out is t and before is node for t, before in grad_fns):
             continue  # an input returned as is (in-place ops): its node is older than this hop
-        if node is not None and node._hop is None:  # a node no earlier hop claimed: made here
-            node._hop = hop
+        if node is not None and (node._extras is None or node._extras.hop is None):
+            node_extras(node).hop = hop  # a node no earlier hop claimed: made here
             event = Event("node_created", f"{op.qualname} created {type(node).__name__}", hop,
                           {"node": node}, next(rec._seq))
             hop.events.append(event)

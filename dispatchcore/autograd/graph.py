@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import sys
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,7 +28,7 @@ from ..tensor import TENSOR_DTYPE
 from ..tensor import detached_alias as _detached_alias  # t.detach() without dispatching
 from ..tls import per_thread as _pt
 
-__all__ = ["AccumulateGrad", "Node", "SavedTensor", "backward", "grad", "run_backward"]
+__all__ = ["AccumulateGrad", "Node", "NodeExtras", "SavedTensor", "backward", "grad", "run_backward"]
 
 _sequence = itertools.count()
 # torch gives every AccumulateGrad the sequence number UINT64_MAX, so a leaf's gradient is
@@ -42,20 +43,12 @@ class Node:
     there is none). Its class name is what ``grad_fn`` prints: ``MulBackward0``, ``MyReLUBackward``.
     """
 
-    __slots__ = ("next_functions", "_seq", "_saved", "_pre_hooks", "_retains_grad_hooks",
-                 "_node_pre_hooks", "_hooks", "_released", "_hop", "__weakref__")
+    __slots__ = ("next_functions", "_seq", "_extras", "__weakref__")
 
     def __init__(self, next_functions: tuple[tuple[Node | None, int], ...] = ()) -> None:
         self.next_functions = next_functions
         self._seq = next(_sequence)
-        self._saved: tuple[SavedTensor, ...] = ()
-        # tensor hooks of this node's outputs, by output_nr (torch's tensor_pre_hooks)
-        self._pre_hooks: dict[int, list[Callable[..., Any]]] | None = None
-        self._retains_grad_hooks: dict[int, Callable[..., Any]] | None = None
-        self._node_pre_hooks: list[Callable[..., Any]] | None = None  # Node.register_prehook
-        self._hooks: list[Callable[..., Any]] | None = None
-        self._released = False
-        self._hop: Any = None  # the dispatch-trace hop that created this node, when tracing
+        self._extras: NodeExtras | None = None  # See Note [Node extras]
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         raise NotImplementedError(f"{type(self).__name__} does not implement apply()")
@@ -77,40 +70,68 @@ class Node:
 
     def register_hook(self, hook: Callable[..., Any]) -> Any:
         """``hook(grad_inputs, grad_outputs)`` runs after this node; it may return new grad_inputs."""
-        if self._hooks is None:
-            self._hooks = []
-        self._hooks.append(hook)
-        return _HookHandle(self._hooks, hook)
+        x = node_extras(self)
+        if x.hooks is None:
+            x.hooks = []
+        x.hooks.append(hook)
+        return _HookHandle(x.hooks, hook)
 
     def register_prehook(self, hook: Callable[..., Any]) -> Any:
         """``hook(grad_outputs)`` runs before this node (after tensor hooks); it may return new ones."""
-        if self._node_pre_hooks is None:
-            self._node_pre_hooks = []
-        self._node_pre_hooks.append(hook)
-        return _HookHandle(self._node_pre_hooks, hook)
+        x = node_extras(self)
+        if x.pre_hooks is None:
+            x.pre_hooks = []
+        x.pre_hooks.append(hook)
+        return _HookHandle(x.pre_hooks, hook)
 
     def _register_output_pre_hook(self, output_nr: int, hook: Callable[..., Any]) -> Any:
         """A hook on the gradient of one output, before this node runs (tensor hooks use this)."""
-        if self._pre_hooks is None:
-            self._pre_hooks = {}
-        hooks = self._pre_hooks.setdefault(output_nr, [])
+        x = node_extras(self)
+        if x.tensor_pre_hooks is None:
+            x.tensor_pre_hooks = {}
+        hooks = x.tensor_pre_hooks.setdefault(output_nr, [])
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
     def _register_retains_grad_hook(self, output_nr: int, hook: Callable[..., Any]) -> None:
         """``retain_grad``'s hook: it runs after every tensor hook of that output, as in torch."""
-        if self._retains_grad_hooks is None:
-            self._retains_grad_hooks = {}
-        self._retains_grad_hooks[output_nr] = hook
+        x = node_extras(self)
+        if x.retains_grad_hooks is None:
+            x.retains_grad_hooks = {}
+        x.retains_grad_hooks[output_nr] = hook
 
     def _release_variables(self) -> None:
-        """Free saved tensors after a backward pass without retain_graph."""
-        self._released = True
-        for saved in self._saved:
-            saved.free()
+        """Free saved tensors after a backward pass without retain_graph (nodes that save override it)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+# Note [Node extras]: what few nodes have (hooks of any kind, the trace hop that made the node)
+# lives in one ``NodeExtras`` object, made on first use; every other node holds None there. A
+# node is written once per recorded op and read once per engine step, so each slot it does not
+# carry is a write saved at recording and a read saved in the engine (``node._extras is None``
+# stands for the four hook checks torch's engine makes).
+class NodeExtras:
+    """The hooks of one node, and the dispatch-trace hop that created it."""
+
+    __slots__ = ("tensor_pre_hooks", "retains_grad_hooks", "pre_hooks", "hooks", "hop")
+
+    def __init__(self) -> None:
+        # tensor hooks of the node's outputs, by output_nr (torch's tensor_pre_hooks)
+        self.tensor_pre_hooks: dict[int, list[Callable[..., Any]]] | None = None
+        self.retains_grad_hooks: dict[int, Callable[..., Any]] | None = None
+        self.pre_hooks: list[Callable[..., Any]] | None = None  # Node.register_prehook
+        self.hooks: list[Callable[..., Any]] | None = None  # Node.register_hook
+        self.hop: Any = None  # the dispatch-trace hop that created this node, when tracing
+
+
+def node_extras(node: Node) -> NodeExtras:
+    """The node's extras, made on first use (Note [Node extras])."""
+    x = node._extras
+    if x is None:
+        x = node._extras = NodeExtras()
+    return x
 
 
 def _node_class_name(cls: type[Node]) -> str:
@@ -161,7 +182,7 @@ class AccumulateGrad(Node):
             if create_graph or not _obeys_layout_contract(grad, leaf):
                 leaf._grad = _clone_obey_contract(grad, leaf)
             elif _getrefcount(grad) <= _UNSHARED:
-                leaf._grad = grad.detach()
+                leaf._grad = _steal(grad)
             else:
                 leaf._grad = _copy_held(grad, leaf)
         elif create_graph:
@@ -183,7 +204,15 @@ class AccumulateGrad(Node):
 # leaves the copy at version 1. When nobody can see the calls (no dispatch mode, no trace, a
 # plain tensor) ``_copy_held`` makes the same tensor with one ``clone`` and sets that version:
 # two keyword factory calls cost dispatchcore ~15 us, more than G16's whole custom-op step.
+# Likewise ``_steal`` makes the detached alias without dispatching ``detach`` (~1 us).
 _getrefcount = sys.getrefcount
+
+
+def _steal(grad: Any) -> Any:
+    """``grad.detach()``, dispatched when anyone can see it (Note [Stealing the gradient])."""
+    if _pt.state.modes is None and _operator.slot_wrapper is None and not grad._key_bits & _PYTHON_KEYS:
+        return _detached_alias(grad)  # the tensor detach's kernels make, a dispatch less
+    return grad.detach()
 
 
 def _copy_held(grad: Any, leaf: Any) -> Any:
@@ -274,33 +303,34 @@ def current_grad_fn(t: Any) -> Any:
 
 
 class SavedTensor:
-    """A tensor saved for backward, checked against its version when unpacked (``SavedVariable``)."""
+    """A tensor saved for backward, checked against its version when unpacked (``SavedVariable``).
 
-    __slots__ = ("_tensor", "_version", "_is_output", "_node_class", "_output_nr")
+    ``_output`` is ``(node class, output_nr)`` for a saved output of the node that saves it (unpack
+    reconnects it to that node), None for anything else: an input is three slot writes
+    (``save_input`` writes exactly those on the recording hot path).
+    """
+
+    __slots__ = ("_tensor", "_version", "_output")
 
     def __init__(self, t: Any, is_output: bool = False, node: Node | None = None) -> None:
         if t is None:
             self._tensor = None
             return
         if t._vc is None:
-            raise RuntimeError(
-                "Inference tensors cannot be saved for backward. Please do not use Tensors created "
-                "in inference mode in computation tracked by autograd. To work around this, you can "
-                "make a clone to get a normal tensor and use it in autograd, or use "
-                "`torch.no_grad()` instead of `torch.inference_mode()`.")
+            raise RuntimeError(_INFERENCE_SAVED)
         self._version = t._vc[0]
-        self._is_output = is_output
-        self._output_nr = t._output_nr
         # An output keeps no grad_fn (that would be a cycle); unpack gives it back. The alias is
         # made without dispatching (torch's SavedVariable keeps ``tensor_data()``), except where
         # torch's does dispatch: See Note [Detach through Python].
-        if not is_output:
+        if not is_output or node is None:
             self._tensor = t
-        elif t._key_bits & _PYTHON_KEYS or _pt.state.modes is not None:
+            self._output = None
+            return
+        if t._key_bits & _PYTHON_KEYS or _pt.state.modes is not None:
             self._tensor = _python_detach(t)
         else:
             self._tensor = _detached_alias(t)
-        self._node_class = type(node) if (is_output and node is not None) else None
+        self._output = (type(node), t._output_nr)
 
     def free(self) -> None:
         """Drop the saved tensor after backward (unless retain_graph); unpacking then raises."""
@@ -315,14 +345,14 @@ class SavedTensor:
             raise RuntimeError(_FREED)
         if t._vc[0] != self._version:
             raise RuntimeError(_modified_message(t, self, node))
-        if self._is_output and node is not None:
+        if self._output is not None and node is not None:
             # reconnect the saved output to the node that produced it (SavedVariable::unpack),
             # so create_graph differentiates through it and ``ctx.saved_tensors`` shows the grad_fn
             out = _python_detach(t) if t._key_bits & _PYTHON_KEYS or _pt.state.modes is not None \
                 else _detached_alias(t)
             out._grad_fn = node
             out._requires_grad = True
-            out._output_nr = self._output_nr
+            out._output_nr = self._output[1]
             return out
         return t
 
@@ -351,6 +381,22 @@ def _python_detach(t: Any) -> Any:
 
 
 _FREED_MARK = object()
+_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
+
+def save_input(t: Any) -> SavedTensor:
+    """``SavedTensor(t)`` of a tensor that is not an output of the saving node, without the call's branches."""
+    vc = t._vc
+    if vc is None:
+        raise RuntimeError(_INFERENCE_SAVED)
+    saved = _new(SavedTensor)
+    saved._tensor = t
+    saved._version = vc[0]
+    saved._output = None
+    return saved
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
     "they have already been freed). Saved intermediate values of the graph are freed when you call "
@@ -370,8 +416,9 @@ def _strip_backward(name: str) -> str:
 
 def _modified_message(t: Any, saved: SavedTensor, node: Node | None) -> str:
     kind = _LEGACY_NAMES.get(t.dtype.name, "Tensor")
-    if saved._node_class is not None:
-        producer = f", which is output {saved._output_nr} of {_strip_backward(_node_class_name(saved._node_class))},"
+    if saved._output is not None:
+        node_class, output_nr = saved._output
+        producer = f", which is output {output_nr} of {_strip_backward(_node_class_name(node_class))},"
     elif current_grad_fn(t) is not None:
         producer = f", which is output {t._output_nr} of {_strip_backward(current_grad_fn(t).name())},"
     else:
@@ -429,7 +476,10 @@ def _needed(roots: Sequence[Node], targets: set[Node], captured: set[Node]) -> s
 
 def _call_tensor_pre_hooks(node: Node, grads: list[Any]) -> None:
     """Tensor hooks of the node's outputs, then ``retain_grad`` hooks (``call_tensor_pre_hooks``)."""
-    pre = node._pre_hooks
+    x = node._extras
+    if x is None:
+        return
+    pre = x.tensor_pre_hooks
     if pre:
         for i, hooks in pre.items():
             for hook in tuple(hooks):
@@ -437,7 +487,7 @@ def _call_tensor_pre_hooks(node: Node, grads: list[Any]) -> None:
                     new = hook(grads[i])
                     if new is not None:
                         grads[i] = new
-    retains = node._retains_grad_hooks
+    retains = x.retains_grad_hooks
     if retains:
         for i, hook in retains.items():
             if i < len(grads) and grads[i] is not None:
@@ -488,9 +538,15 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
         if g is not None:
             current = buf[output_nr]
             buf[output_nr] = g if current is None else current + g
-    tie = itertools.count()  # FIFO among equal sequence numbers (the AccumulateGrads)
-    ready = [(-node._seq, next(tie), node) for node in dict.fromkeys(root_nodes)
-             if deps[node] == 0 and (keep is None or node in keep)]
+    # See Note [The ready queue]
+    accumulators: deque[Node] = deque()
+    ready: list[tuple[int, Node]] = []
+    for node in dict.fromkeys(root_nodes):
+        if deps[node] == 0 and (keep is None or node in keep):
+            if node._seq == _ACCUMULATE_GRAD_SEQ:
+                accumulators.append(node)
+            else:
+                ready.append((-node._seq, node))
     heapq.heapify(ready)
     saved_state = _pt.state.autograd
     _pt.state.autograd = (create_graph, saved_state[1])
@@ -500,8 +556,13 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
     if engine_frame is not None:
         engine_frame.__enter__()
     try:
-        while ready:
-            node = pop(ready)[2]
+        while True:
+            if accumulators:
+                node = accumulators.popleft()
+            elif ready:
+                node = pop(ready)[1]
+            else:
+                break
             grads = buffers.pop(node, None) or [None] * node._num_outputs
             if keep is not None:
                 is_needed = node in needed
@@ -516,13 +577,14 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                             captured[slot] = grads[i] if i < len(grads) else None
                 if not is_needed:
                     continue
-            if node._pre_hooks or node._retains_grad_hooks:
+            extras = node._extras
+            if extras is not None:
                 _call_tensor_pre_hooks(node, grads)
-            if node._node_pre_hooks:
-                for hook in tuple(node._node_pre_hooks):
-                    new = hook(tuple(grads))
-                    if new is not None:
-                        grads = list(new)
+                if extras.pre_hooks:
+                    for hook in tuple(extras.pre_hooks):
+                        new = hook(tuple(grads))
+                        if new is not None:
+                            grads = list(new)
             grad_outputs = tuple(grads)
             if keep is not None and node._takes_exec_info:  # See Note [Only the needed gradients]
                 outputs = _apply_needed(node, grad_outputs, keep, frame)
@@ -531,8 +593,9 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
             else:
                 with frame(node.name()):
                     outputs = node.apply(grad_outputs)
-            if node._hooks:
-                for hook in tuple(node._hooks):
+            extras = node._extras  # a pre-hook may have registered a hook
+            if extras is not None and extras.hooks:
+                for hook in tuple(extras.hooks):
                     new = hook(outputs, grad_outputs)
                     if new is not None:
                         outputs = tuple(new)
@@ -560,13 +623,25 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                         current = buf[input_nr]
                         buf[input_nr] = g if current is None else current + g
                 if remaining == 0:
-                    push(ready, (-nxt._seq, next(tie), nxt))
+                    seq = nxt._seq
+                    if seq == _ACCUMULATE_GRAD_SEQ:
+                        accumulators.append(nxt)
+                    else:
+                        push(ready, (-seq, nxt))
             outputs, g = (), None  # the buffers alone hold the gradients now: Note [Stealing the gradient]
     finally:
         _pt.state.autograd = saved_state
         if engine_frame is not None:
             engine_frame.__exit__()
     return captured
+
+
+# Note [The ready queue]: torch's CPU ready queue pops the ready node with the highest sequence
+# number; every AccumulateGrad has the largest one (UINT64_MAX), and equal numbers leave in
+# arrival order. So a ready accumulator always runs first, accumulators in arrival order, and
+# other nodes newest first. The engine keeps exactly that as two queues: a FIFO of ready
+# accumulators, and a heap of ``(-seq, node)`` for the rest, whose sequence numbers are unique,
+# so the heap never compares two nodes and needs no tie-breaking counter.
 
 
 # Note [Only the needed gradients]: with ``inputs`` (``autograd.grad``, ``backward(inputs=...)``)

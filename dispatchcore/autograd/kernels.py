@@ -49,6 +49,7 @@ from ..tensor import Tensor as _Tensor
 from ..tls import per_thread as _pt
 from . import graph as _graph
 from .graph import Node, SavedTensor, gradient_edge
+from .graph import save_input as _save_input
 from .graph import grad_accumulator as _grad_accumulator
 
 __all__ = [
@@ -70,6 +71,7 @@ _CONTIGUOUS_FORMAT = contiguous_format
 _below_cache: dict[tuple[int, int, int], tuple[int, int, int]] = {}
 _AFTER_AUTOGRAD = AFTER_AUTOGRAD
 _node_init = Node.__init__
+_next_seq = _graph._sequence.__next__  # Node.__init__'s sequence number
 _new = object.__new__
 _FLOAT_KINDS = "fc"  # numpy dtype kinds of differentiable (floating and complex) dtypes
 
@@ -243,8 +245,6 @@ def _regenerate_view_grad_fn(t: Any) -> Node:
     size, stride, offset = _geometry(t)
     node._values = {"self_geometry": _geometry(base), "size": size, "stride": stride,
                     "storage_offset": offset}
-    node._deriv = d
-    node._num_outputs = 1
     node._in_meta = ((tuple(base._data.shape), base._data.dtype),)
     old, old_nr = t._grad_fn, t._output_nr
     t._grad_fn = node
@@ -263,7 +263,7 @@ def _move_retains_grad_hook(t: Any, old: Any, old_nr: int, new: Node) -> None:
     meta = t._meta
     if meta is None or not meta.retains_grad or old is None:
         return
-    hooks = old._retains_grad_hooks
+    hooks = old._extras.retains_grad_hooks if old._extras is not None else None
     hook = hooks.pop(old_nr, None) if hooks else None
     if hook is not None:
         new._register_retains_grad_hook(t._output_nr, hook)
@@ -282,10 +282,9 @@ class BuiltinNode(Node):
     one of another dtype is cast to the input's dtype.
     """
 
-    __slots__ = ("_values", "_deriv", "_num_outputs", "_in_meta")
+    __slots__ = ("_values", "_in_meta")
     _values: dict[str, Any]  # saved values by formula parameter name
-    _deriv: Derivative
-    _num_outputs: int
+    _deriv: Derivative  # a class attribute of each derivative's node class (Derivative.__init__)
     _in_meta: tuple[tuple[Any, Any] | None, ...]  # (shape, numpy dtype) per input edge; None: not a tensor
 
     _takes_exec_info = True  # See Note [Only the needed gradients] (graph.py)
@@ -305,9 +304,13 @@ class BuiltinNode(Node):
         # name): torch's generated apply unpacks them all before any formula runs, so a mode sees
         # the ``detach`` of each saved output there (Note [Detach through Python], graph.py)
         raw = self._values
-        values = {name: v.unpack(self) if v.__class__ is SavedTensor
-                  else v if v.__class__ is not _SavedList else _unpack(v, self)
-                  for name, v in raw.items()} if raw else raw
+        if raw:
+            values = {}
+            for name, v in raw.items():  # a loop, not a comprehension: a frame less (Python 3.11)
+                cls = v.__class__
+                values[name] = v.unpack(self) if cls is SavedTensor else _unpack(v, self) if cls is _SavedList else v
+        else:
+            values = raw
         formulas = d.per_input
         if formulas is None:
             if d.wants_mask:  # a new dict: ``values`` may be the node's own (shared when empty)
@@ -316,29 +319,23 @@ class BuiltinNode(Node):
             result = d.formula(grad, **values)
             if type(result) is not tuple:
                 result = (result,)
-        elif d.order is None:  # only the inputs with an edge, each formula with its own saved values, in order
-            out: list[Any] = []
-            for (f, params), edge in zip(formulas, self.next_functions):
-                if f is None or edge[0] is None or (keep is not None and edge[0] not in keep):
-                    out.append(None)
-                elif params:
-                    out.append(f(grad, *map(values.__getitem__, params)))
-                else:
-                    out.append(f(grad))
-            result = tuple(out)
-        else:  # the same, in the order torch's generated node computes them
-            out = [None] * len(formulas)
+        else:  # only the inputs with an edge, each formula with its own saved values, in torch's order
+            out: list[Any] = [None] * len(formulas)
             edges = self.next_functions
-            for i in d.order:
+            for i in d.run_order:
                 f, params = formulas[i]
-                if f is not None and edges[i][0] is not None and (keep is None or edges[i][0] in keep):
+                nxt = edges[i][0]
+                if f is None or nxt is None or (keep is not None and nxt not in keep):
+                    continue
+                if len(params) == 1:  # the usual: one saved value (a call without map's iterator)
+                    out[i] = f(grad, values[params[0]])
+                else:
                     out[i] = f(grad, *map(values.__getitem__, params))
             result = tuple(out)
         # ``validate=False``: CopySlices calls its node as torch's does, validating afterwards
         return _validate_outputs(self, result) if validate else result
 
     def _release_variables(self) -> None:
-        self._released = True
         values = self._values
         if values is _NO_VALUES:  # saved nothing (never mutated: nothing to free)
             return
@@ -376,7 +373,7 @@ def _validate_outputs(node: BuiltinNode, grads: tuple[Any, ...]) -> tuple[Any, .
             continue
         shape, dt = meta
         data = g._data
-        if data.shape != shape or data.dtype != dt:
+        if data.shape != shape or (data.dtype is not dt and data.dtype != dt):  # numpy's dtypes are mostly singletons
             if node.next_functions[i][0] is None:  # an input without an edge: torch's engine skips it too
                 continue
             if out is None:
@@ -461,7 +458,6 @@ class CopySlices(Node):
         return (result, *res[1:])
 
     def _release_variables(self) -> None:
-        self._released = True
         self._fn._release_variables()
 
 
@@ -501,9 +497,15 @@ class Derivative:
                  order: tuple[int, ...] | None = None) -> None:
         self.op = op
         self.node_name = node_name
-        self.node_class: type[BuiltinNode] = type(node_name, (BuiltinNode,), {
-            "__slots__": (), "_qualified_name": _HAND_WRITTEN_NODES.get(node_name)})
         schema = op.schema
+        # what every node of this derivative shares is its class's, not written per node: the
+        # derivative, and the number of outputs (a slot of its own for a Tensor[] return,
+        # whose length each call decides)
+        list_return = any(str(r.type).startswith("Tensor[") for r in schema.returns)
+        self.node_class: type[BuiltinNode] = type(node_name, (BuiltinNode,), {
+            "__slots__": ("_num_outputs",) if list_return else (), "_deriv": self,
+            "_qualified_name": _HAND_WRITTEN_NODES.get(node_name),
+            **({} if list_return else {"_num_outputs": len(schema.returns)})})
         names = [a.name for a in schema.arguments]
         self.positions = {a.name: i for i, a in enumerate(schema.arguments) if not a.kwarg_only}
         self.defaults = {a.name: a.default for a in schema.arguments if a.has_default}
@@ -523,6 +525,7 @@ class Derivative:
             by_name = tuple(sorted(range(len(inputs)), key=inputs.__getitem__))
             order = None if by_name == tuple(range(len(inputs))) else by_name
         self.order = order
+        self.run_order = tuple(range(len(inputs))) if order is None else order
         if callable(formula):
             self.formula = formula
             self.per_input = None
@@ -587,9 +590,8 @@ def _meta_of(t: Any, kind: int) -> Any:
     return _geometry(t)
 
 
-def _new_node(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[BuiltinNode, tuple[bool, ...]]:
-    """A node with its edges and input metadata (taken before the op runs, as torch does)."""
-    node = _new(d.node_class)
+def _edges_of(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], list[Any], tuple[bool, ...]]:
+    """A new node's edges and input metadata (taken before the op runs, as torch does), and its mask."""
     edges: list[tuple[Any, int]] = []
     in_meta: list[Any] = []
     mask = []
@@ -602,34 +604,18 @@ def _new_node(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
                 _add_edge(x, edges, in_meta)
             mask.append(any(e[0] is not None for e in edges[len(edges) - len(t):]))
             continue
-        # _add_edge, inlined for the one-tensor inputs (gradient_edge's usual case too)
-        try:
-            base = t._base
-        except AttributeError:  # None, or not a tensor
-            edge = _NO_EDGE
-        else:
-            if base is not None:
-                edge = gradient_edge(t)
-            elif t._grad_fn is not None:
-                edge = (t._grad_fn, t._output_nr)
-            elif t._requires_grad:
-                m = t._meta
-                acc = None if m is None else m.grad_accumulator
-                edge = (acc if acc is not None else _grad_accumulator(t), 0)
-            else:
-                edge = _NO_EDGE
-        edges.append(edge)
-        if edge[0] is None:
-            in_meta.append(None)
-            mask.append(False)
-            continue
-        mask.append(True)
-        in_meta.append(_input_meta(t._data))
+        _add_edge(t, edges, in_meta)
+        mask.append(edges[-1][0] is not None)
+    return edges, in_meta, tuple(mask)
+
+
+def _new_node(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[BuiltinNode, tuple[bool, ...]]:
+    """A node with its edges and input metadata, and which inputs need a gradient."""
+    edges, in_meta, mask = _edges_of(d, args, kwargs)
+    node = _new(d.node_class)
     _node_init(node, tuple(edges))
-    node._deriv = d
-    node._num_outputs = d.num_outputs
     node._in_meta = tuple(in_meta)
-    return node, tuple(mask)
+    return node, mask
 
 
 def _add_edge(t: Any, edges: list[Any], in_meta: list[Any]) -> None:
@@ -642,6 +628,41 @@ def _add_edge(t: Any, edges: list[Any], in_meta: list[Any]) -> None:
     else:
         edges.append(_NO_EDGE)
     in_meta.append(None)
+
+
+_NO_EDGE_META = ((None, 0), None)
+
+
+def _edge_and_meta(t: Any) -> tuple[tuple[Any, int], Any]:
+    """``(gradient_edge(t), (shape, dtype))`` of a new node's input; ``((None, 0), None)`` without an edge.
+
+    The metadata tuple is shared (Note [Shared input metadata]); anything but a tensor has no edge.
+    """
+    global _last_meta
+    try:
+        base = t._base
+    except AttributeError:  # None, or not a tensor
+        return _NO_EDGE_META
+    if base is None:  # gradient_edge, inlined for a tensor that is not a view
+        fn = t._grad_fn
+        if fn is not None:
+            edge = (fn, t._output_nr)
+        elif t._requires_grad:
+            m = t._meta
+            acc = None if m is None else m.grad_accumulator
+            edge = (acc if acc is not None else _grad_accumulator(t), 0)
+        else:
+            return _NO_EDGE_META
+    else:
+        edge = gradient_edge(t)
+        if edge[0] is None:
+            return _NO_EDGE_META
+    data = t._data  # _input_meta(data), inlined
+    shape = data.shape
+    meta = _last_meta
+    if meta[1] is not data.dtype or meta[0] != shape:
+        meta = _last_meta = (shape, data.dtype)
+    return edge, meta
 
 
 # Note [Shared input metadata]: a node keeps ``(shape, dtype)`` of each input with an edge, for
@@ -687,9 +708,14 @@ def _save(plan: tuple[tuple[Any, ...], ...], args: tuple[Any, ...], kwargs: dict
             v = kwargs[base]
         else:
             v = default
-        tv = type(v)
+        tv = v.__class__
         if kind == _ARG:
-            if v is None or tv in _PLAIN_TYPES:
+            if tv is _Tensor and not mutated:  # the usual: a plain tensor argument, saved as is
+                if v._meta.__class__ is _WrappedNumber:  # See Note [Saved wrapped numbers]
+                    values[name] = v
+                else:
+                    values[name] = _save_input(v)
+            elif v is None or tv in _PLAIN_TYPES:
                 values[name] = v
             elif tv is list or tv is tuple:
                 if any(hasattr(x, "_key_bits") for x in v):  # Tensor[] or Tensor?[] (index's [None, idx])
@@ -718,6 +744,23 @@ def _save(plan: tuple[tuple[Any, ...], ...], args: tuple[Any, ...], kwargs: dict
 def _results(plan: tuple[tuple[Any, ...], ...]) -> tuple[tuple[Any, ...], ...]:
     """The plan entries that save an output (most plans have none: then nothing runs after the op)."""
     return tuple(entry for entry in plan if entry[1] == _RESULT)
+
+
+# Note [Constant saved values]: a plan whose saved values are all non-tensor keyword-only
+# arguments (``alpha`` of ``add.Tensor`` and ``sub.Tensor``) saves their defaults whenever the
+# call passes no keyword: the same dict every time. The plan keeps that dict and every such node
+# shares it, as nodes that save nothing share ``_NO_VALUES``: nothing writes a node's values but
+# ``_release_variables``, which only replaces tensors.
+def _compile_plan(d: Derivative, plan: tuple[tuple[Any, ...], ...]) -> tuple[Any, ...]:
+    """``(plan, its _results, the constant values or None)`` (Note [Constant saved values])."""
+    types = {a.name: str(a.type) for a in d.op.schema.arguments}
+    constant = None
+    if plan and all(kind == _ARG and pos < 0 and "Tensor" not in types[base] and not mutated
+                    and (default is None or type(default) in _PLAIN_TYPES)
+                    for _, kind, pos, base, default, mutated in plan):
+        constant = {}
+        _save(plan, (), {}, constant)
+    return plan, _results(plan), constant
 
 
 def _save_results(results: tuple[tuple[Any, ...], ...], node: Node, outputs: tuple[Any, ...],
@@ -750,9 +793,12 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
     diff_outputs = d.differentiable_outputs
     single = d.num_outputs == 1
     node_class = d.node_class
+    n_inputs = len(positions)
+    first_pos, second_pos = (*positions, 0, 0)[:2]
     num_outputs = d.num_outputs
-    # (plan, its _results) by bitmask of the inputs needing a gradient
-    plans: dict[int, tuple[tuple[tuple[Any, ...], ...], tuple[tuple[Any, ...], ...]]] = {}
+    # _compile_plan's (plan, its _results, constant values) by bitmask of the inputs needing a
+    # gradient (the simple path), or by mask tuple (the general one)
+    plans: dict[Any, tuple[Any, ...]] = {}
     plan_for = d.plan
 
     def autograd_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
@@ -790,66 +836,45 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
 
     def record(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The graph part of the kernel: a node with the inputs' edges, saved values, outputs' grad_fn."""
-        global _last_meta
         if simple and last < len(args):
-            # _new_node, inlined: edges and input metadata of the positional Tensor inputs
-            node = _new(node_class)
-            edges: list[tuple[Node | None, int]] = []
-            in_meta: list[tuple[Any, Any] | None] = []
-            bits_needed = 0  # bit k: input k needs a gradient (its edge is valid)
-            bit = 1
-            for i in positions:
-                t = args[i]
-                try:
-                    base = t._base
-                except AttributeError:
-                    edges.append(_NO_EDGE)
-                    in_meta.append(None)
-                    bit <<= 1
-                    continue
-                if base is None:
-                    fn = t._grad_fn
-                    if fn is not None:
-                        edges.append((fn, t._output_nr))
-                    elif t._requires_grad:
-                        m = t._meta
-                        acc = None if m is None else m.grad_accumulator
-                        edges.append((acc if acc is not None else _grad_accumulator(t), 0))
-                    else:  # no edge: no gradient to validate, no metadata (validate_outputs skips it)
-                        edges.append(_NO_EDGE)
-                        in_meta.append(None)
-                        bit <<= 1
-                        continue
-                else:
-                    e = gradient_edge(t)
-                    edges.append(e)
-                    if e[0] is None:
-                        in_meta.append(None)
-                        bit <<= 1
-                        continue
-                bits_needed |= bit
-                bit <<= 1
-                data = t._data  # _input_meta(data), inlined on the hot path
-                shape = data.shape
-                meta = _last_meta
-                if meta[1] is not data.dtype or meta[0] != shape:
-                    meta = _last_meta = (shape, data.dtype)
-                in_meta.append(meta)
-            _node_init(node, tuple(edges))
-            node._deriv = d
-            node._num_outputs = num_outputs
-            node._in_meta = tuple(in_meta)
+            # edges and input metadata of the positional Tensor inputs, unrolled for one and two
+            if n_inputs == 2:
+                edge_a, meta_a = _edge_and_meta(args[first_pos])
+                edge_b, meta_b = _edge_and_meta(args[second_pos])
+                edges = (edge_a, edge_b)
+                in_meta = (meta_a, meta_b)
+                needed = (meta_a is not None) | (meta_b is not None) << 1
+            elif n_inputs == 1:
+                edge_a, meta_a = _edge_and_meta(args[first_pos])
+                edges = (edge_a,)
+                in_meta = (meta_a,)
+                needed = meta_a is not None
+            else:
+                pairs = [_edge_and_meta(args[i]) for i in positions]
+                edges = tuple([p[0] for p in pairs])
+                in_meta = tuple([p[1] for p in pairs])
+                needed = sum(1 << k for k, p in enumerate(pairs) if p[1] is not None)
             try:
-                plan, results = plans[bits_needed]
+                plan, results, constant = plans[needed]
             except KeyError:
-                plan = plan_for(tuple(bool(bits_needed >> k & 1) for k in range(len(positions))))
-                plan, results = plans[bits_needed] = (plan, _results(plan))
+                plan = plan_for(tuple(bool(needed >> k & 1) for k in range(len(positions))))
+                plan, results, constant = plans[needed] = _compile_plan(d, plan)
         else:
-            node, mask = _new_node(d, args, kwargs)
-            plan = plan_for(mask)
-            results = _results(plan)
-        if plan:
-            values: dict[str, Any] = {}
+            edges, in_meta, mask = _edges_of(d, args, kwargs)
+            edges, in_meta = tuple(edges), tuple(in_meta)
+            try:
+                plan, results, constant = plans[mask]
+            except KeyError:
+                plan, results, constant = plans[mask] = _compile_plan(d, plan_for(mask))
+        node = _new(node_class)  # Node.__init__, inlined
+        node.next_functions = edges
+        node._seq = _next_seq()
+        node._extras = None
+        node._in_meta = in_meta
+        if constant is not None and not kwargs:  # See Note [Constant saved values]
+            values = constant
+        elif plan:
+            values = {}
             _save(plan, args, kwargs, values)
         else:
             values = _NO_VALUES
@@ -858,17 +883,17 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 result._grad_fn = node
                 result._requires_grad = True
                 result._output_nr = 0
-            outputs = (result,)
+            if results:
+                _save_results(results, node, (result,), values)
         else:
-            outputs = result
             for i in diff_outputs:
-                out = outputs[i]
+                out = result[i]
                 if out is not None and out._data.dtype.kind in _FLOAT_KINDS:  # None: an undefined output
                     out._grad_fn = node
                     out._requires_grad = True
                     out._output_nr = i
-        if results:
-            _save_results(results, node, outputs, values)
+            if results:
+                _save_results(results, node, result, values)
         node._values = values
         return result
 
@@ -1009,8 +1034,6 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
             node = _new(node_class)
             edge = gradient_edge(self)
             _node_init(node, (edge,))
-            node._deriv = d
-            node._num_outputs = 1
             data = self._data
             node._in_meta = ((data.shape, data.dtype),)
             plan = plan_with_edge if edge[0] is not None else plan_without_edge

@@ -977,8 +977,7 @@ def _make_multi_view_autograd_kernel(d: Any) -> Callable[..., Any]:
         if grad_mode and self._requires_grad and floating:
             node = object.__new__(d.node_class)
             Node.__init__(node, (gradient_edge(self),))
-            node._deriv = d
-            node._num_outputs = len(outs)
+            node._num_outputs = len(outs)  # a slot of Tensor[]-returning node classes
             node._in_meta = ((self._data.shape, self._data.dtype),)
             values: dict[str, Any] = {}
             K._save(d.plan((True,)), (self, *args), kwargs, values)
