@@ -39,6 +39,22 @@ def _shared_meta(t: Any) -> tuple[Any, Any, Any]:
     return meta
 
 
+# The one-element tuple of _last_one's metadata: a node of one input or one output stores this
+# tuple as its _input_meta or _output_meta, so that consecutive such nodes allocate none
+_last_one: tuple[tuple[Any, Any, Any]] = (_last_meta,)
+
+
+def _one_meta(t: Any) -> tuple[tuple[Any, Any, Any]]:
+    """``(_shared_meta(t),)``: the last such tuple when its metadata is equal, else a new one."""
+    global _last_one
+    one = _last_one
+    meta = one[0]
+    if meta[1] is t.dtype and meta[2] is t._device and meta[0] == t._data.shape:
+        return one
+    one = _last_one = (_shared_meta(t),)
+    return one
+
+
 def _is_tensor(x: Any) -> bool:
     return isinstance(x, Tensor)
 
@@ -90,7 +106,10 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple[Any, ...]:
         """The tensors given to ``save_for_backward``, version-checked (``ctx.saved_tensors``)."""
         # a ctx is always a BackwardCFunction, i.e. also the Node that unpack reconnects outputs to
-        return tuple(s.unpack(self) for s in self._saved_variables)  # type: ignore[arg-type]  # mixin of a Node
+        saved = self._saved_variables
+        if len(saved) == 1:  # one saved tensor, the common case: no generator
+            return (saved[0].unpack(self),)  # type: ignore[arg-type]  # mixin of a Node
+        return tuple(s.unpack(self) for s in saved)  # type: ignore[arg-type]
 
     def get_saved_variables(self) -> tuple[Any, ...]:
         """C++ ``AutogradContext::get_saved_variables()``: the same as ``saved_tensors``."""
@@ -111,6 +130,10 @@ class BackwardCFunction(Node, FunctionCtx):
     _is_tensor_input: tuple[bool, ...] = ()
     _input_meta: tuple[Any, ...] = ()  # (shape, dtype, device) per tensor input
     _output_meta: tuple[Any, ...] = ()  # (shape, dtype, device) per tensor output
+    _num_outputs = 1  # the one-output fast path of apply leaves this default in place
+    # the Function's backward (or vjp), decided once per class by _decide; None when both are
+    # defined, so that the node raises torch's error when it runs (See Note [Function fast paths])
+    _user_fn: Any = None
 
     def __init__(self) -> None:
         Node.__init__(self, ())
@@ -128,14 +151,68 @@ class BackwardCFunction(Node, FunctionCtx):
         self.__dict__["_saved_data"] = value
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
-        """``PyNode::apply``: call the user's backward, then check and fit its gradients."""
-        user_fn = _get_user_fn(self._function)
+        """``PyNode::apply``: call the user's backward, then check and fit its gradients.
+
+        The checks are the general path's (``_apply_general``), reordered so that a node whose
+        backward returns one well-formed gradient per tensor input, as its inputs' metadata
+        describes, pays for comparisons only (See Note [Function fast paths]).
+        """
+        user_fn = self._user_fn
+        if user_fn is None:
+            user_fn = _get_user_fn(self._function)  # both backward and vjp: raises torch's error
         if self.materialize_grads:
-            grads = tuple(_zeros_like_meta(m) if g is None and m is not None else g
-                          for g, m in zip(grads, self._output_meta))
+            for g in grads:  # `None in grads` would compare tensors with ==
+                if g is None:
+                    grads = tuple(_zeros_like_meta(m) if g is None and m is not None else g
+                                  for g, m in zip(grads, self._output_meta))
+                    break
         result = user_fn(self, *grads)
+        is_tensor_input = self._is_tensor_input
         if not isinstance(result, tuple):
             result = (result,)
+        if len(result) != len(is_tensor_input) or False in is_tensor_input:
+            return self._apply_general(grads, result)  # surplus Nones, wrong count, non-tensor inputs
+        next_functions, input_meta = self.next_functions, self._input_meta
+        for i, g in enumerate(result):
+            if g is None or next_functions[i][0] is None:
+                continue
+            shape, dtype, device = input_meta[i]
+            # anything to fix or report goes the general way, which keeps torch's order of checks
+            # (a backend's shape is a tuple, Note [Backend data protocol]; dtypes and devices are interned)
+            if (not isinstance(g, Tensor) or g._data.shape != shape or g.dtype is not dtype
+                    or g._device is not device):
+                return self._apply_general(grads, result)
+        return result if type(result) is tuple else tuple(result)
+
+    def _validate(self, i: int, g: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
+        """validate_outputs (engine.cpp) for one gradient: shape, dtype, then device."""
+        if tuple(g._data.shape) != shape:
+            g = _sum_to_or_raise(g, shape, self.name(), i)
+        if not g.dtype.is_floating_point and g.dtype.is_complex != dtype.is_complex:
+            raise RuntimeError(
+                "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to "
+                "be true, but got false.  (Could this error message be improved?  If so, please report an "
+                "enhancement request to PyTorch.)")
+        if g.dtype != dtype:
+            g = g.to(dtype)
+        if g._device is not device:  # devices are interned: identity is equality
+            if g._data.ndim:
+                raise RuntimeError(
+                    f"Function {self.name()} returned an invalid gradient at index {i} - expected "
+                    f"device {device} but got {g._device}")
+            g = g.to(device)  # a 0-d gradient moves (torch's quick hack for issue 65016)
+        return g
+
+    def _apply_general(self, grads: tuple[Any, ...], result: Any = None) -> tuple[Any, ...]:
+        """``PyNode::apply`` step by step; ``apply`` hands over ``result`` when it has called backward."""
+        if result is None:
+            user_fn = _get_user_fn(self._function)
+            if self.materialize_grads:
+                grads = tuple(_zeros_like_meta(m) if g is None and m is not None else g
+                              for g, m in zip(grads, self._output_meta))
+            result = user_fn(self, *grads)
+            if not isinstance(result, tuple):
+                result = (result,)
         is_tensor_input = self._is_tensor_input
         expected = len(is_tensor_input)
         if len(result) > expected and all(r is None for r in result[expected:]):
@@ -160,25 +237,11 @@ class BackwardCFunction(Node, FunctionCtx):
             if g is None or nxt is None:
                 continue
             shape, dtype, device = self._input_meta[i]
-            if tuple(g._data.shape) != shape:
-                g = out[i] = _sum_to_or_raise(g, shape, self.name(), i)
-            if not g.dtype.is_floating_point and g.dtype.is_complex != dtype.is_complex:
-                raise RuntimeError(
-                    "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to "
-                    "be true, but got false.  (Could this error message be improved?  If so, please report an "
-                    "enhancement request to PyTorch.)")
-            if g.dtype != dtype:
-                g = out[i] = g.to(dtype)
-            if g._device is not device:  # devices are interned: identity is equality
-                if g._data.ndim:
-                    raise RuntimeError(
-                        f"Function {self.name()} returned an invalid gradient at index {i} - expected "
-                        f"device {device} but got {g._device}")
-                out[i] = g.to(device)  # a 0-d gradient moves (torch's quick hack for issue 65016)
+            out[i] = self._validate(i, g, shape, dtype, device)
         return tuple(out)
 
     def _release_variables(self) -> None:
-        super()._release_variables()
+        Node._release_variables(self)  # FunctionCtx has none: this is super()'s, without the lookup
         for saved in self._saved_variables:
             saved.free()
 
@@ -217,6 +280,35 @@ def _sum_to_or_raise(g: Any, shape: tuple[int, ...], name: str, index: int) -> A
     return g
 
 
+# Note [Function fast paths]
+# ``Function.apply`` and ``BackwardCFunction.apply`` run once per call, so what torch looks up on
+# every call but that depends only on the Function class is decided once per class, in
+# ``_decide``: whether ``setup_context`` is overridden (``cls._custom_setup``), and which of
+# ``backward`` / ``vjp`` the node calls (``<Name>Backward._user_fn``; None when both are defined, so
+# the node still raises torch's error when it runs). The metaclass decides again when one of those
+# attributes is assigned or deleted on a Function class (for it and its subclasses); assigning
+# them on a plain mixin class after the fact is not seen.
+# ``apply`` then takes the general path (``_apply_general`` / ``_wrap_outputs``) for keyword
+# arguments and ``setup_context``, and otherwise skips what a call does not use: the per-input
+# tuples of a one-tensor call are constants, and one new differentiable output with nothing marked
+# dirty or non-differentiable gets its node without _wrap_outputs' general loop. The node's
+# ``apply`` checks only identities and shapes when backward returns one gradient per tensor input
+# matching its input's shape, dtype and device, and otherwise repeats the general checks.
+_DECIDING = frozenset({"forward", "backward", "vjp", "setup_context"})
+
+
+def _decide(cls: _FunctionMeta) -> None:
+    """Record the per-class decisions of Note [Function fast paths] on ``cls`` and its node class."""
+    base = globals().get("Function", cls)  # Function itself is being made: it is the base
+    type.__setattr__(cls, "_custom_setup", cls.setup_context is not base.setup_context)  # type: ignore[attr-defined]
+    backward_fn, vjp_fn = cls.backward, cls.vjp  # type: ignore[attr-defined]
+    if backward_fn is not base.backward and vjp_fn is not base.vjp:
+        user_fn = None  # both: _get_user_fn raises when the node runs
+    else:  # _get_user_fn's choice; a staticmethod, so that reading it from the node binds nothing
+        user_fn = staticmethod(vjp_fn if vjp_fn is not base.vjp else backward_fn)
+    cls._backward_cls._user_fn = user_fn  # type: ignore[attr-defined]
+
+
 class _FunctionMeta(type):
     """Gives every Function subclass its node class, named ``<Name>Backward`` as in torch."""
 
@@ -225,9 +317,31 @@ class _FunctionMeta(type):
         # defining both backward and vjp is an error when the node runs (_get_user_fn), as in torch
         cls._backward_cls = type(f"{name}Backward", (BackwardCFunction,),
                                  {"_function": cls, "_forward_cls": cls})
+        _decide(cls)
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name in _DECIDING:
+            _decide_again(cls)
+
+    def __delattr__(cls, name: str) -> None:
+        super().__delattr__(name)
+        if name in _DECIDING:
+            _decide_again(cls)
+
+
+def _decide_again(cls: type) -> None:
+    """``_decide`` for ``cls`` and every subclass, whose inherited methods may have changed."""
+    todo = [cls]
+    while todo:
+        c = todo.pop()
+        _decide(c)  # type: ignore[arg-type]
+        todo.extend(c.__subclasses__())
 
 
 _NO_GRAD = ((False, False), (False, True))  # the autograd state for forward, by inference-mode flag
+_ONE_TENSOR = (True,)  # needs_input_grad and _is_tensor_input of one tensor input that requires grad
+_NOT_NEEDED = (False,)  # needs_input_grad of one tensor input that does not
 
 
 class Function(metaclass=_FunctionMeta):
@@ -237,6 +351,8 @@ class Function(metaclass=_FunctionMeta):
     plus ``setup_context(ctx, inputs, output)``) and call ``apply``. Register the class itself
     as an operator's Autograd kernel with ``lib.impl(name, MyFunction, "Autograd")``.
     """
+
+    _custom_setup: bool  # whether setup_context is overridden: See Note [Function fast paths]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         warnings.warn(
@@ -271,41 +387,69 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` and, when any tensor input requires grad, record a ``<Name>Backward`` node."""
-        custom_setup = cls.setup_context is not Function.setup_context
-        if kwargs or custom_setup:
-            args = _bind_forward(cls, args, kwargs, custom_setup)
-        ctx = cls._backward_cls()
-        is_tensor, needs, tensor_inputs = [], [], []  # one loop: a comprehension is a call each
-        for a in args:
-            if isinstance(a, Tensor):
-                is_tensor.append(True)
-                needs.append(a._requires_grad)
-                tensor_inputs.append(a)
-            else:
-                is_tensor.append(False)
-                needs.append(False)
+        if kwargs or cls._custom_setup:  # decided per class by _decide
+            return _apply_general(cls, args, kwargs)
+        ctx = cls._backward_cls()  # made before the edges, as torch makes the PyNode first
         st = _pt.state
         state = st.autograd
-        executable = state[0] and True in needs
-        ctx.needs_input_grad = tuple(needs)
-        ctx._is_tensor_input = tuple(is_tensor)
-        if executable:
-            # edges are collected before forward runs: forward may rebase a dirty input's history
-            edges, meta = [], []
-            for a in tensor_inputs:
-                edges.append(gradient_edge(a))
-                meta.append(_shared_meta(a))
-            ctx.next_functions, ctx._input_meta = tuple(edges), tuple(meta)
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            # one tensor input, the common call: its per-input tuples are constants, and its
+            # edge and metadata go straight into the node
+            tensor_inputs: Any = args
+            ctx._is_tensor_input = _ONE_TENSOR
+            a = args[0]
+            if a._requires_grad:
+                ctx.needs_input_grad = _ONE_TENSOR
+                executable = state[0]
+                if executable:
+                    grad_fn = a._grad_fn
+                    # gradient_edge's answer for a non-view with a grad_fn, read directly
+                    ctx.next_functions = ((grad_fn, a._output_nr),) if grad_fn is not None and a._base is None \
+                        else (gradient_edge(a),)
+                    ctx._input_meta = _one_meta(a)
+            else:
+                ctx.needs_input_grad = _NOT_NEEDED
+                executable = False
+        else:
+            is_tensor, needs, tensor_inputs = [], [], []  # one loop: a comprehension is a call each
+            for a in args:
+                if isinstance(a, Tensor):
+                    is_tensor.append(True)
+                    needs.append(a._requires_grad)
+                    tensor_inputs.append(a)
+                else:
+                    is_tensor.append(False)
+                    needs.append(False)
+            executable = state[0] and True in needs
+            ctx.needs_input_grad = tuple(needs)
+            ctx._is_tensor_input = tuple(is_tensor)
+            if executable:
+                # edges are collected before forward runs: forward may rebase a dirty input's history
+                edges, meta = [], []
+                for a in tensor_inputs:
+                    edges.append(gradient_edge(a))
+                    meta.append(_shared_meta(a))
+                ctx.next_functions, ctx._input_meta = tuple(edges), tuple(meta)
         st.autograd = _NO_GRAD[state[1]]  # forward runs with grad mode off (dispatch TLS untouched)
         try:
-            if custom_setup:
-                output = cls.forward(*args)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args)
+            output = cls.forward(ctx, *args)
         finally:
             st.autograd = state
-        return _wrap_outputs(ctx, tensor_inputs, output, executable, custom_setup)
+        if (executable and isinstance(output, Tensor) and not ctx._dirty and not ctx._non_differentiable
+                and output._data.dtype.kind in "fc"):
+            for a in tensor_inputs:
+                if a is output:
+                    break  # an input returned as-is: _wrap_outputs makes its alias
+            else:
+                # one new differentiable output, nothing marked: _wrap_outputs' steps for it alone
+                output._grad_fn = ctx
+                output._requires_grad = True
+                output._output_nr = 0
+                ctx._output_meta = _one_meta(output)
+                if ctx._to_save:
+                    ctx._saved_variables = _save_variables(ctx)
+                return output
+        return _wrap_outputs(ctx, tensor_inputs, output, executable, False)
 
     @classmethod
     def __dispatchcore_kernel_check__(cls, op: Any, key: Any, with_keyset: bool) -> None:
@@ -335,6 +479,45 @@ class Function(metaclass=_FunctionMeta):
 
         function_kernel.__qualname__ = f"{cls.__qualname__}.apply"
         return function_kernel
+
+
+def _apply_general(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``Function.apply`` step by step: every call shape, kwargs and ``setup_context`` included."""
+    custom_setup = cls.setup_context is not Function.setup_context
+    if kwargs or custom_setup:
+        args = _bind_forward(cls, args, kwargs, custom_setup)
+    ctx = cls._backward_cls()
+    is_tensor, needs, tensor_inputs = [], [], []  # one loop: a comprehension is a call each
+    for a in args:
+        if isinstance(a, Tensor):
+            is_tensor.append(True)
+            needs.append(a._requires_grad)
+            tensor_inputs.append(a)
+        else:
+            is_tensor.append(False)
+            needs.append(False)
+    st = _pt.state
+    state = st.autograd
+    executable = state[0] and True in needs
+    ctx.needs_input_grad = tuple(needs)
+    ctx._is_tensor_input = tuple(is_tensor)
+    if executable:
+        # edges are collected before forward runs: forward may rebase a dirty input's history
+        edges, meta = [], []
+        for a in tensor_inputs:
+            edges.append(gradient_edge(a))
+            meta.append(_shared_meta(a))
+        ctx.next_functions, ctx._input_meta = tuple(edges), tuple(meta)
+    st.autograd = _NO_GRAD[state[1]]  # forward runs with grad mode off (dispatch TLS untouched)
+    try:
+        if custom_setup:
+            output = cls.forward(*args)
+            cls.setup_context(ctx, args, output)
+        else:
+            output = cls.forward(ctx, *args)
+    finally:
+        st.autograd = state
+    return _wrap_outputs(ctx, tensor_inputs, output, executable, custom_setup)
 
 
 @functools.lru_cache(maxsize=256)
@@ -455,19 +638,29 @@ def _wrap_outputs(ctx: BackwardCFunction, tensor_inputs: list[Any], output: Any,
             "The inputs that are modified inplace must all be outputs of the Function.")
     if executable:
         ctx._output_meta = tuple([_shared_meta(o) if _is_tensor(o) else None for o in results])
-        ctx._num_outputs = len(results)  # type: ignore[attr-defined]
-        saved = []
-        for i, t in enumerate(to_save):
-            if t is None:
-                saved.append(SavedTensor(None))
-            elif not _is_tensor(t):
-                raise TypeError(
-                    f"save_for_backward can only save variables, but argument {i} is of type "
-                    f"{type(t).__name__}")
-            else:
-                saved.append(SavedTensor(t, is_output=t._grad_fn is ctx, node=ctx))
-        ctx._saved_variables = tuple(saved)
+        ctx._num_outputs = len(results)
+        if to_save:
+            ctx._saved_variables = _save_variables(ctx)
     return results[0] if single else tuple(results)
+
+
+def _save_variables(ctx: BackwardCFunction) -> tuple[SavedTensor, ...]:
+    """The SavedTensors of ``ctx.save_for_backward``'s arguments, once the outputs have their node."""
+    to_save = ctx._to_save
+    if len(to_save) == 1 and isinstance(to_save[0], Tensor):  # one tensor: no loop
+        t = to_save[0]
+        return (SavedTensor(t, is_output=t._grad_fn is ctx, node=ctx),)
+    saved = []
+    for i, t in enumerate(to_save):
+        if t is None:
+            saved.append(SavedTensor(None))
+        elif not _is_tensor(t):
+            raise TypeError(
+                f"save_for_backward can only save variables, but argument {i} is of type "
+                f"{type(t).__name__}")
+        else:
+            saved.append(SavedTensor(t, is_output=t._grad_fn is ctx, node=ctx))
+    return tuple(saved)
 
 
 _MARK_DIRTY_NOT_INPUT = (
