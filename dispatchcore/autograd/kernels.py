@@ -339,13 +339,25 @@ class BuiltinNode(Node):
         values = self._values
         if values is _NO_VALUES:  # saved nothing (never mutated: nothing to free)
             return
+        global _last_freed
+        last = _last_freed
+        if last[0] is values:  # released like the last node's: the same freed copy
+            self._values = last[1]
+            return
+        freed = None
         for name, v in values.items():
             if type(v) is SavedTensor:
                 v.free()
             elif v.__class__ is _Tensor:  # a wrapped number saved as is: Note [Saved wrapped numbers]
-                values[name] = _FREED_SAVED
+                if freed is None:
+                    freed = dict(values)  # a copy: other nodes may share the dict (Note [Constant saved values])
+                freed[name] = _FREED_SAVED
+        if freed is not None:
+            self._values = freed
+            _last_freed = (values, freed)
 
 
+_last_freed: tuple[Any, Any] = (None, None)  # (values, their freed copy) of the last release that copied
 _FREED_SAVED = SavedTensor.__new__(SavedTensor)  # a saved value after release: unpack raises
 _FREED_SAVED._tensor = _graph._FREED_MARK
 
@@ -749,10 +761,20 @@ def _results(plan: tuple[tuple[Any, ...], ...]) -> tuple[tuple[Any, ...], ...]:
 # Note [Constant saved values]: a plan whose saved values are all non-tensor keyword-only
 # arguments (``alpha`` of ``add.Tensor`` and ``sub.Tensor``) saves their defaults whenever the
 # call passes no keyword: the same dict every time. The plan keeps that dict and every such node
-# shares it, as nodes that save nothing share ``_NO_VALUES``: nothing writes a node's values but
-# ``_release_variables``, which only replaces tensors.
+# shares it, as nodes that save nothing share ``_NO_VALUES``. A plan that saves one value shares
+# the last such dict when the value is the same object and is kept as is (a wrapped number, Note
+# [Saved wrapped numbers], or a plain value): ``x = x * 1.0001`` in a loop saves one dict for the
+# whole chain. Each dict a graph keeps is an object the garbage collector walks (Note [Shared
+# input metadata]). Nothing writes a node's values but ``_release_variables``, which copies the
+# dict before it marks a tensor freed.
+_last_values: dict[str, Any] = {}
+
+
 def _compile_plan(d: Derivative, plan: tuple[tuple[Any, ...], ...]) -> tuple[Any, ...]:
-    """``(plan, its _results, the constant values or None)`` (Note [Constant saved values])."""
+    """``(plan, its _results, the constant values or None, the name of a lone saved argument or None)``.
+
+    See Note [Constant saved values].
+    """
     types = {a.name: str(a.type) for a in d.op.schema.arguments}
     constant = None
     if plan and all(kind == _ARG and pos < 0 and "Tensor" not in types[base] and not mutated
@@ -760,7 +782,8 @@ def _compile_plan(d: Derivative, plan: tuple[tuple[Any, ...], ...]) -> tuple[Any
                     for _, kind, pos, base, default, mutated in plan):
         constant = {}
         _save(plan, (), {}, constant)
-    return plan, _results(plan), constant
+    single_name = plan[0][0] if len(plan) == 1 and plan[0][1] == _ARG and not plan[0][5] else None
+    return plan, _results(plan), constant, single_name
 
 
 def _save_results(results: tuple[tuple[Any, ...], ...], node: Node, outputs: tuple[Any, ...],
@@ -836,6 +859,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
 
     def record(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The graph part of the kernel: a node with the inputs' edges, saved values, outputs' grad_fn."""
+        global _last_values
         if simple and last < len(args):
             # edges and input metadata of the positional Tensor inputs, unrolled for one and two
             if n_inputs == 2:
@@ -855,17 +879,17 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 in_meta = tuple([p[1] for p in pairs])
                 needed = sum(1 << k for k, p in enumerate(pairs) if p[1] is not None)
             try:
-                plan, results, constant = plans[needed]
+                plan, results, constant, single_name = plans[needed]
             except KeyError:
                 plan = plan_for(tuple(bool(needed >> k & 1) for k in range(len(positions))))
-                plan, results, constant = plans[needed] = _compile_plan(d, plan)
+                plan, results, constant, single_name = plans[needed] = _compile_plan(d, plan)
         else:
             edges, in_meta, mask = _edges_of(d, args, kwargs)
             edges, in_meta = tuple(edges), tuple(in_meta)
             try:
-                plan, results, constant = plans[mask]
+                plan, results, constant, single_name = plans[mask]
             except KeyError:
-                plan, results, constant = plans[mask] = _compile_plan(d, plan_for(mask))
+                plan, results, constant, single_name = plans[mask] = _compile_plan(d, plan_for(mask))
         node = _new(node_class)  # Node.__init__, inlined
         node.next_functions = edges
         node._seq = _next_seq()
@@ -876,6 +900,14 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         elif plan:
             values = {}
             _save(plan, args, kwargs, values)
+            if single_name is not None:  # See Note [Constant saved values]: the last node's, if the same
+                v = values[single_name]
+                if v.__class__ is not SavedTensor and v.__class__ is not _SavedList:
+                    shared = _last_values
+                    if shared.get(single_name, _NO_ARG) is v:
+                        values = shared
+                    else:
+                        _last_values = values
         else:
             values = _NO_VALUES
         if single:
