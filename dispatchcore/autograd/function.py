@@ -172,9 +172,9 @@ class BackwardCFunction(Node, FunctionCtx):
             result = (result,)
         if len(result) != len(is_tensor_input) or False in is_tensor_input:
             return self._apply_general(grads, result)  # surplus Nones, wrong count, non-tensor inputs
-        next_functions, input_meta = self.next_functions, self._input_meta
+        next_fns, input_meta = self._next, self._input_meta
         for i, g in enumerate(result):
-            if g is None or next_functions[i][0] is None:
+            if g is None or next_fns[i] is None:
                 continue
             shape, dtype, device = input_meta[i]
             # anything to fix or report goes the general way, which keeps torch's order of checks
@@ -233,7 +233,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 raise RuntimeError(f"expected Variable or None (got {_tp_name(type(g))})")
             out.append(g)
         # validate_outputs (engine.cpp): only edges that lead somewhere; shape, dtype, then device
-        for i, ((nxt, _), g) in enumerate(zip(self.next_functions, out)):
+        for i, (nxt, g) in enumerate(zip(self._next, out)):
             if g is None or nxt is None:
                 continue
             shape, dtype, device = self._input_meta[i]

@@ -28,7 +28,7 @@ from ..tensor import TENSOR_DTYPE
 from ..tensor import detached_alias as _detached_alias  # t.detach() without dispatching
 from ..tls import per_thread as _pt
 
-__all__ = ["AccumulateGrad", "Node", "NodeExtras", "SavedTensor", "backward", "grad", "run_backward"]
+__all__ = ["AccumulateGrad", "Node", "NodeExtras", "SavedTensor", "flat_nrs", "backward", "grad", "run_backward"]
 
 _sequence = itertools.count()
 # torch gives every AccumulateGrad the sequence number UINT64_MAX, so a leaf's gradient is
@@ -43,12 +43,24 @@ class Node:
     there is none). Its class name is what ``grad_fn`` prints: ``MulBackward0``, ``MyReLUBackward``.
     """
 
-    __slots__ = ("next_functions", "_seq", "_extras", "__weakref__")
+    __slots__ = ("_next", "_nrs", "_seq", "_extras", "__weakref__")
+    _next: tuple[Node | None, ...]  # See Note [Flat edges]
+    _nrs: tuple[int, ...]
 
     def __init__(self, next_functions: tuple[tuple[Node | None, int], ...] = ()) -> None:
         self.next_functions = next_functions
         self._seq = next(_sequence)
         self._extras: NodeExtras | None = None  # See Note [Node extras]
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        """The node's edges, ``(node, input_nr)`` per input: where each input's gradient goes."""
+        return tuple(zip(self._next, self._nrs))
+
+    @next_functions.setter
+    def next_functions(self, edges: tuple[tuple[Node | None, int], ...]) -> None:
+        self._next = tuple([e[0] for e in edges])
+        self._nrs = flat_nrs(tuple([e[1] for e in edges]))
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         raise NotImplementedError(f"{type(self).__name__} does not implement apply()")
@@ -132,6 +144,23 @@ def node_extras(node: Node) -> NodeExtras:
     if x is None:
         x = node._extras = NodeExtras()
     return x
+
+
+# Note [Flat edges]: torch's ``next_functions`` is a tuple of ``(node, input_nr)`` pairs. Stored
+# that way, a node keeps one tuple per edge besides its own tuple of them, and each is an object
+# the garbage collector walks on every full collection for as long as the graph lives (Note
+# [Shared input metadata]). So a node keeps the nodes in one tuple (``_next``) and the input
+# numbers in another (``_nrs``), which holds only ints: the collector stops tracking it, and the
+# usual all-zero ones are shared. ``next_functions`` zips them back into torch's pairs; the
+# engine reads the two tuples.
+_ZERO_NRS = tuple((0,) * n for n in range(9))  # the shared all-zero _nrs, by length
+
+
+def flat_nrs(nrs: tuple[int, ...]) -> tuple[int, ...]:
+    """``nrs``, or the shared tuple of as many zeros when it is all zeros (Note [Flat edges])."""
+    if len(nrs) < len(_ZERO_NRS) and not any(nrs):
+        return _ZERO_NRS[len(nrs)]
+    return nrs
 
 
 def _node_class_name(cls: type[Node]) -> str:
@@ -441,7 +470,7 @@ def _dependencies(roots: Sequence[Node]) -> dict[Node, int]:
     deps = dict.fromkeys(roots, 0)
     stack = list(deps)
     while stack:
-        for nxt, _ in stack.pop().next_functions:
+        for nxt in stack.pop()._next:
             if nxt is not None:
                 count = deps.get(nxt)
                 if count is None:
@@ -464,13 +493,13 @@ def _needed(roots: Sequence[Node], targets: set[Node], captured: set[Node]) -> s
         node, done = stack.pop()
         if done:
             memo[node] = node in targets or any(
-                memo.get(n, False) or n in captured for n, _ in node.next_functions if n is not None)
+                memo.get(n, False) or n in captured for n in node._next if n is not None)
             continue
         if node in memo:
             continue
         memo[node] = False
         stack.append((node, True))
-        stack.extend((n, False) for n, _ in node.next_functions if n is not None and n not in memo)
+        stack.extend((n, False) for n in node._next if n is not None and n not in memo)
     return {n for n, needed in memo.items() if needed}
 
 
@@ -601,7 +630,7 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                         outputs = tuple(new)
             if not retain_graph:
                 node._release_variables()
-            for (nxt, input_nr), g in zip(node.next_functions, outputs):
+            for nxt, input_nr, g in zip(node._next, node._nrs, outputs):
                 if nxt is None:
                     continue
                 remaining = deps[nxt] - 1

@@ -49,6 +49,8 @@ from ..tensor import Tensor as _Tensor
 from ..tls import per_thread as _pt
 from . import graph as _graph
 from .graph import Node, SavedTensor, gradient_edge
+from .graph import _ZERO_NRS
+from .graph import flat_nrs as _flat_nrs
 from .graph import save_input as _save_input
 from .graph import grad_accumulator as _grad_accumulator
 
@@ -291,7 +293,7 @@ class BuiltinNode(Node):
 
     def apply(self, grads: tuple[Any, ...], keep: Any = None, validate: bool = True) -> tuple[Any, ...]:
         d = self._deriv
-        n = len(self.next_functions)
+        n = len(self._next)
         if d.single_grad:
             grad = grads[0]
             if grad is None:
@@ -314,17 +316,17 @@ class BuiltinNode(Node):
         formulas = d.per_input
         if formulas is None:
             if d.wants_mask:  # a new dict: ``values`` may be the node's own (shared when empty)
-                values = {**values, "grad_input_mask": tuple(e[0] is not None and (keep is None or e[0] in keep)
-                                                             for e in self.next_functions)}
+                values = {**values, "grad_input_mask": tuple(e is not None and (keep is None or e in keep)
+                                                             for e in self._next)}
             result = d.formula(grad, **values)
             if type(result) is not tuple:
                 result = (result,)
         else:  # only the inputs with an edge, each formula with its own saved values, in torch's order
             out: list[Any] = [None] * len(formulas)
-            edges = self.next_functions
+            edges = self._next
             for i in d.run_order:
                 f, params = formulas[i]
-                nxt = edges[i][0]
+                nxt = edges[i]
                 if f is None or nxt is None or (keep is not None and nxt not in keep):
                     continue
                 if len(params) == 1:  # the usual: one saved value (a call without map's iterator)
@@ -386,7 +388,7 @@ def _validate_outputs(node: BuiltinNode, grads: tuple[Any, ...]) -> tuple[Any, .
         shape, dt = meta
         data = g._data
         if data.shape != shape or (data.dtype is not dt and data.dtype != dt):  # numpy's dtypes are mostly singletons
-            if node.next_functions[i][0] is None:  # an input without an edge: torch's engine skips it too
+            if node._next[i] is None:  # an input without an edge: torch's engine skips it too
                 continue
             if out is None:
                 out = list(grads)
@@ -443,7 +445,7 @@ class CopySlices(Node):
     def apply(self, grads: tuple[Any, ...], keep: Any = None) -> tuple[Any, ...]:
         grad = grads[0]
         if grad is None:
-            return (None,) * len(self.next_functions)
+            return (None,) * len(self._next)
         bsize, bstride, boffset = self._base_geometry
         vsize, vstride, voffset = self._view_geometry
         # CopySlices::apply_impl: new_empty_strided, copy_, the view's slice, fn on a contiguous clone
@@ -455,8 +457,8 @@ class CopySlices(Node):
         builtin = fn if isinstance(fn, BuiltinNode) and type(fn).apply is BuiltinNode.apply else None
         if builtin is not None:  # fn's gradients are validated after the copy, by the engine in torch
             if keep is not None:  # fn's first input stands for the base: needed when the base's history is
-                view_edge = builtin.next_functions[0][0]
-                if view_edge is not None and self.next_functions[0][0] in keep:
+                view_edge = builtin._next[0]
+                if view_edge is not None and self._next[0] in keep:
                     keep = keep | {view_edge}
             res = builtin.apply((slice_clone,), keep, False)
         else:
@@ -642,11 +644,11 @@ def _add_edge(t: Any, edges: list[Any], in_meta: list[Any]) -> None:
     in_meta.append(None)
 
 
-_NO_EDGE_META = ((None, 0), None)
+_NO_EDGE_META = (None, 0, None)
 
 
-def _edge_and_meta(t: Any) -> tuple[tuple[Any, int], Any]:
-    """``(gradient_edge(t), (shape, dtype))`` of a new node's input; ``((None, 0), None)`` without an edge.
+def _edge_and_meta(t: Any) -> tuple[Any, int, Any]:
+    """``(*gradient_edge(t), (shape, dtype))`` of a new node's input; ``(None, 0, None)`` without an edge.
 
     The metadata tuple is shared (Note [Shared input metadata]); anything but a tensor has no edge.
     """
@@ -658,23 +660,24 @@ def _edge_and_meta(t: Any) -> tuple[tuple[Any, int], Any]:
     if base is None:  # gradient_edge, inlined for a tensor that is not a view
         fn = t._grad_fn
         if fn is not None:
-            edge = (fn, t._output_nr)
+            nr = t._output_nr
         elif t._requires_grad:
             m = t._meta
             acc = None if m is None else m.grad_accumulator
-            edge = (acc if acc is not None else _grad_accumulator(t), 0)
+            fn = acc if acc is not None else _grad_accumulator(t)
+            nr = 0
         else:
             return _NO_EDGE_META
     else:
-        edge = gradient_edge(t)
-        if edge[0] is None:
+        fn, nr = gradient_edge(t)
+        if fn is None:
             return _NO_EDGE_META
     data = t._data  # _input_meta(data), inlined
     shape = data.shape
     meta = _last_meta
     if meta[1] is not data.dtype or meta[0] != shape:
         meta = _last_meta = (shape, data.dtype)
-    return edge, meta
+    return fn, nr, meta
 
 
 # Note [Shared input metadata]: a node keeps ``(shape, dtype)`` of each input with an edge, for
@@ -863,21 +866,24 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         if simple and last < len(args):
             # edges and input metadata of the positional Tensor inputs, unrolled for one and two
             if n_inputs == 2:
-                edge_a, meta_a = _edge_and_meta(args[first_pos])
-                edge_b, meta_b = _edge_and_meta(args[second_pos])
-                edges = (edge_a, edge_b)
+                fn_a, nr_a, meta_a = _edge_and_meta(args[first_pos])
+                fn_b, nr_b, meta_b = _edge_and_meta(args[second_pos])
+                next_fns = (fn_a, fn_b)
+                nrs = (nr_a, nr_b) if nr_a or nr_b else _ZERO_NRS[2]  # See Note [Flat edges] (graph.py)
                 in_meta = (meta_a, meta_b)
                 needed = (meta_a is not None) | (meta_b is not None) << 1
             elif n_inputs == 1:
-                edge_a, meta_a = _edge_and_meta(args[first_pos])
-                edges = (edge_a,)
+                fn_a, nr_a, meta_a = _edge_and_meta(args[first_pos])
+                next_fns = (fn_a,)
+                nrs = (nr_a,) if nr_a else _ZERO_NRS[1]
                 in_meta = (meta_a,)
                 needed = meta_a is not None
             else:
-                pairs = [_edge_and_meta(args[i]) for i in positions]
-                edges = tuple([p[0] for p in pairs])
-                in_meta = tuple([p[1] for p in pairs])
-                needed = sum(1 << k for k, p in enumerate(pairs) if p[1] is not None)
+                triples = [_edge_and_meta(args[i]) for i in positions]
+                next_fns = tuple([e[0] for e in triples])
+                nrs = _flat_nrs(tuple([e[1] for e in triples]))
+                in_meta = tuple([e[2] for e in triples])
+                needed = sum(1 << k for k, e in enumerate(triples) if e[2] is not None)
             try:
                 plan, results, constant, single_name = plans[needed]
             except KeyError:
@@ -885,13 +891,16 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 plan, results, constant, single_name = plans[needed] = _compile_plan(d, plan)
         else:
             edges, in_meta, mask = _edges_of(d, args, kwargs)
-            edges, in_meta = tuple(edges), tuple(in_meta)
+            next_fns = tuple([e[0] for e in edges])
+            nrs = _flat_nrs(tuple([e[1] for e in edges]))
+            in_meta = tuple(in_meta)
             try:
                 plan, results, constant, single_name = plans[mask]
             except KeyError:
                 plan, results, constant, single_name = plans[mask] = _compile_plan(d, plan_for(mask))
         node = _new(node_class)  # Node.__init__, inlined
-        node.next_functions = edges
+        node._next = next_fns
+        node._nrs = nrs
         node._seq = _next_seq()
         node._extras = None
         node._in_meta = in_meta
@@ -1501,7 +1510,7 @@ class WarnNotImplemented(Node):
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         warnings.warn(_warn_text(self._op_name), UserWarning, stacklevel=2)
-        return (None,) * len(self.next_functions)
+        return (None,) * len(self._next)
 
 
 def _warn_text(name: str) -> str:
