@@ -17,6 +17,7 @@ from typing import Any
 
 from .keys import DispatchKey
 from .keyset import (
+    _KEY_BITS,
     AUTOGRAD_KEYSET,
     AUTOGRAD_KEYSET_WITH_ADINPLACEORVIEW,
     BACKEND_MASK,
@@ -179,31 +180,58 @@ def tls_set_dispatch_key_excluded(key: DispatchKey | str, state: bool) -> None:
 
 
 class _ExcludeBits:
-    """Base of the exclude-style guards: ``excluded |= bits`` on enter, snapshot restored on exit."""
+    """Base of the exclude-style guards: ``excluded |= bits`` on enter, snapshot restored on exit.
+
+    Subclasses set the class constant ``_bits``; ``_last`` is each class's memo (Note [Guard memos]).
+    """
 
     __slots__ = ("_saved", "_st")
     _bits = 0
     _clear = FULL  # ~(functionality bits of _bits): updates ``keep`` without recomputing it
+    _last: list[tuple[Any, Any]] = [(None, None)]  # replaced per subclass by __init_subclass__
 
     def __enter__(self):
         st = self._st = per_thread.state  # a guard exits on the thread it entered on
         state = self._saved = st.keys
-        st.keys = (state[0], state[1] | self._bits, state[2] & self._clear)
+        last = self._last[0]  # (state entered from, state inside): Note [Guard memos]
+        st.keys = last[1] if last[0] is state else self._inside(state)
         return self
 
+    def _inside(self, state: tuple[int, int, int]) -> tuple[int, int, int]:
+        """The state inside this guard entered from ``state``; becomes the class's memo."""
+        inside = (state[0], state[1] | self._bits, state[2] & self._clear)
+        if inside == state:
+            return state  # already excluded (a nested guard): same object, and the memo is kept
+        self._last[0] = (state, inside)  # one item store: atomic, so threads never see a torn pair
+        return inside
+
     def __exit__(self, exc_type, exc, tb) -> None:
-        st, saved = self._st, self._saved
-        included = st.keys[0]
-        # Restore only the exclude set: the saved tuple is reused whole when included is unchanged.
-        st.keys = saved if included == saved[0] else keys_state(included, saved[1], saved[2])
+        st = self._st
+        saved = self._saved
+        # Restore only the exclude set: the saved tuple is reused whole when included is unchanged
+        # (``is``: included is the very int saved unless something inside rebuilt it).
+        st.keys = saved if st.keys[0] is saved[0] else keys_state(st.keys[0], saved[1], saved[2])
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
+        cls._last = [(None, None)]
         if isinstance(cls.__dict__.get("_bits"), int):
             cls._clear = FULL & ~(cls._bits & ~BACKEND_MASK)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+# Note [Guard memos]: a guard's work on enter is a function of the state it enters from (and of
+# its bits), and consecutive guards almost always enter from the same state object, so each
+# guard remembers its last (state entered from, state inside) and reuses the inside tuple when
+# ``last[0] is state``: one identity test instead of recomputing, and no new tuple. The memos
+# hold immutable tuples and are replaced whole (a one-item list store or a global rebinding, both
+# atomic under the GIL), so a thread reads either the old pair or the new one, never a mix; a
+# miss only recomputes. The same trick as ``_last_below`` in autograd/kernels.py.
+_exclude_last: tuple[Any, int, Any] = (None, 0, None)  # ExcludeDispatchKeyGuard: (state, bits, inside)
+_include_last: tuple[Any, Any, Any] = (None, None, None)  # IncludeDispatchKeyGuard: (state, keys, inside)
+_force_last: tuple[int, int, Any] = (-1, -1, None)  # ForceDispatchKeyGuard: (include, exclude, state)
 
 
 class ExcludeDispatchKeyGuard(_ExcludeBits):
@@ -215,11 +243,29 @@ class ExcludeDispatchKeyGuard(_ExcludeBits):
         '0x1ff9000000001'
     """
 
-    __slots__ = ("_bits", "_clear")
+    __slots__ = ("_bits",)
 
     def __init__(self, keys: DispatchKeySet | DispatchKey | str) -> None:
-        bits = self._bits = keys._bits if type(keys) is DispatchKeySet else _as_bits(keys)
-        self._clear = FULL ^ (bits & _FUNCTIONALITY_BITS)
+        self._bits = keys._bits if type(keys) is DispatchKeySet else _as_bits(keys)
+
+    def __enter__(self):
+        st = self._st = per_thread.state
+        state = self._saved = st.keys
+        last = _exclude_last  # Note [Guard memos]: keyed by the state and the bits
+        if last[0] is state and last[1] == self._bits:
+            st.keys = last[2]
+        else:
+            st.keys = self._inside(state)
+        return self
+
+    def _inside(self, state: tuple[int, int, int]) -> tuple[int, int, int]:
+        global _exclude_last
+        bits = self._bits
+        inside = (state[0], state[1] | bits, state[2] & (FULL ^ (bits & _FUNCTIONALITY_BITS)))
+        if inside == state:
+            return state  # already excluded (a nested guard): same object, and the memo is kept
+        _exclude_last = (state, bits, inside)
+        return inside
 
     def __repr__(self) -> str:
         return f"ExcludeDispatchKeyGuard({DispatchKeySet._from_bits(self._bits)})"
@@ -228,26 +274,43 @@ class ExcludeDispatchKeyGuard(_ExcludeBits):
 class IncludeDispatchKeyGuard:
     """Add keys to this thread's include set while active (``c10::impl::IncludeDispatchKeyGuard``)."""
 
-    __slots__ = ("_bits", "_saved", "_st")
+    __slots__ = ("_keys", "_saved", "_st")
+    _keys: DispatchKeySet | DispatchKey
 
     def __init__(self, keys: DispatchKeySet | DispatchKey | str) -> None:
-        self._bits = keys._bits if type(keys) is DispatchKeySet else _as_bits(keys)
+        # Keeps the key or key set object itself, the memo's key (Note [Guard memos]): a key
+        # turns into bits only on a memo miss. Other arguments are checked and converted now.
+        if type(keys) is not DispatchKey and type(keys) is not DispatchKeySet:
+            keys = DispatchKeySet._from_bits(_as_bits(keys))
+        self._keys = keys
 
     def __enter__(self):
         st = self._st = per_thread.state
         state = self._saved = st.keys
-        included = state[0] | self._bits
-        st.keys = state if included == state[0] else (included, state[1], state[2])
+        last = _include_last  # Note [Guard memos]: keyed by the state and the key object
+        st.keys = last[2] if last[0] is state and last[1] is self._keys else self._inside(state)
         return self
 
+    def _inside(self, state: tuple[int, int, int]) -> tuple[int, int, int]:
+        global _include_last
+        keys = self._keys
+        included = state[0] | (keys._bits if isinstance(keys, DispatchKeySet) else _KEY_BITS[keys])
+        if included == state[0]:
+            return state  # already included (a nested guard): same object, and the memo is kept
+        inside = (included, state[1], state[2])
+        _include_last = (state, keys, inside)
+        return inside
+
     def __exit__(self, exc_type, exc, tb) -> None:
-        # Restore only the include set: the saved tuple is reused whole when excluded is unchanged.
-        st, saved = self._st, self._saved
-        _, excluded, keep = st.keys
-        st.keys = saved if excluded == saved[1] else keys_state(saved[0], excluded, keep)
+        # Restore only the include set: the saved tuple is reused whole when excluded is unchanged
+        # (``is``: excluded is the very int saved unless something inside rebuilt it).
+        st = self._st
+        saved = self._saved
+        state = st.keys
+        st.keys = saved if state[1] is saved[1] else keys_state(saved[0], state[1], state[2])
 
     def __repr__(self) -> str:
-        return f"IncludeDispatchKeyGuard({DispatchKeySet._from_bits(self._bits)})"
+        return f"IncludeDispatchKeyGuard({DispatchKeySet._from_bits(_as_bits(self._keys))})"
 
 
 class ForceDispatchKeyGuard:
@@ -256,13 +319,21 @@ class ForceDispatchKeyGuard:
     __slots__ = ("_include", "_exclude", "_saved", "_st")
 
     def __init__(self, include: DispatchKeySet, exclude: DispatchKeySet) -> None:
-        self._include = _as_bits(include)
-        self._exclude = _as_bits(exclude)
+        # key sets, the usual arguments, inline: a call to _as_bits costs ~45 ns
+        self._include = include._bits if type(include) is DispatchKeySet else _as_bits(include)
+        self._exclude = exclude._bits if type(exclude) is DispatchKeySet else _as_bits(exclude)
 
     def __enter__(self):
+        global _force_last
         st = self._st = per_thread.state
         self._saved = st.keys
-        st.keys = _state(self._include, self._exclude)
+        last = _force_last  # Note [Guard memos]: keyed by the two sets
+        if last[0] == self._include and last[1] == self._exclude:
+            st.keys = last[2]
+        else:
+            inside = _state(self._include, self._exclude)
+            _force_last = (self._include, self._exclude, inside)
+            st.keys = inside
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

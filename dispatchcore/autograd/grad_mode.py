@@ -123,19 +123,19 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
 
 
 class _GradModeGuard(_NoParamDecoratorContextManager):
-    __slots__ = ("_prev", "_st")
+    __slots__ = ("_saved", "_st")
     _mode = True
 
     def __enter__(self) -> None:
         st = self._st = per_thread.state  # exited on the thread it was entered on
-        state = st.autograd
-        self._prev = state[0]
-        st.autograd = _STATES[self._mode][state[1]]
+        state = self._saved = st.autograd
+        # no_grad, the hot case, told by its exact type: reading the class constant costs ~20 ns more
+        st.autograd = (False if type(self) is no_grad else self._mode, state[1])
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         # torch's AutoGradMode destructor: the saved grad mode, the current inference flag
         st = self._st
-        st.autograd = _STATES[self._prev][st.autograd[1]]
+        st.autograd = (self._saved[0], st.autograd[1])
 
 
 class no_grad(_GradModeGuard):  # noqa: N801 - torch's name
@@ -219,17 +219,21 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
         return cls()(mode)  # bare decorator: @inference_mode
 
     def __enter__(self) -> None:
-        mode = self._mode
         st = self._st = per_thread.state
-        dispatch_state = self._saved_keys = st.keys
-        last = _inference_last[mode]  # (state entered from, state inside): the usual case
-        if last[0] is not dispatch_state:
-            last = _inference_last[mode] = (dispatch_state, _inference_tls_state(dispatch_state, mode))
-        st.keys = last[1]
+        state = self._saved_keys = st.keys
         saved = self._saved_state = st.autograd
-        st.autograd = _INFERENCE_STATES[mode]
-        if mode and not saved[1]:
-            inference_active.append(None)  # See Note [Inference mode anywhere]
+        # One memo per mode, (state entered from, state inside), as tls.py's Note [Guard memos]:
+        # entering is one identity test and two tuple stores.
+        if self._mode:
+            last = _inference_on
+            st.keys = last[1] if last[0] is state else _inference_keys(state, True)
+            st.autograd = _IN_INFERENCE
+            if not saved[1]:
+                _active_append(None)  # See Note [Inference mode anywhere]
+        else:
+            last = _inference_off
+            st.keys = last[1] if last[0] is state else _inference_keys(state, False)
+            st.autograd = _OUT_OF_INFERENCE
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         # InferenceMode's destructor restores the saved key sets and autograd state, whole
@@ -238,15 +242,34 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
         st.autograd = saved = self._saved_state
         st.keys = self._saved_keys
         if was and not saved[1]:
-            inference_active.pop()
+            _active_pop()
 
     def _clone(self) -> Any:
         return inference_mode(self._mode)
 
 
 # AutogradState inside InferenceMode(mode): grad mode is the opposite of the mode
-_INFERENCE_STATES = ((True, False), (False, True))
-_inference_last: list[tuple[Any, Any]] = [(None, None), (None, None)]  # per mode, see __enter__
+_IN_INFERENCE = (False, True)
+_OUT_OF_INFERENCE = (True, False)
+# Bound once: calling them is cheaper than looking the method up on each guard
+_active_append = inference_active.append
+_active_pop = inference_active.pop
+# Per mode, the last (dispatch state entered from, dispatch state inside); rebound whole
+_inference_on: tuple[Any, Any] = (None, None)
+_inference_off: tuple[Any, Any] = (None, None)
+
+
+def _inference_keys(state: Any, mode: bool) -> Any:
+    """The dispatch TLS inside ``InferenceMode(mode)`` entered from ``state``; updates the memo."""
+    global _inference_on, _inference_off
+    inside = _inference_tls_state(state, mode)
+    if inside == state:
+        return state  # nested in the same mode: nothing changes, and the memo is kept
+    if mode:
+        _inference_on = (state, inside)
+    else:
+        _inference_off = (state, inside)
+    return inside
 
 
 def _inference_tls_state(state: Any, mode: bool) -> Any:
