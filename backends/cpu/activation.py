@@ -29,6 +29,9 @@ from .pointwise import _same_dtype
 __all__ = ["KERNELS"]
 
 _FLOATS = "f"
+# the integer dtype of each float dtype's width: threshold_backward masks the floats' bits with it
+_MASK_INT = {_k._F32: _k._I32, _k._F64: _k._I64}
+_BITS_MIN = 4096  # the size from which threshold_backward masks bits rather than calling np.where
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -152,9 +155,19 @@ def threshold_backward_cpu(grad_output, self, threshold):
     g, x = grad_output._data, self._data
     # relu's backward, every step of a training loop: one float dtype, one shape, contiguous operands
     if g.dtype is x.dtype and g.dtype.char in "fd" and g.shape == x.shape and g.flags.c_contiguous \
-            and x.flags.c_contiguous:  # np.where without its dispatch hop, with 0-d operands: the cheapest call
+            and x.flags.c_contiguous:
         zero = _k._ZERO[g.dtype]
-        return wrap_cpu(_k._where(x <= (zero if threshold == 0 else _k._scalar_array(threshold, x.dtype)), zero, g))
+        drop = x <= (zero if threshold == 0 else _k._scalar_array(threshold, x.dtype))
+        if g.size >= _BITS_MIN:
+            # ``np.where(drop, 0, g)`` as bits: drop - 1 is 0 (all bits clear) where the gradient is
+            # dropped and -1 (all bits set) where it is kept, so ``g & (drop - 1)`` is exactly g or
+            # +0.0; no data-dependent branch: 2-3x faster than np.where on a random ReLU mask of
+            # 16K elements, slower below ~4K (three numpy calls instead of one)
+            bits = _MASK_INT[g.dtype]
+            r = np.empty_like(g)
+            np.bitwise_and(g.view(bits), _k._add(drop, -1, dtype=bits), out=r.view(bits))
+            return wrap_cpu(r)
+        return wrap_cpu(_k._where(drop, zero, g))  # np.where without its dispatch hop, with 0-d operands
     return _same_dtype("threshold_backward", "threshold_cpu", "iuf", _threshold_backward(threshold),
                        (grad_output, self), grad_output)
 

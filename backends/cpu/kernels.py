@@ -559,6 +559,25 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 else:
                     return self
                 return slow(name, ufunc, self, other, alpha, self)
+            if alpha.__class__ is float and a.dtype is b.dtype and (a.dtype is _F32 or a.dtype is _F64) \
+                    and a.shape == b.shape:
+                # ``p.add_(g, alpha=-lr)``, SGD's update: the general path's arithmetic (``other``
+                # times alpha rounded to self's dtype, then the op), written straight into self
+                # instead of into a new array that is then copied: two passes over memory, not three
+                try:
+                    product = _mul(b, a.dtype.type(alpha))
+                except _FP_ERRORS:
+                    pass  # the product is lost: the general path recomputes it quietly
+                else:
+                    try:
+                        ufunc(a, product, a)
+                    except _FP_ERRORS:
+                        return self  # the output is complete: see Note [Quiet floating-point errors]
+                    except (ValueError, TypeError):
+                        pass  # Note [No chained errors]: the general path raises after the handler
+                    else:
+                        return self
+                return slow(name, ufunc, self, other, alpha, self)
             return inplace_wrapped(self, other, a, alpha)
 
         def inplace_scalar(self, other, alpha=1):

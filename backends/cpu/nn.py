@@ -73,6 +73,11 @@ def _addmm(self: Any, mat1: Any, mat2: Any, beta: Any, alpha: Any) -> np.ndarray
     return _result((product + scaled).astype(dt, copy=False))
 
 
+# the multiply-adds (m * n * k) from which addmm_cpu computes linear's product transposed: below
+# it the extra array and call cost more than the gemm saves
+_TRANSPOSED_MIN = 1 << 16
+
+
 def addmm_cpu(self, mat1, mat2, *, beta=1, alpha=1):
     a1, a2, s = mat1._data, mat2._data, self._data
     dt = a1.dtype
@@ -81,6 +86,15 @@ def addmm_cpu(self, mat1, mat2, *, beta=1, alpha=1):
     if beta is _ONE and alpha is _ONE and (dt is _F32 or dt is _F64) and a2.dtype is dt and s.dtype is dt \
             and a1.ndim == 2 == a2.ndim and a1.shape[1] == a2.shape[0] and a1.size and a2.size \
             and (s.shape == (a2.shape[1],) or s.shape == (a1.shape[0], a2.shape[1])):
+        m, n = a1.shape[0], a2.shape[1]
+        if dt is _F32 and m <= 64 and n >= 2 * m and m * n * a1.shape[1] >= _TRANSPOSED_MIN \
+                and a2.flags.f_contiguous and a1.flags.c_contiguous:
+            # linear's ``x @ W.t()`` with a small batch: OpenBLAS's sgemm computes the transposed
+            # product ``W @ x.t()`` faster (0.87x at 64x784x256, 0.54x at 8x784x256), with the same
+            # sums in the same order (bit-identical); the add of the bias makes the C-contiguous result
+            r = np.empty((m, n), dt)
+            _add(a2.T.dot(a1.T).T, s, out=r)
+            return wrap_cpu(r)
         r = a1.dot(a2)  # the same BLAS gemm as np.matmul (mm_cpu); a new C-contiguous array
         _add(r, s, out=r)
         return wrap_cpu(r)

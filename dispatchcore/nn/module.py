@@ -281,7 +281,11 @@ class Module:
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: the registries are searched in torch's order.
         d = self.__dict__
-        for registry in ("_parameters", "_buffers", "_modules"):
+        try:  # a parameter (``self.weight`` in every forward): one lookup instead of the loop's two
+            return d["_parameters"][name]
+        except KeyError:
+            pass
+        for registry in ("_buffers", "_modules"):
             if registry in d and name in d[registry]:
                 return d[registry][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")

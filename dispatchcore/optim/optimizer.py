@@ -275,8 +275,9 @@ def _grads(group: dict[str, Any]) -> list[tuple[Tensor, Tensor]]:
     """The (parameter, gradient) pairs of a group's parameters that have a gradient."""
     found = []
     for p in group["params"]:
-        if p.grad is not None:
-            found.append((p, p.grad))
+        grad = p.grad  # a property: read once
+        if grad is not None:
+            found.append((p, grad))
     return found
 
 

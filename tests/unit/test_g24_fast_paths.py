@@ -1,0 +1,229 @@
+"""The shortcuts of the G24 training step (784-256-128-10 MLP, SGD) give what the general paths give.
+
+Each fast path is compared with the general path it skips, bit for bit (dtype, shape, strides,
+every bit of the data): ``add_``/``sub_`` with a float ``alpha`` (SGD's ``p.add_(g, alpha=-lr)``),
+``addmm`` computed as the transposed product for a small batch, ``threshold_backward`` as a bit
+mask, ``Module.__getattr__``'s parameter lookup, and the whole step's graph and trace.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from dispatchcore_backends.cpu import kernels as K
+from dispatchcore_backends.cpu import nn as NN
+
+import dispatchcore as dc
+from dispatchcore.ops import aten
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _backends():
+    dc.load_backends()
+
+
+def _same(a, b):
+    """Bit-for-bit equal results: dtype, shape, strides and every bit of the data."""
+    x, y = a._data, b._data
+    assert x.dtype == y.dtype and x.shape == y.shape and a.stride() == b.stride()
+    assert np.ascontiguousarray(x).tobytes() == np.ascontiguousarray(y).tobytes()
+
+
+def _rand(shape, seed, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+# --- add_/sub_ with a float alpha ------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["add", "sub"])
+@pytest.mark.parametrize("alpha", [-0.01, 0.1, 3.0, -1e-30])
+def test_inplace_alpha_fast_path_equals_the_general_path(dtype, name, alpha):
+    p, g = _rand((7, 33), 1, dtype), _rand((7, 33), 2, dtype)
+    fast, slow = dc.tensor(p.copy()), dc.tensor(p.copy())
+    ufunc = np.add if name == "add" else np.subtract
+    with dc.no_grad():
+        r = getattr(fast, name + "_")(dc.tensor(g), alpha=alpha)
+    K._binary(name, ufunc, slow, dc.tensor(g), alpha, slow)  # the general path, in place
+    assert r is fast
+    _same(fast, slow)
+
+
+def test_inplace_alpha_fast_path_reads_other_before_writing_an_overlapping_self():
+    base = _rand((20,), 3)
+    fast, slow = dc.tensor(base.copy()), dc.tensor(base.copy())
+    with dc.no_grad():
+        fast[2:].add_(fast[:-2], alpha=0.5)  # other overlaps self, shifted
+    K._binary("add", np.add, slow[2:], slow[:-2], 0.5, slow[2:])
+    _same(fast, slow)
+
+
+@pytest.mark.parametrize("alpha", [10.0, 1e300])  # the product overflows; alpha itself overflows float32
+def test_inplace_alpha_that_overflows_leaves_the_fast_path_quietly(alpha):
+    p = np.full(4, 3e38, np.float32)
+    fast, slow = dc.tensor(p.copy()), dc.tensor(p.copy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with dc.no_grad():
+            fast.add_(dc.tensor(p), alpha=alpha)  # the general path, silently
+    with K.quiet():
+        K._binary("add", np.add, slow, dc.tensor(p), alpha, slow)
+    assert np.isinf(fast._data).all()
+    _same(fast, slow)
+
+
+@pytest.mark.parametrize("case", ["broadcast", "int_alpha", "half", "mixed_dtypes"])
+def test_inplace_alpha_calls_outside_the_fast_path_still_agree_with_the_general_path(case):
+    p, g = _rand((3, 4), 4), _rand((3, 4), 5)
+    alpha = 2 if case == "int_alpha" else 0.25
+    if case == "broadcast":
+        g = g[0]
+    elif case == "half":
+        p, g = p.astype(np.float16), g.astype(np.float16)
+    elif case == "mixed_dtypes":
+        g = g.astype(np.float64)
+    fast, slow = dc.tensor(p.copy()), dc.tensor(p.copy())
+    with dc.no_grad():
+        fast.add_(dc.tensor(g), alpha=alpha)
+    K._binary("add", np.add, slow, dc.tensor(g), alpha, slow)
+    _same(fast, slow)
+
+
+def test_sgd_step_matches_the_general_paths_arithmetic():
+    dc.manual_seed(0)
+    w = dc.nn.Parameter(dc.randn(5, 3))
+    w.grad = dc.randn(5, 3)
+    expected = dc.tensor(w._data.copy())
+    K._binary("add", np.add, expected, w.grad, -0.01, expected)
+    dc.optim.SGD([w], lr=0.01).step()
+    _same(w, expected)
+
+
+# --- addmm as the transposed product -------------------------------------------------------------------
+@pytest.mark.parametrize("bias_shape", ["row", "full"])
+@pytest.mark.parametrize("mkn", [(64, 784, 256), (64, 256, 128), (8, 784, 256), (32, 64, 128), (1, 300, 300)])
+def test_addmm_transposed_product_equals_the_general_path(mkn, bias_shape):
+    m, k, n = mkn
+    assert m <= 64 and n >= 2 * m and m * n * k >= NN._TRANSPOSED_MIN  # the transposed path's condition
+    b = dc.tensor(_rand((n,) if bias_shape == "row" else (m, n), 6))
+    x, w = dc.tensor(_rand((m, k), 7)), dc.tensor(_rand((n, k), 8))
+    fast = aten.addmm.default(b, x, w.t())
+    general = aten.addmm.default(b, x, w.t(), beta=1.0, alpha=1.0)  # floats: the general path
+    # the same tensor: dtype, shape and strides exactly; the values as close as two BLAS calls
+    # can be (each sum in one order: bit-identical on OpenBLAS here, but a BLAS may block the
+    # two orientations differently)
+    assert fast._data.dtype == general._data.dtype and fast.shape == general.shape
+    assert fast.stride() == general.stride()
+    np.testing.assert_allclose(fast._data, general._data, rtol=1e-5, atol=1e-5)
+    assert fast._data.flags.c_contiguous and fast._data.base is None
+
+
+@pytest.mark.parametrize("mkn", [(64, 128, 10), (100, 20, 300), (8, 33, 17), (1, 5, 2)])
+def test_addmm_outside_the_transposed_condition_equals_the_general_path(mkn):
+    m, k, n = mkn
+    b, x, w = dc.tensor(_rand((n,), 9)), dc.tensor(_rand((m, k), 10)), dc.tensor(_rand((n, k), 11))
+    _same(aten.addmm.default(b, x, w.t()), aten.addmm.default(b, x, w.t(), beta=1.0, alpha=1.0))
+
+
+def test_linear_records_the_same_trace_and_graph_with_a_small_batch():
+    dc.manual_seed(0)
+    layer = dc.nn.Linear(40, 30)
+    x = dc.randn(3, 40, requires_grad=True)
+    with dc.LoggingMode() as log:
+        y = layer(x)
+    assert log.ops == ["aten.t.default", "aten.addmm.default"]
+    assert type(y.grad_fn).__name__ == "AddmmBackward0" and y.stride() == (30, 1)
+
+
+# --- threshold_backward as a bit mask ------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threshold", [0, 0.5])
+def test_threshold_backward_bit_mask_equals_np_where(dtype, threshold):
+    shape = (64, 128)  # 8192 elements: over the bit mask's size threshold
+    g, x = _rand(shape, 12, dtype), _rand(shape, 13, dtype)
+    x[0, :4] = [0.0, -0.0, np.nan, threshold]
+    g[1, :5] = [np.nan, -0.0, np.inf, -np.inf, 0.0]
+    x[1, :5] = 1.0
+    g[2, :3] = [np.nan, -np.inf, -0.0]
+    x[2, :3] = -1.0
+    r = aten.threshold_backward.default(dc.tensor(g), dc.tensor(x), threshold)
+    expected = np.where(x <= dtype(threshold), dtype(0), g)
+    assert r._data.dtype == dtype and r.stride() == (128, 1) and r._data.base is None
+    assert r._data.tobytes() == expected.tobytes()  # NaN payloads, -0.0 and +0.0 included
+
+
+def test_threshold_backward_bit_mask_equals_the_general_path_on_a_strided_twin():
+    g, x = _rand((100, 50), 14), np.maximum(_rand((100, 50), 15), 0)
+    fast = aten.threshold_backward.default(dc.tensor(g), dc.tensor(x), 0)
+    slow = aten.threshold_backward.default(dc.tensor(np.ascontiguousarray(g.T)).t(),
+                                           dc.tensor(np.ascontiguousarray(x.T)).t(), 0)
+    _same(fast, slow.contiguous())
+
+
+# --- Module.__getattr__ ----------------------------------------------------------------------------------
+def test_module_getattr_finds_parameters_buffers_and_modules_and_raises_unchained():
+    m = dc.nn.Sequential(dc.nn.Linear(2, 2), dc.nn.BatchNorm1d(2))
+    assert m[0].weight is m[0]._parameters["weight"] and m[0].bias is m[0]._parameters["bias"]
+    assert m[1].running_mean is m[1]._buffers["running_mean"]
+    assert getattr(m, "0") is m._modules["0"]
+    with pytest.raises(AttributeError, match="'Linear' object has no attribute 'nope'") as info:
+        m[0].nope  # noqa: B018
+    assert info.value.__context__ is None
+
+
+# --- the whole step ------------------------------------------------------------------------------------
+def _g24(lib, log_mode):
+    """Two G24 steps on ``lib`` (dispatchcore or torch); the second one's losses and dispatched ops."""
+    lib.manual_seed(0)
+    nn = lib.nn
+    mlp = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+    opt = lib.optim.SGD(mlp.parameters(), lr=0.01)
+    xb, yb = lib.randn(64, 784), lib.randint(0, 10, (64,))
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(mlp(xb), yb)
+        loss.backward()
+        opt.step()
+        return loss
+
+    first = step().item()
+    with log_mode() as log:
+        second = step()
+    return first, second.item(), log.ops, mlp
+
+
+def test_the_g24_step_learns_and_dispatches_one_add_per_parameter():
+    first, second, ops, mlp = _g24(dc, dc.LoggingMode)
+    assert second < first
+    assert ops.count("aten.addmm.default") == 3 and ops.count("aten.threshold_backward.default") == 2
+    assert ops[-6:] == ["aten.add_.Tensor"] * 6  # SGD: one add_ per parameter, after the backward
+    assert all(p.grad is not None and p.grad.is_contiguous() for p in mlp.parameters())
+
+
+def test_the_g24_step_dispatches_what_torch_dispatches():
+    torch = pytest.importorskip("torch")
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    class DcLog(dc.DispatchMode):  # names only: dc.LoggingMode keeps the tensors, so no grad is stolen
+        def __init__(self):
+            self.ops = []
+
+        def __dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    torch.set_num_threads(1)
+    expected = [op for op in _g24(torch, Log)[2] if not op.startswith("profiler.")]
+    assert _g24(dc, DcLog)[2] == expected
