@@ -361,10 +361,10 @@ class OperatorHandle:
     # number (FunctionSchema.numbers_as_tensors); empty for other operators: Note [Numbers for Tensors]
     _number_args: tuple[tuple[int, str, bool, bool], ...]
     # (fallthrough masks per highest-backend index, table indexed by runtime-key value, call memo
-    # of bound kernels, redispatch memo, call memo for the default TLS state by raw bits); see
-    # _rebuild and Note [Dispatch memo].
+    # of bound kernels, redispatch memo, call memo for the default TLS state by raw bits, keyword
+    # call memo); see _rebuild and Note [Dispatch memo].
     _dispatch: tuple[list[int], list[_Slot], dict[int, Callable[..., Any]], dict[int, tuple[Any, Any]],
-                     dict[int, Callable[..., Any]]]
+                     dict[int, Callable[..., Any]], dict[int, tuple[Any, Any]]]
 
     def __init__(self, dispatcher: Any, qualname: str) -> None:
         self.qualname = qualname
@@ -392,7 +392,9 @@ class OperatorHandle:
     # default thread-local state (no guard or mode active: its keys tuple *is* the default one)
     # looks up ``_dispatch[4]`` by the arguments' raw bits, skipping the TLS arithmetic (~60 ns of
     # big-int operations). ``redispatch`` keeps ``_dispatch[3]`` of (kernel, first argument): ``first`` is
-    # the key set the kernel takes (raw int or DispatchKeySet, per its convention) or None.
+    # the key set the kernel takes (raw int or DispatchKeySet, per its convention) or None; keyword
+    # calls (Note [Keyword calls]) keep the same pairs in ``_dispatch[5]``, by TLS-adjusted bits
+    # (the bound kernels take positional arguments only).
     #
     # Note [No chained errors]: a memo miss is a caught KeyError (free when the lookup hits,
     # unlike ``dict.get``). Anything raised while an ``except`` block runs, in any function it
@@ -683,7 +685,14 @@ class OperatorHandle:
         if not self.schema.values_fit(args, kwargs, is_tensor=is_dispatch_arg):  # type: ignore[union-attr]
             return _NOT_PLAIN
         included, _, keep = _pt.state.keys
-        return self._dispatch_bits((bits | included) & keep, args, kwargs)
+        bits = (bits | included) & keep
+        try:
+            fn, first = self._dispatch[5][bits]  # See Note [Dispatch memo]
+        except KeyError:
+            pass  # See Note [No chained errors]
+        else:
+            return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
+        return self._dispatch_bits(bits, args, kwargs)
 
     def _call_general(self, args: tuple, kwargs: dict) -> Any:
         """Keyword arguments, optional and list tensors, or bad input: bind, extract, dispatch."""
@@ -836,7 +845,7 @@ class OperatorHandle:
 
         ``raw``: the arguments' own bits, given when the call was made in the default TLS state.
         """
-        masks, table, memo, _, default_memo = self._dispatch
+        masks, table, memo, _, default_memo, keyword_memo = self._dispatch
         backend = (bits & BACKEND_MASK).bit_length()
         masked = bits & masks[backend]
         f = (masked >> NUM_BACKENDS).bit_length()
@@ -848,6 +857,10 @@ class OperatorHandle:
         # then goes through OperatorHandle.__call__, which the tracer marks as a call
         # (a call with keywords lands here every time: bind once, not on each call)
         if slot_wrapper is None:
+            if kwargs:
+                if len(keyword_memo) < _MEMO_SIZE:
+                    keyword_memo[bits] = (fn, first)
+                return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
             bound = memo.get(bits)
             if bound is None and len(memo) < _MEMO_SIZE:
                 bound = memo[bits] = bind_kernel(fn, first)
@@ -865,7 +878,7 @@ class OperatorHandle:
 
     def redispatch_target(self, bits: int) -> tuple[Callable[..., Any], Any] | None:
         """``(kernel, key-set argument or None)`` that ``redispatch(bits, ...)`` calls; None: missing."""
-        _, table, _, memo, _ = self._dispatch
+        _, table, _, memo, _, _ = self._dispatch
         try:
             return memo[bits]
         except KeyError:
@@ -962,7 +975,7 @@ class OperatorHandle:
         # the entries (Tensor methods) read the memos without looking at the schema: without
         # one, every call must miss and reach __call__'s error (See Note [Impl before def])
         masks, table = self._dispatch[0], self._dispatch[1]
-        self._dispatch = (masks, table, {}, {}, {})
+        self._dispatch = (masks, table, {}, {}, {}, {})
 
     def _set_schema_info(self) -> None:
         """Precompute what the call path needs from the schema (c10's makeBitsetForDispatchArgs)."""
@@ -1052,7 +1065,7 @@ class OperatorHandle:
                 masks_stale = True
         self._entries = entries
         masks = self._compute_masks(entries) if masks_stale else self._dispatch[0]
-        self._dispatch = (masks, table, {}, {}, {})  # fresh memos: See Note [Dispatch memo]
+        self._dispatch = (masks, table, {}, {}, {}, {})  # fresh memos: See Note [Dispatch memo]
         for forget in self._on_rebuild:
             forget()
 
@@ -1062,13 +1075,13 @@ class OperatorHandle:
         shared_slots: dict[Any, _Slot] = {}
         for k, entry in self._entries.items():
             table[k] = self._slot(k, entry, shared_slots)
-        self._dispatch = (self._dispatch[0], table, {}, {}, {})
+        self._dispatch = (self._dispatch[0], table, {}, {}, {}, {})
         for forget in self._on_rebuild:
             forget()
 
     def _forget_memos(self) -> None:
         """Empty the memos, keeping the table (See Note [Dispatch memo])."""
-        self._dispatch = (self._dispatch[0], self._dispatch[1], {}, {}, {})
+        self._dispatch = (self._dispatch[0], self._dispatch[1], {}, {}, {}, {})
         for forget in self._on_rebuild:
             forget()
 

@@ -567,15 +567,16 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
         if g is not None:
             current = buf[output_nr]
             buf[output_nr] = g if current is None else current + g
-    # See Note [The ready queue]
-    accumulators: deque[Node] = deque()
-    ready: list[tuple[int, Node]] = []
+    # See Note [The ready queue]: entries carry the node's gradient buffer
+    accumulators: deque[tuple[Node, list[Any]]] = deque()
+    ready: list[tuple[int, Node, list[Any]]] = []
     for node in dict.fromkeys(root_nodes):
         if deps[node] == 0 and (keep is None or node in keep):
+            grads = buffers.pop(node)
             if node._seq == _ACCUMULATE_GRAD_SEQ:
-                accumulators.append(node)
+                accumulators.append((node, grads))
             else:
-                ready.append((-node._seq, node))
+                ready.append((-node._seq, node, grads))
     heapq.heapify(ready)
     saved_state = _pt.state.autograd
     _pt.state.autograd = (create_graph, saved_state[1])
@@ -587,12 +588,11 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
     try:
         while True:
             if accumulators:
-                node = accumulators.popleft()
+                node, grads = accumulators.popleft()
             elif ready:
-                node = pop(ready)[1]
+                _, node, grads = pop(ready)
             else:
                 break
-            grads = buffers.pop(node, None) or [None] * node._num_outputs
             if keep is not None:
                 is_needed = node in needed
                 if captures:
@@ -637,26 +637,30 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                 deps[nxt] = remaining
                 if keep is not None and nxt not in keep:
                     continue  # not on a path to the requested inputs
-                if g is not None:
-                    buf = buffers.get(nxt)
-                    if buf is None:  # the first gradient for nxt: its buffer starts with it
-                        size = nxt._num_outputs
-                        if input_nr == 0 and size == 1:
-                            buffers[nxt] = [g]
-                        else:
-                            buf = buffers[nxt] = [None] * max(size, input_nr + 1)
+                if remaining:  # more gradients to come: this one waits in nxt's buffer
+                    if g is not None:
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            buf = buffers[nxt] = [None] * max(nxt._num_outputs, input_nr + 1)
                             buf[input_nr] = g
+                        else:
+                            _accumulate(buf, input_nr, g)
+                    continue
+                buf = buffers.pop(nxt, None)  # nxt is ready: its buffer goes into the queue with it
+                if buf is None:  # its only gradient (a chain's case): no buffer was ever stored
+                    size = nxt._num_outputs
+                    if input_nr == 0 and size == 1:
+                        buf = [g]
                     else:
-                        if input_nr >= len(buf):
-                            buf.extend([None] * (input_nr + 1 - len(buf)))
-                        current = buf[input_nr]
-                        buf[input_nr] = g if current is None else current + g
-                if remaining == 0:
-                    seq = nxt._seq
-                    if seq == _ACCUMULATE_GRAD_SEQ:
-                        accumulators.append(nxt)
-                    else:
-                        push(ready, (-seq, nxt))
+                        buf = [None] * max(size, input_nr + 1)
+                        buf[input_nr] = g
+                elif g is not None:
+                    _accumulate(buf, input_nr, g)
+                seq = nxt._seq
+                if seq == _ACCUMULATE_GRAD_SEQ:
+                    accumulators.append((nxt, buf))
+                else:
+                    push(ready, (-seq, nxt, buf))
             outputs, g = (), None  # the buffers alone hold the gradients now: Note [Stealing the gradient]
     finally:
         _pt.state.autograd = saved_state
@@ -665,12 +669,22 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
     return captured
 
 
+def _accumulate(buf: list[Any], input_nr: int, g: Any) -> None:
+    """Add ``g`` into slot ``input_nr`` of a node's gradient buffer (``InputBuffer::add``)."""
+    if input_nr >= len(buf):
+        buf.extend([None] * (input_nr + 1 - len(buf)))
+    current = buf[input_nr]
+    buf[input_nr] = g if current is None else current + g
+
+
 # Note [The ready queue]: torch's CPU ready queue pops the ready node with the highest sequence
 # number; every AccumulateGrad has the largest one (UINT64_MAX), and equal numbers leave in
 # arrival order. So a ready accumulator always runs first, accumulators in arrival order, and
 # other nodes newest first. The engine keeps exactly that as two queues: a FIFO of ready
 # accumulators, and a heap of ``(-seq, node)`` for the rest, whose sequence numbers are unique,
-# so the heap never compares two nodes and needs no tie-breaking counter.
+# so the heap never compares two nodes and needs no tie-breaking counter. A node's gradient
+# buffer travels in its queue entry: a node that gets one gradient (every node of a chain) has
+# its buffer made when it becomes ready, never stored in the pending-buffer dict.
 
 
 # Note [Only the needed gradients]: with ``inputs`` (``autograd.grad``, ``backward(inputs=...)``)

@@ -48,11 +48,10 @@ from ..tensor import AutogradMeta
 from ..tensor import Tensor as _Tensor
 from ..tls import per_thread as _pt
 from . import graph as _graph
-from .graph import Node, SavedTensor, gradient_edge
-from .graph import _ZERO_NRS
+from .graph import _ZERO_NRS, Node, SavedTensor, gradient_edge
 from .graph import flat_nrs as _flat_nrs
-from .graph import save_input as _save_input
 from .graph import grad_accumulator as _grad_accumulator
+from .graph import save_input as _save_input
 
 __all__ = [
     "CopySlices",
@@ -604,7 +603,8 @@ def _meta_of(t: Any, kind: int) -> Any:
     return _geometry(t)
 
 
-def _edges_of(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], list[Any], tuple[bool, ...]]:
+def _edges_of(d: Derivative, args: tuple[Any, ...],
+              kwargs: dict[str, Any]) -> tuple[list[Any], list[Any], tuple[bool, ...]]:
     """A new node's edges and input metadata (taken before the op runs, as torch does), and its mask."""
     edges: list[tuple[Any, int]] = []
     in_meta: list[Any] = []
@@ -773,20 +773,64 @@ def _results(plan: tuple[tuple[Any, ...], ...]) -> tuple[tuple[Any, ...], ...]:
 _last_values: dict[str, Any] = {}
 
 
-def _compile_plan(d: Derivative, plan: tuple[tuple[Any, ...], ...]) -> tuple[Any, ...]:
-    """``(plan, its _results, the constant values or None, the name of a lone saved argument or None)``.
+# Note [Generated savers]: torchgen writes each derivative's node as a C++ struct whose fields
+# are its saved values, filled by generated code at recording. A plan here is the list of those
+# fields; ``_save`` interprets it, entry by entry (~0.3 us each: mm saves six). For a plan whose
+# entries all read positional ``Tensor`` arguments (the value, its shape, strides, dtype, device
+# or geometry) ``_generated_saver`` writes the same work as one Python function, compiled once
+# per plan: the values dict is one literal, in the plan's order. Its source is kept on the
+# function (``saver.source``) for a reader. It answers None, and ``_save`` runs, for anything
+# it was not written for: fewer positional arguments, keywords, a tensor subclass.
+_SAVER_EXPRESSIONS = {
+    _ARG: "({a} if {a}._meta.__class__ is _WrappedNumber else _save_input({a}))",  # Note [Saved wrapped numbers]
+    _SHAPE: "tuple({a}._data.shape)", _STRIDES: "{a}.stride()", _DTYPE: "{a}.dtype", _DEVICE: "{a}.device",
+    _GEOMETRY: "_geometry({a})",
+}
 
-    See Note [Constant saved values].
+
+def _generated_saver(d: Derivative, plan: tuple[tuple[Any, ...], ...]) -> Callable[..., Any] | None:
+    """``saver(args) -> values dict or None``: ``_save``'s work for ``plan`` (Note [Generated savers])."""
+    types = {a.name: str(a.type) for a in d.op.schema.arguments}
+    if not plan or any(kind not in _SAVER_EXPRESSIONS or pos < 0 or types[base] != "Tensor" or mutated
+                       for _, kind, pos, base, _, mutated in plan):
+        return None
+    positions = sorted({entry[2] for entry in plan})
+    names = {pos: f"a{pos}" for pos in positions}
+    fields = ", ".join(f"{name!r}: " + _SAVER_EXPRESSIONS[kind].format(a=names[pos])
+                       for name, kind, pos, *_ in plan)
+    source = "\n".join([
+        "def saver(args):",
+        f"    if len(args) <= {positions[-1]}:",
+        "        return None",
+        *(f"    {names[pos]} = args[{pos}]" for pos in positions),
+        "    if " + " or ".join(f"{names[pos]}.__class__ is not _Tensor" for pos in positions) + ":",
+        "        return None",
+        f"    return {{{fields}}}",
+    ])
+    scope = {"_Tensor": _Tensor, "_WrappedNumber": _WrappedNumber, "_save_input": _save_input,
+             "_geometry": _geometry}
+    exec(compile(source, f"<saver of {d.node_name} {[e[0] for e in plan]}>", "exec"), scope)  # noqa: S102
+    saver: Any = scope["saver"]
+    saver.source = source
+    return saver
+
+
+def _compile_plan(d: Derivative, plan: tuple[tuple[Any, ...], ...]) -> tuple[Any, ...]:
+    """What ``record`` needs of a plan, worked out once.
+
+    ``(plan, its _results, the constant values or None, the name of a lone saved argument or None,
+    a generated saver or None)``: See Note [Constant saved values] and Note [Generated savers].
     """
     types = {a.name: str(a.type) for a in d.op.schema.arguments}
-    constant = None
+    constant: dict[str, Any] | None = None
     if plan and all(kind == _ARG and pos < 0 and "Tensor" not in types[base] and not mutated
                     and (default is None or type(default) in _PLAIN_TYPES)
                     for _, kind, pos, base, default, mutated in plan):
         constant = {}
         _save(plan, (), {}, constant)
     single_name = plan[0][0] if len(plan) == 1 and plan[0][1] == _ARG and not plan[0][5] else None
-    return plan, _results(plan), constant, single_name
+    arguments = tuple(entry for entry in plan if entry[1] != _RESULT)
+    return plan, _results(plan), constant, single_name, _generated_saver(d, arguments)
 
 
 def _save_results(results: tuple[tuple[Any, ...], ...], node: Node, outputs: tuple[Any, ...],
@@ -821,7 +865,6 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
     node_class = d.node_class
     n_inputs = len(positions)
     first_pos, second_pos = (*positions, 0, 0)[:2]
-    num_outputs = d.num_outputs
     # _compile_plan's (plan, its _results, constant values) by bitmask of the inputs needing a
     # gradient (the simple path), or by mask tuple (the general one)
     plans: dict[Any, tuple[Any, ...]] = {}
@@ -868,9 +911,9 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
             if n_inputs == 2:
                 fn_a, nr_a, meta_a = _edge_and_meta(args[first_pos])
                 fn_b, nr_b, meta_b = _edge_and_meta(args[second_pos])
-                next_fns = (fn_a, fn_b)
-                nrs = (nr_a, nr_b) if nr_a or nr_b else _ZERO_NRS[2]  # See Note [Flat edges] (graph.py)
-                in_meta = (meta_a, meta_b)
+                next_fns: tuple[Any, ...] = (fn_a, fn_b)
+                nrs: tuple[int, ...] = (nr_a, nr_b) if nr_a or nr_b else _ZERO_NRS[2]  # Note [Flat edges] (graph.py)
+                in_meta: tuple[Any, ...] = (meta_a, meta_b)
                 needed = (meta_a is not None) | (meta_b is not None) << 1
             elif n_inputs == 1:
                 fn_a, nr_a, meta_a = _edge_and_meta(args[first_pos])
@@ -885,19 +928,19 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 in_meta = tuple([e[2] for e in triples])
                 needed = sum(1 << k for k, e in enumerate(triples) if e[2] is not None)
             try:
-                plan, results, constant, single_name = plans[needed]
+                plan, results, constant, single_name, saver = plans[needed]
             except KeyError:
                 plan = plan_for(tuple(bool(needed >> k & 1) for k in range(len(positions))))
-                plan, results, constant, single_name = plans[needed] = _compile_plan(d, plan)
+                plan, results, constant, single_name, saver = plans[needed] = _compile_plan(d, plan)
         else:
-            edges, in_meta, mask = _edges_of(d, args, kwargs)
+            edges, metas, mask = _edges_of(d, args, kwargs)
             next_fns = tuple([e[0] for e in edges])
             nrs = _flat_nrs(tuple([e[1] for e in edges]))
-            in_meta = tuple(in_meta)
+            in_meta = tuple(metas)
             try:
-                plan, results, constant, single_name = plans[mask]
+                plan, results, constant, single_name, saver = plans[mask]
             except KeyError:
-                plan, results, constant, single_name = plans[mask] = _compile_plan(d, plan_for(mask))
+                plan, results, constant, single_name, saver = plans[mask] = _compile_plan(d, plan_for(mask))
         node = _new(node_class)  # Node.__init__, inlined
         node._next = next_fns
         node._nrs = nrs
@@ -907,8 +950,10 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         if constant is not None and not kwargs:  # See Note [Constant saved values]
             values = constant
         elif plan:
-            values = {}
-            _save(plan, args, kwargs, values)
+            values = saver(args) if saver is not None and not kwargs else None  # Note [Generated savers]
+            if values is None:
+                values = {}
+                _save(plan, args, kwargs, values)
             if single_name is not None:  # See Note [Constant saved values]: the last node's, if the same
                 v = values[single_name]
                 if v.__class__ is not SavedTensor and v.__class__ is not _SavedList:

@@ -1,0 +1,235 @@
+"""The recording and engine fast paths of issue #19 give what the general paths give.
+
+Each test names the note it checks (dispatchcore/autograd/graph.py and kernels.py): the generated
+savers against ``_save``, the shared saved-value dicts against per-node ones, the flat edges
+against torch's ``(node, input_nr)`` pairs, the ready queue against torch's ordering rule, and the
+stolen gradient against a dispatched ``detach``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+import dispatchcore as dc
+from dispatchcore.autograd import graph as G
+from dispatchcore.autograd import kernels as K
+from dispatchcore.ops import aten
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _backends():
+    dc.load_backends()
+
+
+def _leaf(*shape, seed=0):
+    data = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return dc.tensor(data, requires_grad=True)
+
+
+def _same_values(fast: dict, general: dict) -> None:
+    assert list(fast) == list(general)  # the plan's order
+    for name, v in fast.items():
+        w = general[name]
+        if type(v) is G.SavedTensor:
+            assert type(w) is G.SavedTensor
+            assert v._version == w._version and v._output == w._output
+            if v._output is None:
+                assert v._tensor is w._tensor
+            else:  # a saved output is a detached alias of it, made per save: the same data
+                assert v._tensor._data is w._tensor._data and v._tensor._vc is w._tensor._vc
+        else:
+            assert v is w or v == w, name
+
+
+# --- Note [Generated savers] --------------------------------------------------------------------------------
+CALLS = [
+    ("mm", lambda a, b: aten.mm.default(a, b), ((4, 3), (3, 5))),
+    ("mul", lambda a, b: aten.mul.Tensor(a, b), ((4, 3), (4, 3))),
+    ("div", lambda a, b: aten.div.Tensor(a, b), ((4, 3), (4, 3))),
+    ("bmm", lambda a, b: aten.bmm.default(a, b), ((2, 4, 3), (2, 3, 5))),
+    ("exp", lambda a: aten.exp.default(a), ((4, 3),)),
+    ("mean", lambda a: aten.mean.default(a), ((4, 3),)),
+    ("sum", lambda a: aten.sum.default(a), ((4, 3),)),
+    ("atan2", lambda a, b: aten.atan2.default(a, b), ((4, 3), (4, 3))),
+]
+
+
+@pytest.mark.parametrize("which", [0, 1, None], ids=["first", "second", "both"])
+@pytest.mark.parametrize("name, call, shapes", CALLS, ids=[c[0] for c in CALLS])
+def test_a_generated_saver_saves_what_the_plan_interpreter_saves(name, call, shapes, which):
+    args = [_leaf(*s, seed=i) for i, s in enumerate(shapes)]
+    if which is not None:
+        if which >= len(args):
+            pytest.skip("one input")
+        for i, a in enumerate(args):
+            if i != which:
+                a.requires_grad_(False)
+    out = call(*args)
+    node = out.grad_fn
+    d = type(node)._deriv
+    mask = tuple(a.requires_grad for a in args)
+    plan = d.plan(mask)
+    general: dict = {}
+    K._save(plan, tuple(args), {}, general)
+    K._save_results(K._results(plan), node, (out,), general)
+    _same_values(node._values, general)
+
+
+def test_each_generated_saver_reads_its_plan_in_order_and_says_so_in_its_source():
+    made = 0
+    for d in K._derivatives.values():
+        for plan in list(d._plans.values()):
+            arguments = tuple(e for e in plan if e[1] != K._RESULT)
+            saver = K._generated_saver(d, arguments)
+            if saver is None:
+                continue
+            made += 1
+            names = [e[0] for e in arguments]
+            source = saver.source
+            assert [source.index(repr(n) + ":") for n in names] == sorted(source.index(repr(n) + ":") for n in names)
+    assert made  # the ops run above made plans with savers
+
+
+def test_a_generated_saver_hands_calls_it_was_not_written_for_to_the_interpreter():
+    a, b = _leaf(4, 3), _leaf(3, 5, seed=1)
+    d = type(aten.mm.default(a, b).grad_fn)._deriv
+    saver = K._generated_saver(d, d.plan((True, True)))
+    assert saver is not None and saver((a, b)) is not None
+    assert saver((a,)) is None  # fewer positional arguments
+
+    class Sub(dc.Tensor):
+        pass
+
+    assert saver((a, b.as_subclass(Sub))) is None  # a subclass: _save decides
+
+
+def test_a_mutated_or_optional_argument_gets_no_generated_saver():
+    d = K._derivatives["aten::mul_.Tensor"]
+    assert all(K._generated_saver(d, p) is None for p in d._plans.values() if any(e[5] for e in p))
+
+
+# --- Note [Constant saved values] -------------------------------------------------------------------------------
+def test_nodes_saving_the_same_wrapped_number_share_one_dict_and_release_it_apart():
+    x = _leaf(3)
+    y1 = x * 1.5
+    y2 = y1 * 1.5
+    y3 = y2 * 1.5
+    n1, n2, n3 = y1.grad_fn, y2.grad_fn, y3.grad_fn
+    assert n1._values is n2._values is n3._values  # one dict for the chain
+    shared = n3._values
+    y2.sum().backward()  # releases n2 and n1 only
+    assert x.grad.tolist() == pytest.approx([2.25] * 3)
+    assert n1._values["other"] is n2._values["other"] is K._FREED_SAVED
+    assert n3._values is shared and n3._values["other"] is not K._FREED_SAVED  # n3 keeps its value
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y2.sum().backward()
+    x.grad = None
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y3.sum().backward()  # n3 runs, then n2's freed value raises, as with a dict per node
+
+
+def test_a_shared_dict_gives_the_gradients_of_separate_ones():
+    x = _leaf(5)
+    y = x
+    for _ in range(50):
+        y = y * 1.01
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(5, 1.01 ** 50, np.float32), rtol=1e-5)
+
+
+def test_add_with_the_default_alpha_shares_the_constant_dict():
+    a, b = _leaf(3), _leaf(3, seed=1)
+    n1, n2 = (a + b).grad_fn, (b + a).grad_fn
+    assert n1._values is n2._values and n1._values == {"alpha": 1}
+    n3 = aten.add.Tensor(a, b, alpha=2).grad_fn
+    assert n3._values == {"alpha": 2} and n3._values is not n1._values
+
+
+# --- Note [Flat edges] --------------------------------------------------------------------------------------
+def test_next_functions_are_torchs_pairs_built_from_the_flat_edges():
+    a, b = _leaf(2, 2), _leaf(2, 2, seed=1)
+    c = dc.randn(2, 2)
+    outs = aten.max.dim(a * 1.0, 0)
+    y = outs[1].float() * 0 + outs[0]  # output 0 of max.dim
+    node = (y * b + c).grad_fn
+    assert node.next_functions == tuple(zip(node._next, node._nrs))
+    assert all(type(e) is tuple and len(e) == 2 for e in node.next_functions)
+    mul_node = node.next_functions[0][0]
+    assert mul_node.next_functions[1] == (b.grad_fn or G.grad_accumulator(b), 0)
+    assert node._nrs is G.flat_nrs((0, 0))  # the shared all-zero tuple
+    edges = ((mul_node, 1), (None, 0))
+    n = G.Node(edges)
+    assert n.next_functions == edges and n._nrs == (1, 0)
+
+
+# --- Note [The ready queue] ---------------------------------------------------------------------------------
+def _torch_order(root: G.Node) -> list[G.Node]:
+    """The order torch's CPU ready queue runs a graph: highest sequence number first, FIFO on ties."""
+    deps = G._dependencies([root])
+    tie = itertools.count()
+    ready = [(-root._seq, next(tie), root)]
+    order = []
+    while ready:
+        node = heapq.heappop(ready)[2]
+        order.append(node)
+        for nxt in node._next:
+            if nxt is None:
+                continue
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                heapq.heappush(ready, (-nxt._seq, next(tie), nxt))
+    return order
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_engine_runs_nodes_in_torchs_ready_queue_order(seed):
+    rng = random.Random(seed)
+    leaves = [_leaf(3, seed=i) for i in range(4)]
+    pool = list(leaves)
+    steps = (lambda a, b: a * b, lambda a, b: a + b, lambda a, b: a.exp(), lambda a, b: a - b)
+    for _ in range(25):
+        pool.append(rng.choice(steps)(rng.choice(pool), rng.choice(pool)))
+    out = sum(pool[-6:], pool[-7]).sum()
+    ran: list = []
+    seen: set = set()
+    stack = [out.grad_fn]
+    while stack:
+        n = stack.pop()
+        if n is None or n in seen:
+            continue
+        seen.add(n)
+        n.register_prehook(lambda grads, n=n: ran.append(n))
+        stack.extend(n._next)
+    expected = _torch_order(out.grad_fn)
+    out.backward()
+    assert ran == expected
+
+
+# --- Note [Stealing the gradient] -------------------------------------------------------------------------------
+class _Names(dc.DispatchMode):  # names only: dc.LoggingMode keeps the tensors, so no grad is stolen
+    def __init__(self):
+        self.ops = []
+
+    def __dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_stolen_gradient_is_the_detached_alias_a_dispatched_detach_makes():
+    x = _leaf(3)
+    (x * 2).sum().backward()
+    quiet = x.grad  # stolen without a dispatch: nobody could see one
+    y = _leaf(3)
+    with _Names() as mode:
+        (y * 2).sum().backward()
+    assert mode.ops[-1] == "aten.detach.default"  # a mode sees torch's dispatched detach
+    seen = y.grad
+    for t in (quiet, seen):
+        assert type(t) is dc.Tensor and t._base is None and not t.requires_grad and t.grad_fn is None
+        assert t._version == 0 and t.is_contiguous()
+    assert quiet.tolist() == seen.tolist() == [2.0, 2.0, 2.0]
