@@ -623,13 +623,50 @@ def _edges_of(d: Derivative, args: tuple[Any, ...],
     return edges, in_meta, tuple(mask)
 
 
-def _new_node(d: Derivative, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[BuiltinNode, tuple[bool, ...]]:
-    """A node with its edges and input metadata, and which inputs need a gradient."""
-    edges, in_meta, mask = _edges_of(d, args, kwargs)
-    node = _new(d.node_class)
-    _node_init(node, tuple(edges))
-    node._in_meta = tuple(in_meta)
-    return node, mask
+def _make_node(d: Derivative, compiled: dict[Any, tuple[Any, ...]], positions: tuple[int, ...], simple: bool,
+               args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[BuiltinNode, Any, dict[str, Any]]:
+    """A node with its edges and input metadata, the plan's output entries, and the saved arguments.
+
+    What ``record`` does inline for the usual calls, for the other kernels (in-place ops):
+    ``compiled`` keeps ``_compile_plan``'s answers by mask (Note [Constant saved values], Note
+    [Generated savers]); a lone saved value is not shared here (the in-place plans save clones).
+    """
+    if simple and positions and positions[-1] < len(args):
+        fns, nrs, metas = [], [], []
+        needed = 0
+        bit = 1
+        for i in positions:
+            fn, nr, meta = _edge_and_meta(args[i])
+            fns.append(fn)
+            nrs.append(nr)
+            metas.append(meta)
+            if meta is not None:
+                needed |= bit
+            bit <<= 1
+        key: Any = needed
+    else:
+        edges, metas, key = _edges_of(d, args, kwargs)
+        fns, nrs = [e[0] for e in edges], [e[1] for e in edges]
+    try:
+        plan, results, constant, _, saver = compiled[key]
+    except KeyError:
+        mask = key if type(key) is tuple else tuple(bool(key >> k & 1) for k in range(len(positions)))
+        plan, results, constant, _, saver = compiled[key] = _compile_plan(d, d.plan(mask))
+    node = _new(d.node_class)  # Node.__init__, inlined
+    node._next = tuple(fns)
+    node._nrs = _flat_nrs(tuple(nrs))
+    node._seq = _next_seq()
+    node._extras = None
+    node._in_meta = tuple(metas)
+    if constant is not None and not kwargs:
+        values = constant
+    else:
+        values = saver(args) if saver is not None and not kwargs else None
+        if values is None:
+            values = {} if plan else _NO_VALUES
+            if plan:
+                _save(plan, args, kwargs, values)
+    return node, results, values
 
 
 def _add_edge(t: Any, edges: list[Any], in_meta: list[Any]) -> None:
@@ -1200,7 +1237,9 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
     positions = tuple(p for p in d.input_positions if p >= 0)
     by_name = tuple(n for n, p in zip(d.input_names, d.input_positions) if p < 0)
     mutated_pos = d.positions[d.mutates]
-    results_of: dict[tuple[bool, ...], tuple[tuple[Any, ...], ...]] = {}  # a plan's _results, by mask
+
+    simple = not by_name and not d.list_inputs & set(d.input_names)
+    compiled: dict[Any, tuple[Any, ...]] = {}  # _compile_plan's answers, by mask
 
     def autograd_inplace_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
         st = _pt.state
@@ -1222,14 +1261,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
                     needs = base is not None and base._requires_grad
             if needs:
                 _check_inplace(self)
-                node, mask = _new_node(d, args, kwargs)
-                plan = d.plan(mask)
-                results = results_of.get(mask)
-                if results is None:
-                    results = results_of[mask] = _results(plan)
-                values: dict[str, Any] = {}
-                if plan:
-                    _save(plan, args, kwargs, values)
+                node, results, values = _make_node(d, compiled, positions, simple, args, kwargs)
         try:  # redispatch's memo lookup inlined, as in autograd_kernel
             fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
         except KeyError:
@@ -1257,7 +1289,12 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
             st.keys = state
         if node is not None:
             if self._data.dtype.kind in _FLOAT_KINDS:
-                rebase_history(self, node)
+                if self._base is None and self._meta is None:  # rebase_history of a plain tensor, inlined
+                    self._grad_fn = node
+                    self._requires_grad = True
+                    self._output_nr = 0
+                else:
+                    rebase_history(self, node)
             if results:
                 _save_results(results, node, (self,), values)
             node._values = values
