@@ -20,11 +20,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from numpy import ndarray as _ndarray
+from numpy import ones as _np_ones
 
 from .. import operator as _operator
 from ..keyset import PYTHON_KEYSET as _PYTHON_KEYSET
 from ..shapes import is_non_overlapping_and_dense
-from ..tensor import TENSOR_DTYPE
+from ..tensor import _CPU_BITS, TENSOR_DTYPE
+from ..tensor import wrap_cpu as _wrap_cpu
 from ..tensor import detached_alias as _detached_alias  # t.detach() without dispatching
 from ..tls import per_thread as _pt
 
@@ -740,6 +742,11 @@ def _ones_like(out: Any) -> Any:
         _ONES_LIKE = (aten.ones_like.default, {"pin_memory": False, "memory_format": preserve_format})
     ones_like, options = _ONES_LIKE
     if _pt.state.modes is None and _operator.slot_wrapper is None and not out._key_bits & _PYTHON_KEYS:
+        data = out._data
+        if data.__class__ is _ndarray and out._key_bits == _CPU_BITS and data.flags.c_contiguous:
+            # the tensor ones_like's kernels make of a dense CPU tensor (empty_like, fill_: version 0),
+            # made at once where nobody can see the calls, as Note [Stealing the gradient] does
+            return _wrap_cpu(_np_ones(data.shape, data.dtype))
         return ones_like(out)  # the same tensor; the keywords are only seen by whoever looks
     # torch's Python-level torch.ones_like(out, memory_format=preserve_format) dispatches these
     return ones_like(out, **options)

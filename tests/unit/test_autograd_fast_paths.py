@@ -233,3 +233,27 @@ def test_a_stolen_gradient_is_the_detached_alias_a_dispatched_detach_makes():
         assert type(t) is dc.Tensor and t._base is None and not t.requires_grad and t.grad_fn is None
         assert t._version == 0 and t.is_contiguous()
     assert quiet.tolist() == seen.tolist() == [2.0, 2.0, 2.0]
+
+
+# --- the implicit seed (_ones_like) -----------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+@pytest.mark.parametrize("dtype", [dc.float32, dc.float64])
+def test_the_seed_made_at_once_is_the_tensor_ones_like_dispatches(shape, dtype):
+    out = dc.zeros(list(shape), dtype=dtype)
+    quick = G._ones_like(out)  # nobody can see: made at once
+    with _Names() as mode:
+        seen = G._ones_like(out)
+    assert mode.ops == ["aten.ones_like.default"]
+    general = aten.ones_like.default(out)
+    for t in (quick, seen):
+        assert t.tolist() == general.tolist() and t.dtype == general.dtype
+        assert t.shape == general.shape and t.stride() == general.stride()
+        assert t._version == general._version and t._key_bits == general._key_bits and t.device == general.device
+
+
+def test_the_seed_of_a_non_contiguous_or_meta_output_is_dispatched():
+    out = dc.zeros(3, 4).t()
+    seed = G._ones_like(out)
+    assert seed.stride() == aten.ones_like.default(out).stride() == (1, 4)  # preserve_format: its strides
+    meta = G._ones_like(dc.zeros(2, device="meta"))
+    assert meta.device.type == "meta" and meta.shape == (2,)
