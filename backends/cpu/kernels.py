@@ -1736,6 +1736,8 @@ def expand_cpu(self, size, *, implicit=False):
                            f"or equal to the number of dimensions in the tensor ({tensor_dim})")
     if size == a.shape:
         return wrap_cpu(a.view())
+    if not tensor_dim and min(size, default=0) >= 0:  # a 0-d tensor (sum's and mean's backward):
+        return wrap_cpu(_restride(a, size, (0,) * ndim))  # every dim is new, every stride 0
     old_strides = _strides(a)
     sizes, strides = [0] * ndim, [0] * ndim
     for i in range(ndim - 1, -1, -1):  # inferExpandGeometry

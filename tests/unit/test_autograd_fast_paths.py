@@ -257,3 +257,20 @@ def test_the_seed_of_a_non_contiguous_or_meta_output_is_dispatched():
     assert seed.stride() == aten.ones_like.default(out).stride() == (1, 4)  # preserve_format: its strides
     meta = G._ones_like(dc.zeros(2, device="meta"))
     assert meta.device.type == "meta" and meta.shape == (2,)
+
+
+# --- expand of a 0-d tensor (sum's and mean's backward) -------------------------------------------------------
+@pytest.mark.parametrize("size", [[32, 10], [1, 10], [10, 1], [3], [0, 2], [2, 1, 3]])
+def test_expanding_a_0d_tensor_gives_every_new_dim_stride_0_over_its_storage(size):
+    one = dc.tensor(2.5)
+    out = one.expand(size)
+    assert list(out.shape) == size and out.stride() == (0,) * len(size)  # inferExpandGeometry's answer
+    assert out._base is one and out._vc is one._vc  # a view
+    one.add_(1.0)
+    assert out.tolist() == np.full(size, 3.5).tolist()  # the same storage
+
+
+@pytest.mark.parametrize("size", [[-1], [2, -1]])
+def test_expanding_a_0d_tensor_to_a_negative_size_keeps_the_general_error(size):
+    with pytest.raises(RuntimeError, match="isn't allowed in a leading, non-existing dimension"):
+        dc.tensor(1.0).expand(size)
