@@ -18,7 +18,7 @@ from typing import Any
 from ..tensor import Tensor, _tp_name
 from ..tls import per_thread as _pt
 from .grad_mode import no_grad
-from .graph import Node, SavedTensor, gradient_edge
+from .graph import Node, SavedTensor, gradient_edge, next_nodes
 
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"]
 
@@ -172,7 +172,7 @@ class BackwardCFunction(Node, FunctionCtx):
             result = (result,)
         if len(result) != len(is_tensor_input) or False in is_tensor_input:
             return self._apply_general(grads, result)  # surplus Nones, wrong count, non-tensor inputs
-        next_fns, input_meta = self._next, self._input_meta
+        next_fns, input_meta = next_nodes(self), self._input_meta
         for i, g in enumerate(result):
             if g is None or next_fns[i] is None:
                 continue
@@ -233,7 +233,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 raise RuntimeError(f"expected Variable or None (got {_tp_name(type(g))})")
             out.append(g)
         # validate_outputs (engine.cpp): only edges that lead somewhere; shape, dtype, then device
-        for i, (nxt, g) in enumerate(zip(self._next, out)):
+        for i, (nxt, g) in enumerate(zip(next_nodes(self), out)):
             if g is None or nxt is None:
                 continue
             shape, dtype, device = self._input_meta[i]

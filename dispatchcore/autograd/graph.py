@@ -26,11 +26,12 @@ from .. import operator as _operator
 from ..keyset import PYTHON_KEYSET as _PYTHON_KEYSET
 from ..shapes import is_non_overlapping_and_dense
 from ..tensor import _CPU_BITS, TENSOR_DTYPE
-from ..tensor import wrap_cpu as _wrap_cpu
 from ..tensor import detached_alias as _detached_alias  # t.detach() without dispatching
+from ..tensor import wrap_cpu as _wrap_cpu
 from ..tls import per_thread as _pt
 
-__all__ = ["AccumulateGrad", "Node", "NodeExtras", "SavedTensor", "flat_nrs", "backward", "grad", "run_backward"]
+__all__ = ["AccumulateGrad", "Node", "NodeExtras", "SavedTensor", "backward", "flat_nrs", "grad", "next_nodes",
+           "run_backward"]
 
 _sequence = itertools.count()
 # torch gives every AccumulateGrad the sequence number UINT64_MAX, so a leaf's gradient is
@@ -46,8 +47,8 @@ class Node:
     """
 
     __slots__ = ("_next", "_nrs", "_seq", "_extras", "__weakref__")
-    _next: tuple[Node | None, ...]  # See Note [Flat edges]
-    _nrs: tuple[int, ...]
+    _next: Any  # See Note [Flat edges]: tuple[Node | None, ...], or the one input's Node | None
+    _nrs: Any  # tuple[int, ...], or the one input's int
 
     def __init__(self, next_functions: tuple[tuple[Node | None, int], ...] = ()) -> None:
         self.next_functions = next_functions
@@ -57,12 +58,18 @@ class Node:
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
         """The node's edges, ``(node, input_nr)`` per input: where each input's gradient goes."""
-        return tuple(zip(self._next, self._nrs))
+        nxt = self._next
+        if nxt.__class__ is tuple:
+            return tuple(zip(nxt, self._nrs))
+        return ((nxt, self._nrs),)
 
     @next_functions.setter
     def next_functions(self, edges: tuple[tuple[Node | None, int], ...]) -> None:
-        self._next = tuple([e[0] for e in edges])
-        self._nrs = flat_nrs(tuple([e[1] for e in edges]))
+        if len(edges) == 1:
+            self._next, self._nrs = edges[0]
+        else:
+            self._next = tuple([e[0] for e in edges])
+            self._nrs = flat_nrs(tuple([e[1] for e in edges]))
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         raise NotImplementedError(f"{type(self).__name__} does not implement apply()")
@@ -153,9 +160,17 @@ def node_extras(node: Node) -> NodeExtras:
 # the garbage collector walks on every full collection for as long as the graph lives (Note
 # [Shared input metadata]). So a node keeps the nodes in one tuple (``_next``) and the input
 # numbers in another (``_nrs``), which holds only ints: the collector stops tracking it, and the
-# usual all-zero ones are shared. ``next_functions`` zips them back into torch's pairs; the
-# engine reads the two tuples.
+# usual all-zero ones are shared. A node with one input (a chain's) keeps that input's node and
+# number themselves, no tuple: the node is then the only object the collector sees of it.
+# ``next_functions`` zips them back into torch's pairs; ``next_nodes`` gives the tuple of nodes;
+# the engine reads the slots.
 _ZERO_NRS = tuple((0,) * n for n in range(9))  # the shared all-zero _nrs, by length
+
+
+def next_nodes(node: Node) -> tuple[Node | None, ...]:
+    """The nodes of ``node``'s edges, one per input (Note [Flat edges])."""
+    nxt = node._next
+    return nxt if nxt.__class__ is tuple else (nxt,)
 
 
 def flat_nrs(nrs: tuple[int, ...]) -> tuple[int, ...]:
@@ -472,7 +487,7 @@ def _dependencies(roots: Sequence[Node]) -> dict[Node, int]:
     deps = dict.fromkeys(roots, 0)
     stack = list(deps)
     while stack:
-        for nxt in stack.pop()._next:
+        for nxt in next_nodes(stack.pop()):
             if nxt is not None:
                 count = deps.get(nxt)
                 if count is None:
@@ -495,13 +510,13 @@ def _needed(roots: Sequence[Node], targets: set[Node], captured: set[Node]) -> s
         node, done = stack.pop()
         if done:
             memo[node] = node in targets or any(
-                memo.get(n, False) or n in captured for n in node._next if n is not None)
+                memo.get(n, False) or n in captured for n in next_nodes(node) if n is not None)
             continue
         if node in memo:
             continue
         memo[node] = False
         stack.append((node, True))
-        stack.extend((n, False) for n in node._next if n is not None and n not in memo)
+        stack.extend((n, False) for n in next_nodes(node) if n is not None and n not in memo)
     return {n for n, needed in memo.items() if needed}
 
 
@@ -632,7 +647,13 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                         outputs = tuple(new)
             if not retain_graph:
                 node._release_variables()
-            for nxt, input_nr, g in zip(node._next, node._nrs, outputs):
+            nxt = node._next
+            edges: Any
+            if nxt.__class__ is tuple:
+                edges = zip(nxt, node._nrs, outputs)
+            else:  # one input: Note [Flat edges]
+                edges = ((nxt, node._nrs, outputs[0]),) if outputs else ()
+            for nxt, input_nr, g in edges:
                 if nxt is None:
                     continue
                 remaining = deps[nxt] - 1
@@ -663,7 +684,8 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
                     accumulators.append((nxt, buf))
                 else:
                     push(ready, (-seq, nxt, buf))
-            outputs, g = (), None  # the buffers alone hold the gradients now: Note [Stealing the gradient]
+            outputs = edges = g = None  # type: ignore[assignment]  # only the buffers hold gradients now:
+            # Note [Stealing the gradient]
     finally:
         _pt.state.autograd = saved_state
         if engine_frame is not None:

@@ -51,6 +51,7 @@ from . import graph as _graph
 from .graph import _ZERO_NRS, Node, SavedTensor, gradient_edge
 from .graph import flat_nrs as _flat_nrs
 from .graph import grad_accumulator as _grad_accumulator
+from .graph import next_nodes as _next_nodes
 from .graph import save_input as _save_input
 
 __all__ = [
@@ -292,7 +293,8 @@ class BuiltinNode(Node):
 
     def apply(self, grads: tuple[Any, ...], keep: Any = None, validate: bool = True) -> tuple[Any, ...]:
         d = self._deriv
-        n = len(self._next)
+        nexts = _next_nodes(self)
+        n = len(nexts)
         if d.single_grad:
             grad = grads[0]
             if grad is None:
@@ -304,25 +306,26 @@ class BuiltinNode(Node):
         # every saved value unpacked once, first, in the plan's order (inputs, then outputs, each by
         # name): torch's generated apply unpacks them all before any formula runs, so a mode sees
         # the ``detach`` of each saved output there (Note [Detach through Python], graph.py)
-        raw = self._values
-        if raw:
-            values = {}
-            for name, v in raw.items():  # a loop, not a comprehension: a frame less (Python 3.11)
-                cls = v.__class__
-                values[name] = v.unpack(self) if cls is SavedTensor else _unpack(v, self) if cls is _SavedList else v
-        else:
-            values = raw
+        values = raw = self._values
+        for v in raw.values():  # nothing to unpack (numbers, shapes, wrapped numbers): read as is
+            if v.__class__ is SavedTensor or v.__class__ is _SavedList:
+                values = {}
+                for name, v in raw.items():  # a loop, not a comprehension: a frame less (Python 3.11)
+                    cls = v.__class__
+                    values[name] = (v.unpack(self) if cls is SavedTensor else _unpack(v, self) if cls is _SavedList
+                                    else v)
+                break
         formulas = d.per_input
         if formulas is None:
             if d.wants_mask:  # a new dict: ``values`` may be the node's own (shared when empty)
                 values = {**values, "grad_input_mask": tuple(e is not None and (keep is None or e in keep)
-                                                             for e in self._next)}
+                                                             for e in nexts)}
             result = d.formula(grad, **values)
             if type(result) is not tuple:
                 result = (result,)
         else:  # only the inputs with an edge, each formula with its own saved values, in torch's order
             out: list[Any] = [None] * len(formulas)
-            edges = self._next
+            edges = nexts
             in_meta = self._in_meta
             fit = True  # every gradient already has its input's shape and dtype: nothing to validate
             for i in d.run_order:
@@ -336,7 +339,7 @@ class BuiltinNode(Node):
                     g = out[i] = f(grad, *map(values.__getitem__, params))
                 if fit and g is not None:  # validate_outputs' test, made as each gradient comes
                     data = g._data
-                    shape, dt = in_meta[i]
+                    shape, dt = in_meta[i]  # type: ignore[misc]  # an input with an edge has its metadata
                     if data.shape != shape or (data.dtype is not dt and data.dtype != dt):
                         fit = False
             if fit:
@@ -396,7 +399,7 @@ def _validate_outputs(node: BuiltinNode, grads: tuple[Any, ...]) -> tuple[Any, .
         shape, dt = meta
         data = g._data
         if data.shape != shape or (data.dtype is not dt and data.dtype != dt):  # numpy's dtypes are mostly singletons
-            if node._next[i] is None:  # an input without an edge: torch's engine skips it too
+            if _next_nodes(node)[i] is None:  # an input without an edge: torch's engine skips it too
                 continue
             if out is None:
                 out = list(grads)
@@ -453,7 +456,7 @@ class CopySlices(Node):
     def apply(self, grads: tuple[Any, ...], keep: Any = None) -> tuple[Any, ...]:
         grad = grads[0]
         if grad is None:
-            return (None,) * len(self._next)
+            return (None,) * len(_next_nodes(self))
         bsize, bstride, boffset = self._base_geometry
         vsize, vstride, voffset = self._view_geometry
         # CopySlices::apply_impl: new_empty_strided, copy_, the view's slice, fn on a contiguous clone
@@ -465,8 +468,8 @@ class CopySlices(Node):
         builtin = fn if isinstance(fn, BuiltinNode) and type(fn).apply is BuiltinNode.apply else None
         if builtin is not None:  # fn's gradients are validated after the copy, by the engine in torch
             if keep is not None:  # fn's first input stands for the base: needed when the base's history is
-                view_edge = builtin._next[0]
-                if view_edge is not None and self._next[0] in keep:
+                view_edge = _next_nodes(builtin)[0]
+                if view_edge is not None and _next_nodes(self)[0] in keep:
                     keep = keep | {view_edge}
             res = builtin.apply((slice_clone,), keep, False)
         else:
@@ -662,8 +665,11 @@ def _make_node(d: Derivative, compiled: dict[Any, tuple[Any, ...]], positions: t
         mask = key if type(key) is tuple else tuple(bool(key >> k & 1) for k in range(len(positions)))
         plan, results, constant, _, saver = compiled[key] = _compile_plan(d, d.plan(mask))
     node = _new(d.node_class)  # Node.__init__, inlined
-    node._next = tuple(fns)
-    node._nrs = _flat_nrs(tuple(nrs))
+    if len(fns) == 1:  # See Note [Flat edges] (graph.py)
+        node._next, node._nrs = fns[0], nrs[0]
+    else:
+        node._next = tuple(fns)
+        node._nrs = _flat_nrs(tuple(nrs))
     node._seq = _next_seq()
     node._extras = None
     node._in_meta = tuple(metas)
@@ -958,13 +964,13 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 fn_a, nr_a, meta_a = _edge_and_meta(args[first_pos])
                 fn_b, nr_b, meta_b = _edge_and_meta(args[second_pos])
                 next_fns: tuple[Any, ...] = (fn_a, fn_b)
-                nrs: tuple[int, ...] = (nr_a, nr_b) if nr_a or nr_b else _ZERO_NRS[2]  # Note [Flat edges] (graph.py)
+                nrs: Any = (nr_a, nr_b) if nr_a or nr_b else _ZERO_NRS[2]  # Note [Flat edges] (graph.py)
                 in_meta: tuple[Any, ...] = (meta_a, meta_b)
                 needed = (meta_a is not None) | (meta_b is not None) << 1
             elif n_inputs == 1:
                 fn_a, nr_a, meta_a = _edge_and_meta(args[first_pos])
-                next_fns = (fn_a,)
-                nrs = (nr_a,) if nr_a else _ZERO_NRS[1]
+                next_fns = fn_a  # one input: the node itself, Note [Flat edges] (graph.py)
+                nrs = nr_a
                 in_meta = (meta_a,)
                 needed = meta_a is not None
             else:
@@ -980,8 +986,11 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 plan, results, constant, single_name, saver = plans[needed] = _compile_plan(d, plan)
         else:
             edges, metas, mask = _edges_of(d, args, kwargs)
-            next_fns = tuple([e[0] for e in edges])
-            nrs = _flat_nrs(tuple([e[1] for e in edges]))
+            if len(edges) == 1:
+                next_fns, nrs = edges[0]
+            else:
+                next_fns = tuple([e[0] for e in edges])
+                nrs = _flat_nrs(tuple([e[1] for e in edges]))
             in_meta = tuple(metas)
             try:
                 plan, results, constant, single_name, saver = plans[mask]
@@ -1601,7 +1610,7 @@ class WarnNotImplemented(Node):
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         warnings.warn(_warn_text(self._op_name), UserWarning, stacklevel=2)
-        return (None,) * len(self._next)
+        return (None,) * len(_next_nodes(self))
 
 
 def _warn_text(name: str) -> str:

@@ -162,6 +162,9 @@ def test_next_functions_are_torchs_pairs_built_from_the_flat_edges():
     mul_node = node.next_functions[0][0]
     assert mul_node.next_functions[1] == (b.grad_fn or G.grad_accumulator(b), 0)
     assert node._nrs is G.flat_nrs((0, 0))  # the shared all-zero tuple
+    one = y.exp().grad_fn
+    assert one._next is y.grad_fn and one._nrs == 0  # one input: the node itself
+    assert one.next_functions == ((y.grad_fn, 0),) and G.next_nodes(one) == (y.grad_fn,)
     edges = ((mul_node, 1), (None, 0))
     n = G.Node(edges)
     assert n.next_functions == edges and n._nrs == (1, 0)
@@ -177,7 +180,7 @@ def _torch_order(root: G.Node) -> list[G.Node]:
     while ready:
         node = heapq.heappop(ready)[2]
         order.append(node)
-        for nxt in node._next:
+        for nxt in G.next_nodes(node):
             if nxt is None:
                 continue
             deps[nxt] -= 1
@@ -204,7 +207,7 @@ def test_the_engine_runs_nodes_in_torchs_ready_queue_order(seed):
             continue
         seen.add(n)
         n.register_prehook(lambda grads, n=n: ran.append(n))
-        stack.extend(n._next)
+        stack.extend(G.next_nodes(n))
     expected = _torch_order(out.grad_fn)
     out.backward()
     assert ran == expected
