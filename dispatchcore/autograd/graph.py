@@ -30,8 +30,8 @@ from ..tensor import detached_alias as _detached_alias  # t.detach() without dis
 from ..tensor import wrap_cpu as _wrap_cpu
 from ..tls import per_thread as _pt
 
-__all__ = ["AccumulateGrad", "Node", "NodeExtras", "SavedTensor", "backward", "flat_nrs", "grad", "next_nodes",
-           "run_backward"]
+__all__ = ["AccumulateGrad", "Node", "NodeExtras", "SavedTensor", "backward", "flat_edges", "flat_nrs", "grad",
+           "lone_edge", "next_nodes", "run_backward"]
 
 _sequence = itertools.count()
 # torch gives every AccumulateGrad the sequence number UINT64_MAX, so a leaf's gradient is
@@ -47,8 +47,8 @@ class Node:
     """
 
     __slots__ = ("_next", "_nrs", "_seq", "_extras", "__weakref__")
-    _next: Any  # See Note [Flat edges]: tuple[Node | None, ...], or the one input's Node | None
-    _nrs: Any  # tuple[int, ...], or the one input's int
+    _next: Any  # See Note [Flat edges]: tuple[Node | None, ...], or the node of the lone edge
+    _nrs: tuple[int, ...]  # input numbers; or, for a lone edge, (its input index, input_nr, inputs)
 
     def __init__(self, next_functions: tuple[tuple[Node | None, int], ...] = ()) -> None:
         self.next_functions = next_functions
@@ -61,15 +61,12 @@ class Node:
         nxt = self._next
         if nxt.__class__ is tuple:
             return tuple(zip(nxt, self._nrs))
-        return ((nxt, self._nrs),)
+        index, input_nr, n = self._nrs
+        return ((None, 0),) * index + ((nxt, input_nr),) + ((None, 0),) * (n - index - 1)
 
     @next_functions.setter
     def next_functions(self, edges: tuple[tuple[Node | None, int], ...]) -> None:
-        if len(edges) == 1:
-            self._next, self._nrs = edges[0]
-        else:
-            self._next = tuple([e[0] for e in edges])
-            self._nrs = flat_nrs(tuple([e[1] for e in edges]))
+        self._next, self._nrs = flat_edges([e[0] for e in edges], [e[1] for e in edges])
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         raise NotImplementedError(f"{type(self).__name__} does not implement apply()")
@@ -160,17 +157,42 @@ def node_extras(node: Node) -> NodeExtras:
 # the garbage collector walks on every full collection for as long as the graph lives (Note
 # [Shared input metadata]). So a node keeps the nodes in one tuple (``_next``) and the input
 # numbers in another (``_nrs``), which holds only ints: the collector stops tracking it, and the
-# usual all-zero ones are shared. A node with one input (a chain's) keeps that input's node and
-# number themselves, no tuple: the node is then the only object the collector sees of it.
-# ``next_functions`` zips them back into torch's pairs; ``next_nodes`` gives the tuple of nodes;
-# the engine reads the slots.
+# usual all-zero ones are shared. A node whose inputs have one edge between them (a chain's:
+# ``x * 1.0001`` has none to the wrapped number) keeps that edge's node itself, no tuple, and in
+# ``_nrs`` the edge's place: ``(input index, input_nr, number of inputs)``; the node is then the
+# only object the collector sees of it. ``next_functions`` rebuilds torch's pairs, ``next_nodes``
+# the tuple of nodes; the engine reads the slots.
 _ZERO_NRS = tuple((0,) * n for n in range(9))  # the shared all-zero _nrs, by length
 
 
 def next_nodes(node: Node) -> tuple[Node | None, ...]:
     """The nodes of ``node``'s edges, one per input (Note [Flat edges])."""
     nxt = node._next
-    return nxt if nxt.__class__ is tuple else (nxt,)
+    if nxt.__class__ is tuple:
+        return nxt
+    index, _, n = node._nrs
+    return (None,) * index + (nxt,) + (None,) * (n - index - 1)
+
+
+_LONE_ZERO = tuple(tuple((i, 0, n) for i in range(n)) for n in range(9))  # shared lone-edge places
+
+
+def lone_edge(index: int, input_nr: int, n: int) -> tuple[int, int, int]:
+    """``_nrs`` of a node whose only edge is input ``index`` of ``n`` (Note [Flat edges])."""
+    return _LONE_ZERO[n][index] if input_nr == 0 and n < len(_LONE_ZERO) else (index, input_nr, n)
+
+
+def flat_edges(nodes: Sequence[Node | None], nrs: Sequence[int]) -> tuple[Any, tuple[int, ...]]:
+    """``(_next, _nrs)`` of a node whose edges are ``zip(nodes, nrs)`` (Note [Flat edges])."""
+    lone = -1
+    for i, nxt in enumerate(nodes):
+        if nxt is not None:
+            if lone >= 0:
+                return tuple(nodes), flat_nrs(tuple(nrs))
+            lone = i
+    if lone < 0:
+        return tuple(nodes), flat_nrs(tuple(nrs))
+    return nodes[lone], lone_edge(lone, nrs[lone], len(nodes))
 
 
 def flat_nrs(nrs: tuple[int, ...]) -> tuple[int, ...]:
@@ -651,8 +673,9 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
             edges: Any
             if nxt.__class__ is tuple:
                 edges = zip(nxt, node._nrs, outputs)
-            else:  # one input: Note [Flat edges]
-                edges = ((nxt, node._nrs, outputs[0]),) if outputs else ()
+            else:  # a lone edge: Note [Flat edges]
+                index, input_nr, _ = node._nrs
+                edges = ((nxt, input_nr, outputs[index]),) if index < len(outputs) else ()
             for nxt, input_nr, g in edges:
                 if nxt is None:
                     continue

@@ -49,8 +49,9 @@ from ..tensor import Tensor as _Tensor
 from ..tls import per_thread as _pt
 from . import graph as _graph
 from .graph import _ZERO_NRS, Node, SavedTensor, gradient_edge
-from .graph import flat_nrs as _flat_nrs
+from .graph import flat_edges as _flat_edges
 from .graph import grad_accumulator as _grad_accumulator
+from .graph import lone_edge as _lone_edge
 from .graph import next_nodes as _next_nodes
 from .graph import save_input as _save_input
 
@@ -665,11 +666,7 @@ def _make_node(d: Derivative, compiled: dict[Any, tuple[Any, ...]], positions: t
         mask = key if type(key) is tuple else tuple(bool(key >> k & 1) for k in range(len(positions)))
         plan, results, constant, _, saver = compiled[key] = _compile_plan(d, d.plan(mask))
     node = _new(d.node_class)  # Node.__init__, inlined
-    if len(fns) == 1:  # See Note [Flat edges] (graph.py)
-        node._next, node._nrs = fns[0], nrs[0]
-    else:
-        node._next = tuple(fns)
-        node._nrs = _flat_nrs(tuple(nrs))
+    node._next, node._nrs = _flat_edges(fns, nrs)  # See Note [Flat edges] (graph.py)
     node._seq = _next_seq()
     node._extras = None
     node._in_meta = tuple(metas)
@@ -963,20 +960,25 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
             if n_inputs == 2:
                 fn_a, nr_a, meta_a = _edge_and_meta(args[first_pos])
                 fn_b, nr_b, meta_b = _edge_and_meta(args[second_pos])
-                next_fns: tuple[Any, ...] = (fn_a, fn_b)
-                nrs: Any = (nr_a, nr_b) if nr_a or nr_b else _ZERO_NRS[2]  # Note [Flat edges] (graph.py)
+                # Note [Flat edges] (graph.py): a lone edge is kept as itself
+                next_fns: Any
+                nrs: tuple[int, ...]
+                if fn_b is None:
+                    next_fns, nrs = fn_a, _lone_edge(0, nr_a, 2)
+                elif fn_a is None:
+                    next_fns, nrs = fn_b, _lone_edge(1, nr_b, 2)
+                else:
+                    next_fns, nrs = (fn_a, fn_b), (nr_a, nr_b) if nr_a or nr_b else _ZERO_NRS[2]
                 in_meta: tuple[Any, ...] = (meta_a, meta_b)
                 needed = (meta_a is not None) | (meta_b is not None) << 1
             elif n_inputs == 1:
                 fn_a, nr_a, meta_a = _edge_and_meta(args[first_pos])
-                next_fns = fn_a  # one input: the node itself, Note [Flat edges] (graph.py)
-                nrs = nr_a
+                next_fns, nrs = fn_a, _lone_edge(0, nr_a, 1)  # Note [Flat edges] (graph.py)
                 in_meta = (meta_a,)
                 needed = meta_a is not None
             else:
                 triples = [_edge_and_meta(args[i]) for i in positions]
-                next_fns = tuple([e[0] for e in triples])
-                nrs = _flat_nrs(tuple([e[1] for e in triples]))
+                next_fns, nrs = _flat_edges([e[0] for e in triples], [e[1] for e in triples])
                 in_meta = tuple([e[2] for e in triples])
                 needed = sum(1 << k for k, e in enumerate(triples) if e[2] is not None)
             try:
@@ -986,11 +988,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
                 plan, results, constant, single_name, saver = plans[needed] = _compile_plan(d, plan)
         else:
             edges, metas, mask = _edges_of(d, args, kwargs)
-            if len(edges) == 1:
-                next_fns, nrs = edges[0]
-            else:
-                next_fns = tuple([e[0] for e in edges])
-                nrs = _flat_nrs(tuple([e[1] for e in edges]))
+            next_fns, nrs = _flat_edges([e[0] for e in edges], [e[1] for e in edges])
             in_meta = tuple(metas)
             try:
                 plan, results, constant, single_name, saver = plans[mask]

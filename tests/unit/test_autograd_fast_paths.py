@@ -154,20 +154,38 @@ def test_add_with_the_default_alpha_shares_the_constant_dict():
 def test_next_functions_are_torchs_pairs_built_from_the_flat_edges():
     a, b = _leaf(2, 2), _leaf(2, 2, seed=1)
     c = dc.randn(2, 2)
-    outs = aten.max.dim(a * 1.0, 0)
+    m = a * 1.0
+    outs = aten.max.dim(m, 0)
     y = outs[1].float() * 0 + outs[0]  # output 0 of max.dim
-    node = (y * b + c).grad_fn
+    node = (y * b).grad_fn  # two edges: the tuples
     assert node.next_functions == tuple(zip(node._next, node._nrs))
     assert all(type(e) is tuple and len(e) == 2 for e in node.next_functions)
-    mul_node = node.next_functions[0][0]
-    assert mul_node.next_functions[1] == (b.grad_fn or G.grad_accumulator(b), 0)
+    assert node.next_functions[1] == (G.grad_accumulator(b), 0)
     assert node._nrs is G.flat_nrs((0, 0))  # the shared all-zero tuple
-    one = y.exp().grad_fn
-    assert one._next is y.grad_fn and one._nrs == 0  # one input: the node itself
-    assert one.next_functions == ((y.grad_fn, 0),) and G.next_nodes(one) == (y.grad_fn,)
-    edges = ((mul_node, 1), (None, 0))
-    n = G.Node(edges)
-    assert n.next_functions == edges and n._nrs == (1, 0)
+    lone = (y * c).grad_fn  # one edge of two: the node itself and its place
+    assert lone._next is y.grad_fn and lone._nrs == (0, 0, 2)
+    assert lone.next_functions == ((y.grad_fn, 0), (None, 0)) and G.next_nodes(lone) == (y.grad_fn, None)
+    second = (c * y).grad_fn
+    assert second.next_functions == ((None, 0), (y.grad_fn, 0)) and second._nrs == (1, 0, 2)
+    one = y.exp().grad_fn  # one input
+    assert one._next is y.grad_fn and one.next_functions == ((y.grad_fn, 0),)
+    assert outs[0].grad_fn.next_functions == ((m.grad_fn, 0),)
+    rows = m.unbind(0)  # an edge to output 1 of a multi-output node: input_nr 1
+    far = (c[0] * rows[1]).grad_fn
+    assert far.next_functions == ((None, 0), (rows[1].grad_fn, 1)) and far._nrs == (1, 1, 2)
+    for edges in [((one, 1), (None, 0)), ((None, 0), (None, 0)), ((one, 0), (lone, 1)), ((None, 0), (one, 2)), ()]:
+        n = G.Node(edges)
+        assert n.next_functions == edges and G.next_nodes(n) == tuple(e[0] for e in edges)
+
+
+def test_the_engine_sends_a_lone_edge_the_gradient_of_its_own_input():
+    a = _leaf(3)
+    b = dc.tensor([1.0, 2.0, 3.0])
+    (b * a).sum().backward()  # the lone edge is input 1 of mul
+    assert a.grad.tolist() == [1.0, 2.0, 3.0]
+    a.grad = None
+    ((a * 2) - b).sum().backward()
+    assert a.grad.tolist() == [2.0, 2.0, 2.0]
 
 
 # --- Note [The ready queue] ---------------------------------------------------------------------------------
