@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -644,19 +644,20 @@ def _make_node(d: Derivative, compiled: dict[Any, tuple[Any, ...]], positions: t
     ``compiled`` keeps ``_compile_plan``'s answers by mask (Note [Constant saved values], Note
     [Generated savers]); a lone saved value is not shared here (the in-place plans save clones).
     """
+    key: Any
+    fns: Sequence[Any]
+    nrs: Sequence[int]
+    metas: Sequence[Any]
     if simple and positions and positions[-1] < len(args):
-        fns, nrs, metas = [], [], []
-        needed = 0
-        bit = 1
-        for i in positions:
-            fn, nr, meta = _edge_and_meta(args[i])
-            fns.append(fn)
-            nrs.append(nr)
-            metas.append(meta)
-            if meta is not None:
-                needed |= bit
-            bit <<= 1
-        key: Any = needed
+        if len(positions) == 2:  # unrolled, as in record
+            fn_a, nr_a, meta_a = _edge_and_meta(args[positions[0]])
+            fn_b, nr_b, meta_b = _edge_and_meta(args[positions[1]])
+            fns, nrs, metas = (fn_a, fn_b), (nr_a, nr_b), (meta_a, meta_b)
+            key = (meta_a is not None) | (meta_b is not None) << 1
+        else:
+            triples = [_edge_and_meta(args[i]) for i in positions]
+            fns, nrs, metas = [e[0] for e in triples], [e[1] for e in triples], [e[2] for e in triples]
+            key = sum(1 << k for k, meta in enumerate(metas) if meta is not None)
     else:
         edges, metas, key = _edges_of(d, args, kwargs)
         fns, nrs = [e[0] for e in edges], [e[1] for e in edges]
@@ -1334,7 +1335,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
             except AttributeError:  # not Tensors (See Note [No chained errors] in operator.py)
                 general = True
             if general:
-                return autograd_inplace_kernel(bits, a, *_present(b), *rest)
+                return autograd_inplace_kernel(bits, a) if b is _NO_ARG else autograd_inplace_kernel(bits, a, b, *rest)
             if fused and a._vc is None and not _pt.state.autograd[1]:
                 raise RuntimeError(INFERENCE_INPLACE_ERROR)
             if leaf:
