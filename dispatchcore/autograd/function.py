@@ -411,25 +411,7 @@ class Function(metaclass=_FunctionMeta):
                 ctx.needs_input_grad = _NOT_NEEDED
                 executable = False
         else:
-            is_tensor, needs, tensor_inputs = [], [], []  # one loop: a comprehension is a call each
-            for a in args:
-                if isinstance(a, Tensor):
-                    is_tensor.append(True)
-                    needs.append(a._requires_grad)
-                    tensor_inputs.append(a)
-                else:
-                    is_tensor.append(False)
-                    needs.append(False)
-            executable = state[0] and True in needs
-            ctx.needs_input_grad = tuple(needs)
-            ctx._is_tensor_input = tuple(is_tensor)
-            if executable:
-                # edges are collected before forward runs: forward may rebase a dirty input's history
-                edges, meta = [], []
-                for a in tensor_inputs:
-                    edges.append(gradient_edge(a))
-                    meta.append(_shared_meta(a))
-                ctx.next_functions, ctx._input_meta = tuple(edges), tuple(meta)
+            tensor_inputs, executable = _record_inputs(ctx, args, state[0])
         st.autograd = _NO_GRAD[state[1]]  # forward runs with grad mode off (dispatch TLS untouched)
         try:
             output = cls.forward(ctx, *args)
@@ -481,12 +463,8 @@ class Function(metaclass=_FunctionMeta):
         return function_kernel
 
 
-def _apply_general(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``Function.apply`` step by step: every call shape, kwargs and ``setup_context`` included."""
-    custom_setup = cls.setup_context is not Function.setup_context
-    if kwargs or custom_setup:
-        args = _bind_forward(cls, args, kwargs, custom_setup)
-    ctx = cls._backward_cls()
+def _record_inputs(ctx: BackwardCFunction, args: tuple[Any, ...], grad_mode: bool) -> tuple[list[Any], bool]:
+    """Set the node's per-input tuples, and its edges when it will record; the tensor inputs, and whether it will."""
     is_tensor, needs, tensor_inputs = [], [], []  # one loop: a comprehension is a call each
     for a in args:
         if isinstance(a, Tensor):
@@ -496,9 +474,7 @@ def _apply_general(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str,
         else:
             is_tensor.append(False)
             needs.append(False)
-    st = _pt.state
-    state = st.autograd
-    executable = state[0] and True in needs
+    executable = grad_mode and True in needs
     ctx.needs_input_grad = tuple(needs)
     ctx._is_tensor_input = tuple(is_tensor)
     if executable:
@@ -508,6 +484,18 @@ def _apply_general(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str,
             edges.append(gradient_edge(a))
             meta.append(_shared_meta(a))
         ctx.next_functions, ctx._input_meta = tuple(edges), tuple(meta)
+    return tensor_inputs, executable
+
+
+def _apply_general(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``Function.apply`` step by step: every call shape, kwargs and ``setup_context`` included."""
+    custom_setup = cls.setup_context is not Function.setup_context
+    if kwargs or custom_setup:
+        args = _bind_forward(cls, args, kwargs, custom_setup)
+    ctx = cls._backward_cls()
+    st = _pt.state
+    state = st.autograd
+    tensor_inputs, executable = _record_inputs(ctx, args, state[0])
     st.autograd = _NO_GRAD[state[1]]  # forward runs with grad mode off (dispatch TLS untouched)
     try:
         if custom_setup:
