@@ -28,6 +28,7 @@ from ..shapes import is_non_overlapping_and_dense
 from ..tensor import _CPU_BITS, TENSOR_DTYPE
 from ..tensor import detached_alias as _detached_alias  # t.detach() without dispatching
 from ..tensor import wrap_cpu as _wrap_cpu
+from ..tls import _DEFAULT_STATE as _DEFAULT_KEYS
 from ..tls import per_thread as _pt
 
 __all__ = ["AccumulateGrad", "Node", "NodeExtras", "SavedTensor", "backward", "flat_edges", "flat_nrs", "grad",
@@ -269,23 +270,35 @@ class AccumulateGrad(Node):
 # counts inside ``apply``, measured once on a stand-in held the same way. A gradient also held by
 # a user variable, a hook, or the buffer of another edge (``a + b`` sends one tensor to both
 # leaves) counts more, and is copied, as in torch: ``new_empty_strided``, then ``copy_``, which
-# leaves the copy at version 1. When nobody can see the calls (no dispatch mode, no trace, a
-# plain tensor) ``_copy_held`` makes the same tensor with one ``clone`` and sets that version:
-# two keyword factory calls cost dispatchcore ~15 us, more than G16's whole custom-op step.
-# Likewise ``_steal`` makes the detached alias without dispatching ``detach`` (~1 us).
+# leaves the copy at version 1. When nobody can see the calls (``_unseen``: no dispatch mode, no
+# trace, a plain tensor, the default key sets) ``_copy_held`` makes the same tensor with one
+# ``clone`` and sets that version: two keyword factory calls cost dispatchcore ~15 us, more than
+# G16's whole custom-op step. Likewise ``_steal`` makes the detached alias without dispatching
+# ``detach`` (~1 us), and ``_ones_like`` the implicit seed without ``ones_like`` (~8 us).
 _getrefcount = sys.getrefcount
+
+
+def _unseen(t: Any) -> bool:
+    """Whether no one could see an operator called on ``t`` (Note [Stealing the gradient]).
+
+    No dispatch mode, no trace, no Python-key tensor, and this thread's key sets the default ones
+    (no guard includes a key whose kernel or fallback would run first).
+    """
+    st = _pt.state
+    return st.modes is None and st.keys is _DEFAULT_KEYS and _operator.slot_wrapper is None \
+        and not t._key_bits & _PYTHON_KEYS
 
 
 def _steal(grad: Any) -> Any:
     """``grad.detach()``, dispatched when anyone can see it (Note [Stealing the gradient])."""
-    if _pt.state.modes is None and _operator.slot_wrapper is None and not grad._key_bits & _PYTHON_KEYS:
+    if _unseen(grad):
         return _detached_alias(grad)  # the tensor detach's kernels make, a dispatch less
     return grad.detach()
 
 
 def _copy_held(grad: Any, leaf: Any) -> Any:
     """A held gradient already laid out as ``leaf``, copied as torch copies it (Note [Stealing the gradient])."""
-    if _pt.state.modes is None and _operator.slot_wrapper is None and not grad._key_bits & _PYTHON_KEYS:
+    if _unseen(grad):
         copy = grad.clone()  # the tensor new_empty_strided + copy_ make, values, strides and version
         if copy._vc is not None:
             copy._vc[0] += 1
@@ -786,7 +799,7 @@ def _ones_like(out: Any) -> Any:
         # one assignment of the whole pair: threads racing here each store an equal one
         _ONES_LIKE = (aten.ones_like.default, {"pin_memory": False, "memory_format": preserve_format})
     ones_like, options = _ONES_LIKE
-    if _pt.state.modes is None and _operator.slot_wrapper is None and not out._key_bits & _PYTHON_KEYS:
+    if _unseen(out):
         data = out._data
         if data.__class__ is _ndarray and out._key_bits == _CPU_BITS and data.flags.c_contiguous:
             # the tensor ones_like's kernels make of a dense CPU tensor (empty_like, fill_: version 0),

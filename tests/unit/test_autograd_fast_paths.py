@@ -295,3 +295,24 @@ def test_expanding_a_0d_tensor_gives_every_new_dim_stride_0_over_its_storage(siz
 def test_expanding_a_0d_tensor_to_a_negative_size_keeps_the_general_error(size):
     with pytest.raises(RuntimeError, match="isn't allowed in a leading, non-existing dimension"):
         dc.tensor(1.0).expand(size)
+
+
+def test_a_key_included_by_a_guard_sees_the_seed_and_the_stolen_gradient_dispatched():
+    generic = dc.DispatchKey.TESTING_ONLY_GenericMode
+    seen = []
+
+    def log_every_op(op, *args, **kwargs):  # lesson 10's boxed fallback
+        seen.append(str(op))
+        with dc.ExcludeDispatchKeyGuard(generic):
+            return op(*args, **kwargs)
+
+    lib = dc.Library("_", "IMPL")
+    lib.fallback(log_every_op, generic)
+    try:
+        x = _leaf(3)
+        with dc.IncludeDispatchKeyGuard(generic):
+            (x * 2).sum().backward()
+    finally:
+        lib.destroy()
+    assert "aten.ones_like.default" in seen and "aten.detach.default" in seen
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
