@@ -18,7 +18,7 @@ from typing import Any
 from ..tensor import Tensor, _tp_name
 from ..tls import per_thread as _pt
 from .grad_mode import no_grad
-from .graph import Node, SavedTensor, gradient_edge, next_nodes
+from .graph import Node, SavedTensor, gradient_edge, lone_edge, next_nodes
 
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"]
 
@@ -403,9 +403,12 @@ class Function(metaclass=_FunctionMeta):
                 executable = state[0]
                 if executable:
                     grad_fn = a._grad_fn
-                    # gradient_edge's answer for a non-view with a grad_fn, read directly
-                    ctx.next_functions = ((grad_fn, a._output_nr),) if grad_fn is not None and a._base is None \
-                        else (gradient_edge(a),)
+                    if grad_fn is not None and a._base is None:
+                        # gradient_edge's answer for a non-view with a grad_fn, read directly and
+                        # stored as a lone edge (Note [Flat edges], graph.py)
+                        ctx._next, ctx._nrs = grad_fn, lone_edge(0, a._output_nr, 1)
+                    else:
+                        ctx.next_functions = (gradient_edge(a),)
                     ctx._input_meta = _one_meta(a)
             else:
                 ctx.needs_input_grad = _NOT_NEEDED

@@ -52,7 +52,10 @@ class Node:
     _nrs: tuple[int, ...]  # input numbers; or, for a lone edge, (its input index, input_nr, inputs)
 
     def __init__(self, next_functions: tuple[tuple[Node | None, int], ...] = ()) -> None:
-        self.next_functions = next_functions
+        if next_functions:
+            self.next_functions = next_functions
+        else:  # no edges (yet: a custom Function's node gets its own in apply)
+            self._next = self._nrs = ()
         self._seq = next(_sequence)
         self._extras: NodeExtras | None = None  # See Note [Node extras]
 
@@ -67,7 +70,11 @@ class Node:
 
     @next_functions.setter
     def next_functions(self, edges: tuple[tuple[Node | None, int], ...]) -> None:
-        self._next, self._nrs = flat_edges([e[0] for e in edges], [e[1] for e in edges])
+        if len(edges) == 1 and edges[0][0] is not None:  # one input with an edge (a Function's usual)
+            nxt, nr = edges[0]
+            self._next, self._nrs = nxt, lone_edge(0, nr, 1)
+        else:
+            self._next, self._nrs = flat_edges([e[0] for e in edges], [e[1] for e in edges])
 
     def apply(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
         raise NotImplementedError(f"{type(self).__name__} does not implement apply()")
