@@ -915,8 +915,8 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
     node_class = d.node_class
     n_inputs = len(positions)
     first_pos, second_pos = (*positions, 0, 0)[:2]
-    # _compile_plan's (plan, its _results, constant values) by bitmask of the inputs needing a
-    # gradient (the simple path), or by mask tuple (the general one)
+    # _compile_plan's answers by bitmask of the inputs needing a gradient (the simple path), or
+    # by mask tuple (the general one)
     plans: dict[Any, tuple[Any, ...]] = {}
     plan_for = d.plan
 
