@@ -81,6 +81,7 @@ def test_a_generated_saver_saves_what_the_plan_interpreter_saves(name, call, sha
 
 
 def test_each_generated_saver_reads_its_plan_in_order_and_says_so_in_its_source():
+    aten.mm.default(_leaf(2, 3), _leaf(3, 2, seed=1))  # at least mm's plan exists
     made = 0
     for d in K._derivatives.values():
         for plan in list(d._plans.values()):
@@ -108,9 +109,15 @@ def test_a_generated_saver_hands_calls_it_was_not_written_for_to_the_interpreter
     assert saver((a, b.as_subclass(Sub))) is None  # a subclass: _save decides
 
 
-def test_a_mutated_or_optional_argument_gets_no_generated_saver():
+def test_a_mutated_argument_gets_no_generated_saver():
+    a, b = _leaf(3), _leaf(3, seed=1)
+    x = a * 1.0
+    x.mul_(b)  # b needs a gradient: the plan saves x's value before the op, a clone
     d = K._derivatives["aten::mul_.Tensor"]
-    assert all(K._generated_saver(d, p) is None for p in d._plans.values() if any(e[5] for e in p))
+    mutating = [p for p in d._plans.values() if any(e[5] for e in p)]
+    assert mutating and all(K._generated_saver(d, p) is None for p in mutating)
+    x.sum().backward()
+    assert b.grad.tolist() == a.tolist()  # the saved clone is the value before mul_
 
 
 # --- Note [Constant saved values] -------------------------------------------------------------------------------
