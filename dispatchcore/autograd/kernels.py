@@ -28,7 +28,7 @@ import functools
 import inspect
 import textwrap
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -638,50 +638,49 @@ def _edges_of(d: Derivative, args: tuple[Any, ...],
     return edges, in_meta, tuple(mask)
 
 
-def _make_node(d: Derivative, compiled: dict[Any, tuple[Any, ...]], positions: tuple[int, ...], simple: bool,
-               args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[BuiltinNode, Any, dict[str, Any]]:
+def _make_node(d: Derivative, compiled: dict[Any, tuple[Any, ...]], positions: tuple[int, ...],
+               edges_of: Callable[..., Any] | None, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> tuple[BuiltinNode, Any, dict[str, Any]]:
     """A node with its edges and input metadata, the plan's output entries, and the saved arguments.
 
-    What ``record`` does inline for the usual calls, for the other kernels (in-place ops):
-    ``compiled`` keeps ``_compile_plan``'s answers by mask (Note [Constant saved values], Note
-    [Generated savers]); a lone saved value is not shared here (the in-place plans save clones).
+    What ``record`` does for the other kernels (in-place ops): ``edges_of`` is the generated
+    ``edges`` of their Tensor inputs (Note [Generated recorders]), None when they are not all
+    positional; ``compiled`` keeps ``_compile_plan``'s answers by mask (Note [Constant saved
+    values], Note [Generated savers]).
     """
     key: Any
-    fns: Sequence[Any]
-    nrs: Sequence[int]
-    metas: Sequence[Any]
-    if simple and positions and positions[-1] < len(args):
-        if len(positions) == 2:  # unrolled, as in record
-            fn_a, nr_a, meta_a = _edge_and_meta(args[positions[0]])
-            fn_b, nr_b, meta_b = _edge_and_meta(args[positions[1]])
-            fns, nrs, metas = (fn_a, fn_b), (nr_a, nr_b), (meta_a, meta_b)
-            key = (meta_a is not None) | (meta_b is not None) << 1
-        else:
-            triples = [_edge_and_meta(args[i]) for i in positions]
-            fns, nrs, metas = [e[0] for e in triples], [e[1] for e in triples], [e[2] for e in triples]
-            key = sum(1 << k for k, meta in enumerate(metas) if meta is not None)
+    found = edges_of(args) if edges_of is not None and positions[-1] < len(args) else None
+    if found is not None:
+        next_fns, nrs, in_meta, key = found
+    elif edges_of is not None and positions[-1] < len(args):  # a non-tensor where a Tensor was expected
+        next_fns, nrs, in_meta, key = _edges_by_triples(positions, args)
     else:
         edges, metas, key = _edges_of(d, args, kwargs)
-        fns, nrs = [e[0] for e in edges], [e[1] for e in edges]
+        next_fns, nrs = _flat_edges([e[0] for e in edges], [e[1] for e in edges])
+        in_meta = tuple(metas)
     try:
-        plan, results, constant, _, saver = compiled[key]
+        plan, results, constant, single_name, saver = compiled[key]
     except KeyError:
         mask = key if type(key) is tuple else tuple(bool(key >> k & 1) for k in range(len(positions)))
-        plan, results, constant, _, saver = compiled[key] = _compile_plan(d, d.plan(mask))
+        plan, results, constant, single_name, saver = compiled[key] = _compile_plan(d, d.plan(mask))
     node = _new(d.node_class)  # Node.__init__, inlined
-    node._next, node._nrs = _flat_edges(fns, nrs)  # See Note [Flat edges] (graph.py)
+    node._next = next_fns
+    node._nrs = nrs
     node._seq = _next_seq()
     node._extras = None
-    node._in_meta = tuple(metas)
+    node._in_meta = in_meta
     if constant is not None and not kwargs:
         values = constant
     else:
-        values = saver(args) if saver is not None and not kwargs else None
-        if values is None:
-            values = {} if plan else _NO_VALUES
-            if plan:
-                _save(plan, args, kwargs, values)
+        values = _saved_values(plan, single_name, saver, args, kwargs) if plan else _NO_VALUES
     return node, results, values
+
+
+def _edges_by_triples(positions: tuple[int, ...], args: tuple[Any, ...]) -> tuple[Any, Any, Any, int]:
+    """What the generated ``edges`` answers, input by input (for a non-tensor among the inputs)."""
+    triples = [_edge_and_meta(args[i]) for i in positions]
+    next_fns, nrs = _flat_edges([e[0] for e in triples], [e[1] for e in triples])
+    return next_fns, nrs, tuple([e[2] for e in triples]), sum(1 << k for k, e in enumerate(triples) if e[2] is not None)
 
 
 def _add_edge(t: Any, edges: list[Any], in_meta: list[Any]) -> None:
@@ -988,17 +987,27 @@ def _generated_recorder(positions: tuple[int, ...], node_class: type, plans: dic
 
     Its Tensor inputs are at ``positions``, all present and positional.
     """
-    source, make = _recorder_factory(positions)
+    source, make, _ = _recorder_factory(positions)
     recorder: Any = make(node_class, plans, plan_of, record)
     recorder.source = source
     return recorder
 
 
-@functools.cache
-def _recorder_factory(positions: tuple[int, ...]) -> tuple[str, Callable[..., Any]]:
-    """The recorder's source for Tensor inputs at ``positions``, and a factory of recorders.
+def _generated_edges(positions: tuple[int, ...]) -> Callable[[tuple[Any, ...]], Any]:
+    """``edges(args) -> (next_fns, nrs, in_meta, needed) or None``: the recorder's first part.
 
-    The factory makes one for a kernel's own objects: compiled once per positions, not per operator.
+    A new node's flat edges, input metadata and the bitmask of the inputs with an edge, for the
+    Tensor inputs at ``positions``; None for a non-tensor among them (the caller's general path).
+    The in-place kernels use it: they make their node before the op runs.
+    """
+    return _recorder_factory(positions)[2]
+
+
+@functools.cache
+def _recorder_factory(positions: tuple[int, ...]) -> tuple[str, Callable[..., Any], Callable[..., Any]]:
+    """The recorder's source for Tensor inputs at ``positions``, a factory of recorders, and ``edges``.
+
+    The factory makes a recorder for a kernel's own objects: compiled once per positions, not per operator.
     """
     n = len(positions)
     ks = range(n)
@@ -1013,23 +1022,34 @@ def _recorder_factory(positions: tuple[int, ...]) -> tuple[str, Callable[..., An
                  f"({', '.join(f'n{k}' for k in ks)}))"]
     if n != 2:  # an input has metadata exactly when it has an edge
         edges.append("    needed = " + " | ".join(f"(f{k} is not None)" + (f" << {k}" if k else "") for k in ks))
-    source = "\n".join([
-        "def recorder(result, args):",
-        "    global _last_meta",
-        "    try:",
-        *(_RECORDER_EDGE.format(k=k, pos=pos).rstrip("\n") for k, pos in enumerate(positions)),
-        "    except AttributeError:  # not a tensor: record's general path",
-        "        return record(result, args, _NO_KWARGS, False)",
-        *edges,
-        _RECORDER_BODY.format(metas=", ".join(f"m{k}" for k in ks) + ("," if n == 1 else "")).rstrip("\n"),
-    ])
+    metas = ", ".join(f"m{k}" for k in ks) + ("," if n == 1 else "")
+
+    def function(header: str, otherwise: str, body: str) -> str:
+        return "\n".join([
+            header,
+            "    global _last_meta",
+            "    try:",
+            *(_RECORDER_EDGE.format(k=k, pos=pos).rstrip("\n") for k, pos in enumerate(positions)),
+            "    except AttributeError:  # not a tensor: " + otherwise[0],
+            "        " + otherwise[1],
+            *edges,
+            body.rstrip("\n"),
+        ])
+
+    source = function("def recorder(result, args):",
+                      ("record's general path", "return record(result, args, _NO_KWARGS, False)"),
+                      _RECORDER_BODY.format(metas=metas))
     # compiled inside a factory, so that a kernel's own objects are the recorder's closure
     # variables and this module's globals its globals (``_last_meta`` is shared)
     factory = ("def make(node_class, plans, plan_of, record):\n" + textwrap.indent(source, "    ")
                + "\n    return recorder")
+    edges_source = function("def edges(args):", ("the caller's general path", "return None"),
+                            f"    return next_fns, nrs, ({metas}), needed")
     scope: dict[str, Any] = {}
-    exec(compile(factory, f"<recorder for Tensor inputs at {positions}>", "exec"), globals(), scope)  # noqa: S102
-    return source, scope["make"]
+    exec(compile(factory + "\n\n\n" + edges_source, f"<recorder for Tensor inputs at {positions}>", "exec"),  # noqa: S102
+         globals(), scope)
+    scope["edges"].source = edges_source
+    return source, scope["make"], scope["edges"]
 
 
 # --- kernels -----------------------------------------------------------------------------------
@@ -1094,10 +1114,10 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         if simple and last < len(args):
             if generated and recorder is not None and not kwargs:  # See Note [Generated recorders]
                 return recorder(result, args)
-            triples = [_edge_and_meta(args[i]) for i in positions]
-            next_fns, nrs = _flat_edges([e[0] for e in triples], [e[1] for e in triples])
-            in_meta = tuple([e[2] for e in triples])
-            needed = sum(1 << k for k, e in enumerate(triples) if e[2] is not None)
+            found = edges_of(args)
+            if found is None:  # a non-tensor where a Tensor was expected
+                found = _edges_by_triples(positions, args)
+            next_fns, nrs, in_meta, needed = found
             try:
                 plan, results, constant, single_name, saver = plans[needed]
             except KeyError:
@@ -1147,6 +1167,7 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         compiled = plans[needed] = _compile_plan(d, plan_for(mask))
         return compiled
 
+    edges_of = _generated_edges(positions) if simple and positions else None
     recorder = (_generated_recorder(positions, node_class, plans, plan_of, record)
                 if simple and single and positions else None)
 
@@ -1374,6 +1395,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
     mutated_pos = d.positions[d.mutates]
 
     simple = not by_name and not d.list_inputs & set(d.input_names)
+    edges_of = _generated_edges(positions) if simple and positions else None  # Note [Generated recorders]
     compiled: dict[Any, tuple[Any, ...]] = {}  # _compile_plan's answers, by mask
 
     def autograd_inplace_kernel(bits: int, *args: Any, **kwargs: Any) -> Any:
@@ -1396,7 +1418,7 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
                     needs = base is not None and base._requires_grad
             if needs:
                 _check_inplace(self)
-                node, results, values = _make_node(d, compiled, positions, simple, args, kwargs)
+                node, results, values = _make_node(d, compiled, positions, edges_of, args, kwargs)
         try:  # redispatch's memo lookup inlined, as in autograd_kernel
             fn, first = op._dispatch[3][bits & _AFTER_AUTOGRAD]
         except KeyError:

@@ -72,7 +72,8 @@ def _kernel(op):
     return kernel
 
 
-def _same_node(fast: G.Node, general: G.Node) -> None:
+def _same_node(fast: G.Node, general: G.Node, *, clones: bool = False) -> None:
+    """``clones``: saved tensors may be clones made per node (an in-place op's ``self``): equal values."""
     assert type(fast) is type(general)
     assert fast.next_functions == general.next_functions
     assert fast._nrs == general._nrs
@@ -84,7 +85,9 @@ def _same_node(fast: G.Node, general: G.Node) -> None:
         if type(v) is G.SavedTensor:
             assert type(w) is G.SavedTensor and v._version == w._version
             assert (v._output is None) == (w._output is None)
-            if v._output is None:
+            if v._output is None and clones and v._tensor is not w._tensor:
+                np.testing.assert_array_equal(v._tensor.detach().numpy(), w._tensor.detach().numpy())
+            elif v._output is None:
                 assert v._tensor is w._tensor
             else:  # a saved output is a detached alias of its node's own output
                 assert v._output[1] == w._output[1] and v._tensor is not w._tensor
@@ -149,3 +152,47 @@ def test_the_recorder_source_is_kept_and_compiled_once_per_input_positions():
     assert K._recorder_factory((0, 1))[0] == source
     other = _kernel(aten.div.Tensor).recorder
     assert other.__code__ is kernel.recorder.__code__  # one compiled body, two kernels' closures
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name, op, shapes, rest", OPS, ids=[o[0] for o in OPS])
+def test_generated_edges_answer_what_the_input_by_input_path_answers(name, op, shapes, rest, kind):
+    inputs, _ = _inputs(kind, shapes)
+    args = (*inputs, *rest)
+    positions = tuple(range(len(inputs)))
+    fast = K._generated_edges(positions)(args)
+    general = K._edges_by_triples(positions, args)
+    assert fast[0] == general[0] and fast[1] == general[1] and fast[2] == general[2]
+    assert fast[3] == general[3]  # the bitmask of the inputs with an edge (True == 1)
+
+
+INPLACE = [  # (in-place op, its derivative, input shapes, other positional arguments)
+    ("mul_", aten.mul_.Tensor, ((4, 3), (4, 3)), ()),
+    ("add_", aten.add_.Tensor, ((4, 3), (4, 3)), ()),
+    ("exp_", aten.exp_.default, ((4, 3),), ()),
+    ("pow_", aten.pow_.Scalar, ((4, 3),), (2.0,)),
+]
+
+
+@pytest.mark.parametrize("kind", ["interior", "first only", "last only"])
+@pytest.mark.parametrize("name, op, shapes, rest", INPLACE, ids=[o[0] for o in INPLACE])
+def test_an_inplace_node_made_with_generated_edges_is_the_general_one(name, op, shapes, rest, kind):
+    inputs, _ = _inputs(kind, shapes)
+    inputs[0] = inputs[0] * 1.0  # never a leaf: mutated in place
+    args = (*inputs, *rest)
+    d = K._derivatives[op.qualname]
+    positions = tuple(p for p in d.input_positions if p >= 0)
+    fast = K._make_node(d, {}, positions, K._generated_edges(positions), args, {})
+    general = K._make_node(d, {}, positions, None, args, {})
+    assert fast[1] == general[1]  # the plan's output entries
+    fast[0]._values, general[0]._values = fast[2], general[2]
+    _same_node(fast[0], general[0], clones=True)
+
+
+def test_a_chain_of_inplace_ops_on_wrapped_numbers_shares_one_saved_dict():
+    x = _t(3) * 1.0
+    x.mul_(1.0001)
+    first = x.grad_fn
+    x.mul_(1.0001)
+    assert x.grad_fn._values is first._values  # Note [Constant saved values]: one dict for the chain
+    x.sum().backward()
