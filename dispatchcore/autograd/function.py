@@ -18,7 +18,7 @@ from typing import Any
 from ..tensor import Tensor, _tp_name
 from ..tls import per_thread as _pt
 from .grad_mode import no_grad
-from .graph import Node, SavedTensor, gradient_edge, lone_edge, next_nodes
+from .graph import Node, SavedTensor, _sequence, grad_accumulator, gradient_edge, lone_edge, next_nodes
 
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"]
 
@@ -39,19 +39,33 @@ def _shared_meta(t: Any) -> tuple[Any, Any, Any]:
     return meta
 
 
-# The one-element tuple of _last_one's metadata: a node of one input or one output stores this
-# tuple as its _input_meta or _output_meta, so that consecutive such nodes allocate none
-_last_one: tuple[tuple[Any, Any, Any]] = (_last_meta,)
+# The one-element tuple of the last metadata a node of one input or one output stored as its
+# _input_meta or _output_meta, with the backend dtype it was read from: consecutive such nodes
+# allocate none (See Note [One-tensor metadata])
+_last_one: tuple[Any, tuple[tuple[Any, Any, Any]], bool] = (None, (_last_meta,), False)
 
 
+# Note [One-tensor metadata]
+# ``_one_meta`` runs twice per one-tensor Function call (the input's and the output's metadata),
+# and mostly answers with the tuple it made last. It tests that answer on the backend data's own
+# dtype object, by identity, instead of ``t.dtype`` (a property and a dict lookup): the memo keeps
+# that object beside the tuple, in one global replaced whole, so that a thread never pairs one
+# call's dtype with another's tuple. The same backend dtype object always maps to the same
+# dispatchcore dtype; a backend that makes a new dtype object per read only misses the memo.
+# ``Function.apply`` runs this test inline (a call costs as much as the test), and reads the
+# memo's third element, whether that dtype is floating or complex, instead of the output's
+# ``dtype.kind``.
 def _one_meta(t: Any) -> tuple[tuple[Any, Any, Any]]:
     """``(_shared_meta(t),)``: the last such tuple when its metadata is equal, else a new one."""
     global _last_one
-    one = _last_one
+    data = t._data
+    last = _last_one
+    one = last[1]
     meta = one[0]
-    if meta[1] is t.dtype and meta[2] is t._device and meta[0] == t._data.shape:
+    if data.dtype is last[0] and meta[2] is t._device and meta[0] == data.shape:
         return one
-    one = _last_one = (_shared_meta(t),)
+    one = (_shared_meta(t),)
+    _last_one = (data.dtype, one, data.dtype.kind in "fc")
     return one
 
 
@@ -294,7 +308,29 @@ def _sum_to_or_raise(g: Any, shape: tuple[int, ...], name: str, index: int) -> A
 # dirty or non-differentiable gets its node without _wrap_outputs' general loop. The node's
 # ``apply`` checks only identities and shapes when backward returns one gradient per tensor input
 # matching its input's shape, dtype and device, and otherwise repeats the general checks.
+# A call with one tensor input that records a node reads that input's edge itself: its grad_fn, or
+# for a leaf the AccumulateGrad its autograd meta already holds (``grad_accumulator`` makes one
+# when there is none); a view goes through ``gradient_edge``, which may regenerate its grad_fn.
 _DECIDING = frozenset({"forward", "backward", "vjp", "setup_context"})
+
+# Note [Bare Function nodes]
+# ``cls._backward_cls()`` runs ``BackwardCFunction.__init__`` and ``Node.__init__`` only to write
+# the node's four slots (``_next``/``_nrs`` empty, a new ``_seq``, ``_extras`` None). ``apply``
+# makes the node with ``object.__new__`` and writes those slots itself, at the same moment (before
+# the edges, so sequence numbers keep torch's order); the one-tensor path writes the edge's
+# ``_next``/``_nrs`` at once instead of the empty ones. ``_apply_general`` still calls the class.
+# ``test_function_fast_paths.py`` checks that such a node has every slot ``Node.__init__`` sets.
+
+# Note [A Function's saved input]
+# One tensor given to ``save_for_backward`` that is not the node's output is saved as
+# ``save_input`` (graph.py) saves a built-in op's input: a SavedTensor of three slot writes, here
+# inline (``_save_variables`` and ``SavedTensor(t, is_output=..., node=...)`` are two calls with
+# keywords). Anything else (several tensors, None, a non-tensor, the output, an inference tensor,
+# which raises) goes through ``_save_variables``.
+
+# Note [One-argument forward call]
+# ``cls.forward(ctx, *args)`` builds a new tuple for the call; with one argument ``apply`` calls
+# ``cls.forward(ctx, arg)``, which forward receives in the same way.
 
 
 def _decide(cls: _FunctionMeta) -> None:
@@ -342,6 +378,8 @@ def _decide_again(cls: type) -> None:
 _NO_GRAD = ((False, False), (False, True))  # the autograd state for forward, by inference-mode flag
 _ONE_TENSOR = (True,)  # needs_input_grad and _is_tensor_input of one tensor input that requires grad
 _NOT_NEEDED = (False,)  # needs_input_grad of one tensor input that does not
+_FIRST_OF_ONE = lone_edge(0, 0, 1)  # _nrs of a node whose one input's edge has input_nr 0
+_new = object.__new__
 
 
 class Function(metaclass=_FunctionMeta):
@@ -389,7 +427,11 @@ class Function(metaclass=_FunctionMeta):
         """Run ``forward`` and, when any tensor input requires grad, record a ``<Name>Backward`` node."""
         if kwargs or cls._custom_setup:  # decided per class by _decide
             return _apply_general(cls, args, kwargs)
-        ctx = cls._backward_cls()  # made before the edges, as torch makes the PyNode first
+        # made before the edges, as torch makes the PyNode first; Node.__init__'s writes, without
+        # its calls (See Note [Bare Function nodes])
+        ctx: BackwardCFunction = _new(cls._backward_cls)
+        ctx._seq = next(_sequence)
+        ctx._extras = None
         st = _pt.state
         state = st.autograd
         if len(args) == 1 and isinstance(args[0], Tensor):
@@ -397,42 +439,78 @@ class Function(metaclass=_FunctionMeta):
             # edge and metadata go straight into the node
             tensor_inputs: Any = args
             ctx._is_tensor_input = _ONE_TENSOR
-            a = args[0]
+            a = single = args[0]
             if a._requires_grad:
                 ctx.needs_input_grad = _ONE_TENSOR
                 executable = state[0]
-                if executable:
-                    grad_fn = a._grad_fn
-                    if grad_fn is not None and a._base is None:
-                        # gradient_edge's answer for a non-view with a grad_fn, read directly and
-                        # stored as a lone edge (Note [Flat edges], graph.py)
-                        ctx._next, ctx._nrs = grad_fn, lone_edge(0, a._output_nr, 1)
-                    else:
-                        ctx.next_functions = (gradient_edge(a),)
-                    ctx._input_meta = _one_meta(a)
             else:
                 ctx.needs_input_grad = _NOT_NEEDED
                 executable = False
+            if not executable:
+                ctx._next = ctx._nrs = ()
+            elif a._base is None:
+                # gradient_edge's answer for a non-view, read directly and stored as a lone edge
+                # (Note [Flat edges], graph.py): its grad_fn, else the leaf's accumulator (See
+                # Note [Function fast paths])
+                grad_fn = a._grad_fn
+                if grad_fn is not None:
+                    ctx._next, ctx._nrs = grad_fn, lone_edge(0, a._output_nr, 1)
+                else:
+                    meta = a._meta
+                    acc = None if meta is None else meta.grad_accumulator
+                    ctx._next, ctx._nrs = grad_accumulator(a) if acc is None else acc, _FIRST_OF_ONE
+                # _one_meta's memo test, inline (Note [One-tensor metadata])
+                data, last = a._data, _last_one
+                one = last[1]
+                meta = one[0]
+                if data.dtype is last[0] and meta[2] is a._device and meta[0] == data.shape:
+                    ctx._input_meta = one
+                else:
+                    ctx._input_meta = _one_meta(a)
+            else:
+                ctx.next_functions = (gradient_edge(a),)
+                ctx._input_meta = _one_meta(a)
         else:
+            ctx._next = ctx._nrs = ()
+            single = None
             tensor_inputs, executable = _record_inputs(ctx, args, state[0])
         st.autograd = _NO_GRAD[state[1]]  # forward runs with grad mode off (dispatch TLS untouched)
         try:
-            output = cls.forward(ctx, *args)
+            # See Note [One-argument forward call]
+            output = cls.forward(ctx, *args) if single is None else cls.forward(ctx, single)
         finally:
             st.autograd = state
-        if (executable and isinstance(output, Tensor) and not ctx._dirty and not ctx._non_differentiable
-                and output._data.dtype.kind in "fc"):
+        if executable and isinstance(output, Tensor) and not ctx._dirty and not ctx._non_differentiable:
+            # the output's metadata, by _one_meta's memo test inline; the memo also keeps whether
+            # its dtype is differentiable (floating or complex): See Note [One-tensor metadata]
+            data, last = output._data, _last_one
+            one = last[1]
+            meta = one[0]
+            if data.dtype is last[0] and meta[2] is output._device and meta[0] == data.shape:
+                differentiable = last[2]
+            else:
+                one, differentiable = _one_meta(output), data.dtype.kind in "fc"
             for a in tensor_inputs:
                 if a is output:
-                    break  # an input returned as-is: _wrap_outputs makes its alias
-            else:
+                    differentiable = False  # an input returned as-is: _wrap_outputs makes its alias
+            if differentiable:
                 # one new differentiable output, nothing marked: _wrap_outputs' steps for it alone
                 output._grad_fn = ctx
                 output._requires_grad = True
                 output._output_nr = 0
-                ctx._output_meta = _one_meta(output)
-                if ctx._to_save:
-                    ctx._saved_variables = _save_variables(ctx)
+                ctx._output_meta = one
+                to_save = ctx._to_save
+                if to_save:
+                    t = to_save[0]
+                    if len(to_save) == 1 and isinstance(t, Tensor) and t._grad_fn is not ctx and t._vc is not None:
+                        # one saved tensor, not the output: See Note [A Function's saved input]
+                        saved = _new(SavedTensor)
+                        saved._tensor = t
+                        saved._version = t._vc[0]
+                        saved._output = None
+                        ctx._saved_variables = (saved,)
+                    else:
+                        ctx._saved_variables = _save_variables(ctx)
                 return output
         return _wrap_outputs(ctx, tensor_inputs, output, executable, False)
 

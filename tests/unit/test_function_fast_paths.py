@@ -176,6 +176,45 @@ class SurplusNones(Function):
         return g * 2, None, None
 
 
+class ToDouble(Function):  # the output's metadata differs from the input's (Note [One-tensor metadata])
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.to(dc.float64) * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return (g * 2).to(x.dtype)
+
+
+class SaveOther(Function):  # saves a tensor that is neither input nor output (Note [A Function's saved input])
+    @staticmethod
+    def forward(ctx, x):
+        k = x.detach() + 1
+        ctx.save_for_backward(k)
+        return x * k
+
+    @staticmethod
+    def backward(ctx, g):
+        (k,) = ctx.saved_tensors
+        return g * k
+
+
+class StarForward(Function):  # forward takes *args: one argument arrives as with a star call
+    @staticmethod
+    def forward(ctx, *args):
+        assert len(args) == 1
+        ctx.save_for_backward(*args)
+        return args[0] * 3
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        assert x.requires_grad
+        return g * 3
+
+
 CASES = [
     (MyReLU, lambda: (dc.tensor([-1.0, 2.0, 3.0], requires_grad=True),)),
     (MulConst, lambda: (dc.tensor([1.0, 2.0], requires_grad=True) * 1.0,)),  # a non-leaf input
@@ -192,7 +231,20 @@ CASES = [
     (SurplusNones, lambda: (dc.tensor([1.0, 2.0], requires_grad=True),)),
     (MyReLU, lambda: (dc.tensor([1.0, 2.0]),)),  # nothing requires grad: no node
     (MyReLU, lambda: (dc.tensor([[1.0, -2.0], [3.0, 4.0]], requires_grad=True)[0],)),  # a view input
+    (MyReLU, lambda: (dc.tensor([1.0, -2.0], dtype=dc.float64, requires_grad=True),)),
+    (ToDouble, lambda: (dc.tensor([1.0, -2.0], requires_grad=True),)),
+    (ToDouble, lambda: (dc.tensor([[1.0], [-2.0]], requires_grad=True) * 1.0,)),
+    (SaveOther, lambda: (dc.tensor([1.0, -2.0], requires_grad=True),)),
+    (StarForward, lambda: (dc.tensor([1.0, -2.0], requires_grad=True),)),
+    (MyReLU, lambda: (_leaf_with_accumulator(),)),  # a leaf whose AccumulateGrad exists already
 ]
+
+
+def _leaf_with_accumulator() -> Any:
+    x = dc.tensor([1.0, -2.0], requires_grad=True)
+    (x * 1.0).sum().backward()  # makes and caches x's AccumulateGrad
+    x.grad = None
+    return x
 
 
 # --- the two paths ----------------------------------------------------------------------------
@@ -524,3 +576,102 @@ def test_nodes_of_one_input_and_output_share_their_metadata_tuples():
     assert a._input_meta == (((2,), dc.float32, x.device),)
     c = MulConst.apply(dc.ones(3, dtype=dc.float64, requires_grad=True)).grad_fn
     assert c._input_meta == c._output_meta == (((3,), dc.float64, x.device),) and c._input_meta is not a._input_meta
+
+
+# --- Note [Bare Function nodes], [One-tensor metadata], [A Function's saved input] ----------------
+def test_bare_nodes_have_every_slot_node_init_sets():
+    from dispatchcore.autograd.graph import Node
+
+    slots = [n for n in Node.__slots__ if n != "__weakref__"]
+    made = MyReLU._backward_cls()  # through Node.__init__
+    assert all(hasattr(made, n) for n in slots)
+    seen = []
+
+    class Peek(Function):
+        @staticmethod
+        def forward(ctx, x, *rest):
+            seen.append(ctx)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g, *rest):
+            return (g * 2, *(None for _ in rest))
+
+    leaf = dc.tensor([1.0], requires_grad=True)
+    recorded = [Peek.apply(x).grad_fn for x in (leaf, leaf * 1.0, dc.ones(2, 2, requires_grad=True)[0])]
+    assert seen == recorded
+    for ctx in recorded:
+        assert all(hasattr(ctx, n) for n in slots) and ctx._extras is None
+    # a ctx that records nothing has empty edges, as Node.__init__ leaves them
+    Peek.apply(dc.tensor([1.0]))
+    Peek.apply(dc.tensor([1.0]), 3)
+    with dc.no_grad():
+        Peek.apply(leaf)
+    for ctx in seen[3:]:
+        assert all(hasattr(ctx, n) for n in slots)
+        assert ctx.next_functions == () and ctx._extras is None
+    assert [c._seq for c in seen] == sorted(c._seq for c in seen) and made._seq < seen[0]._seq
+
+
+def test_node_sequence_numbers_keep_their_order():
+    x = dc.tensor([1.0, 2.0], requires_grad=True)
+    a = MyReLU.apply(x)
+    b = x * 2
+    c = MyReLU.apply(b)
+    assert a.grad_fn._seq < b.grad_fn._seq < c.grad_fn._seq
+
+
+def test_one_tensor_metadata_memo_follows_dtype_device_and_shape():
+    f32, f64 = dc.tensor([1.0, 2.0]), dc.tensor([1.0, 2.0], dtype=dc.float64)
+    assert F._one_meta(f32) == (((2,), dc.float32, f32.device),)
+    assert F._one_meta(f64) == (((2,), dc.float64, f64.device),)
+    assert F._one_meta(dc.ones(3)) == (((3,), dc.float32, f32.device),)
+    assert F._one_meta(dc.ones(3, dtype=dc.int64)) == (((3,), dc.int64, f32.device),)
+    assert F._last_one[2] is False  # an integer dtype: not differentiable
+    assert F._one_meta(dc.ones(3)) is F._one_meta(dc.ones(3))
+    assert F._last_one[2] is True
+    # an output of another dtype, shape or kind than the input's goes through the memo's miss
+    x = dc.tensor([1.0, -2.0], requires_grad=True)
+    y = ToDouble.apply(x)
+    assert y.grad_fn._input_meta == (((2,), dc.float32, x.device),)
+    assert y.grad_fn._output_meta == (((2,), dc.float64, x.device),)
+    z = IntOut.apply(x)
+    assert z.grad_fn is None and not z.requires_grad
+
+
+def test_saved_input_is_a_plain_saved_tensor_and_checks_versions():
+    from dispatchcore.autograd.graph import SavedTensor
+
+    x = dc.tensor([1.0, -2.0], requires_grad=True)
+    node = MyReLU.apply(x).grad_fn
+    (saved,) = node._saved_variables
+    general = SavedTensor(x)
+    assert type(saved) is SavedTensor
+    assert (saved._tensor, saved._version, saved._output) == (general._tensor, general._version, general._output)
+    with dc.no_grad():
+        x.add_(1.0)
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0"):
+        _ = node.saved_tensors
+
+
+def test_saving_an_inference_tensor_raises_on_both_paths():
+    with dc.inference_mode():
+        inf = dc.ones(2)
+
+    class SaveInference(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(inf)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    errors = []
+    for general in (False, True):
+        x = dc.tensor([1.0, 2.0], requires_grad=True)
+        with pytest.raises(RuntimeError) as e:
+            F._apply_general(SaveInference, (x,), {}) if general else SaveInference.apply(x)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and "Inference tensors cannot be saved for backward" in errors[0]
