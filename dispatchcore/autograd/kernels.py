@@ -1024,7 +1024,7 @@ def _recorder_factory(positions: tuple[int, ...]) -> tuple[str, Callable[..., An
         edges.append("    needed = " + " | ".join(f"(f{k} is not None)" + (f" << {k}" if k else "") for k in ks))
     metas = ", ".join(f"m{k}" for k in ks) + ("," if n == 1 else "")
 
-    def function(header: str, otherwise: str, body: str) -> str:
+    def function(header: str, otherwise: tuple[str, str], body: str) -> str:
         return "\n".join([
             header,
             "    global _last_meta",
@@ -1114,8 +1114,8 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
         if simple and last < len(args):
             if generated and recorder is not None and not kwargs:  # See Note [Generated recorders]
                 return recorder(result, args)
-            found = edges_of(args)
-            if found is None:  # a non-tensor where a Tensor was expected
+            found = edges_of(args) if edges_of is not None else None
+            if found is None:  # a non-tensor where a Tensor was expected, or no Tensor input
                 found = _edges_by_triples(positions, args)
             next_fns, nrs, in_meta, needed = found
             try:
