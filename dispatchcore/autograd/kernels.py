@@ -925,8 +925,8 @@ def _saved_values(plan: tuple[tuple[Any, ...], ...], single_name: str | None, sa
 # (Note [Shared input metadata]) inlined for a tensor that is not a view (a view goes through
 # ``_edge_and_meta``, which may regenerate its grad_fn), the edges flattened (Note [Flat edges],
 # graph.py), the node's slots written, the plan for the inputs that need a gradient looked up.
-# That is ~0.4 us less per recorded op than ``record``'s loops and calls (G10's add: 2.3 ->
-# 1.9 us). The function's source is kept on it (``recorder.source``); anything it was not
+# That is ~0.3 us less per recorded op than ``record``'s loops and calls (G10's add: 2.3 ->
+# 2.0 us). The function's source is kept on it (``recorder.source``); anything it was not
 # written for (a non-tensor where a Tensor was expected) goes to ``record``.
 _RECORDER_EDGE = """\
         x{k} = args[{pos}]
