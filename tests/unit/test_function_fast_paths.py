@@ -643,14 +643,16 @@ def test_saved_input_is_a_plain_saved_tensor_and_checks_versions():
     from dispatchcore.autograd.graph import SavedTensor
 
     x = dc.tensor([1.0, -2.0], requires_grad=True)
+    with dc.no_grad():
+        x.mul_(1.0)  # version 1 before the save: the saved version is read, not assumed 0
     node = MyReLU.apply(x).grad_fn
     (saved,) = node._saved_variables
     general = SavedTensor(x)
     assert type(saved) is SavedTensor
-    assert (saved._tensor, saved._version, saved._output) == (general._tensor, general._version, general._output)
+    assert (saved._tensor, saved._version, saved._output) == (general._tensor, 1, general._output)
     with dc.no_grad():
         x.add_(1.0)
-    with pytest.raises(RuntimeError, match="is at version 1; expected version 0"):
+    with pytest.raises(RuntimeError, match="is at version 2; expected version 1"):
         _ = node.saved_tensors
 
 
