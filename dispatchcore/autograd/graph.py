@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import sys
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
@@ -27,6 +28,7 @@ from .. import operator as _operator
 from ..keyset import PYTHON_KEYSET as _PYTHON_KEYSET
 from ..shapes import is_non_overlapping_and_dense
 from ..tensor import _CPU_BITS, TENSOR_DTYPE
+from ..tensor import Tensor as _Tensor
 from ..tensor import detached_alias as _detached_alias  # t.detach() without dispatching
 from ..tensor import wrap_cpu as _wrap_cpu
 from ..tls import _DEFAULT_STATE as _DEFAULT_KEYS
@@ -282,8 +284,12 @@ class AccumulateGrad(Node):
 # trace, a plain tensor, the default key sets) ``_copy_held`` makes the same tensor with one
 # ``clone`` and sets that version: two keyword factory calls cost dispatchcore ~15 us, more than
 # G16's whole custom-op step. Likewise ``_steal`` makes the detached alias without dispatching
-# ``detach`` (~1 us), and ``_ones_like`` the implicit seed without ``ones_like`` (~8 us).
+# ``detach`` (~1 us), and ``_ones_like`` the implicit seed without ``ones_like`` (~8 us). An
+# unshared plain gradient with no history, no autograd metadata and no weak reference already is
+# what that alias would be (same data, key set, version counter), and nobody can tell one object
+# from the other: ``_steal`` keeps it (~0.2 us, a tensor made and freed less).
 _getrefcount = sys.getrefcount
+_getweakrefcount = weakref.getweakrefcount
 
 
 def _unseen(t: Any) -> bool:
@@ -300,6 +306,10 @@ def _unseen(t: Any) -> bool:
 def _steal(grad: Any) -> Any:
     """``grad.detach()``, dispatched when anyone can see it (Note [Stealing the gradient])."""
     if _unseen(grad):
+        if grad.__class__ is _Tensor and grad._grad_fn is None and grad._base is None and grad._meta is None \
+                and not grad._requires_grad and grad._grad is None and grad._output_nr == 0 \
+                and not _getweakrefcount(grad):
+            return grad  # already what detach would make of it, and nobody else can see it
         return _detached_alias(grad)  # the tensor detach's kernels make, a dispatch less
     return grad.detach()
 
@@ -625,28 +635,42 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
             needed = _needed(root_nodes, set(), input_nodes)
             keep = needed | input_nodes
     buffers: dict[Node, list[Any]] = {}
-    for node, output_nr, g in roots:
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * max(node._num_outputs, output_nr + 1)
-        if g is not None:
-            current = buf[output_nr]
-            buf[output_nr] = g if current is None else current + g
     # See Note [The ready queue]: entries carry the node's gradient buffer
     accumulators: deque[tuple[Node, list[Any]]] = deque()
     ready: list[tuple[int, Node, list[Any]]] = []
-    for node in root_nodes if len(root_nodes) == 1 else dict.fromkeys(root_nodes):
-        if deps[node] == 0 and (keep is None or node in keep):
-            grads = buffers.pop(node)
+    if len(roots) == 1:  # one root: its buffer is made at once, never stored (no cycle reaches it)
+        node, output_nr, g = roots[0]
+        if keep is None or node in keep:
+            size = node._num_outputs
+            if output_nr == 0 and size == 1:
+                grads = [g]
+            else:
+                grads = [None] * max(size, output_nr + 1)
+                grads[output_nr] = g
             if node._seq == _ACCUMULATE_GRAD_SEQ:
                 accumulators.append((node, grads))
             else:
                 ready.append((-node._seq, node, grads))
-    if len(ready) > 1:
+    else:
+        for node, output_nr, g in roots:
+            buf = buffers.get(node)
+            if buf is None:
+                buf = buffers[node] = [None] * max(node._num_outputs, output_nr + 1)
+            if g is not None:
+                current = buf[output_nr]
+                buf[output_nr] = g if current is None else current + g
+        for node in dict.fromkeys(root_nodes):
+            if deps[node] == 0 and (keep is None or node in keep):
+                grads = buffers.pop(node)
+                if node._seq == _ACCUMULATE_GRAD_SEQ:
+                    accumulators.append((node, grads))
+                else:
+                    ready.append((-node._seq, node, grads))
         heapq.heapify(ready)
-    saved_state = _pt.state.autograd
-    _pt.state.autograd = (create_graph, saved_state[1])
-    push, pop = heapq.heappush, heapq.heappop
+    st = _pt.state
+    saved_state = st.autograd
+    st.autograd = (create_graph, saved_state[1])
+    push, pop = _heappush, _heappop
     frame = trace_frame
     engine_frame = frame("backward()" if accumulate_grad else "grad()") if frame is not None else None
     if engine_frame is not None:
@@ -737,12 +761,13 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
             outputs = edges = g = None  # type: ignore[assignment]  # only the buffers hold gradients now:
             # Note [Stealing the gradient]
     finally:
-        _pt.state.autograd = saved_state
+        st.autograd = saved_state
         if engine_frame is not None:
             engine_frame.__exit__()
     return captured
 
 
+_heappush, _heappop = heapq.heappush, heapq.heappop
 _NO_NODES: frozenset[Any] = frozenset()  # ``needed`` when every node runs (never consulted then)
 
 
@@ -778,32 +803,34 @@ def _apply_needed(node: Node, grads: tuple[Any, ...], keep: set[Node], frame: An
 
 def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any] | None) -> list[Any]:
     """``torch.autograd._make_grads``: check given gradients, make ones for scalar outputs."""
-    grads = []
-    for i, out in enumerate(outputs):
-        g = None if grad_outputs is None or i >= len(grad_outputs) else grad_outputs[i]
-        if g is None:
-            if out._requires_grad:
-                if out.numel() != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not out.dtype.is_floating_point:
-                    raise RuntimeError(
-                        f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-                g = _ones_like(out)  # torch.ones_like(out, memory_format=preserve_format)
-        elif hasattr(g, "_key_bits"):
-            gdata, odata = g._data, out._data  # backend data: numpy's shape and dtype attributes
-            if gdata.shape != odata.shape:
+    return [_make_grad(out, None if grad_outputs is None or i >= len(grad_outputs) else grad_outputs[i], i)
+            for i, out in enumerate(outputs)]
+
+
+def _make_grad(out: Any, g: Any, i: int) -> Any:
+    """The gradient of output ``i`` given ``g`` (None: ones for a scalar), checked as ``_make_grads`` does."""
+    if g is None:
+        if out._requires_grad:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not out.dtype.is_floating_point:
                 raise RuntimeError(
-                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape!r} and output[{i}] "
-                    f"has a shape of {out.shape!r}.")
-            if (odata.dtype.kind == "c") != (gdata.dtype.kind == "c"):
-                raise RuntimeError(
-                    "For complex Tensors, both grad_output and output are required to have the same "
-                    f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and "
-                    f"output[{i}] has a dtype of {out.dtype}.")
-        else:
-            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
-        grads.append(g)
-    return grads
+                    f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+            g = _ones_like(out)  # torch.ones_like(out, memory_format=preserve_format)
+    elif hasattr(g, "_key_bits"):
+        gdata, odata = g._data, out._data  # backend data: numpy's shape and dtype attributes
+        if gdata.shape != odata.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape!r} and output[{i}] "
+                f"has a shape of {out.shape!r}.")
+        if (odata.dtype.kind == "c") != (gdata.dtype.kind == "c"):
+            raise RuntimeError(
+                "For complex Tensors, both grad_output and output are required to have the same "
+                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and "
+                f"output[{i}] has a dtype of {out.dtype}.")
+    else:
+        raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+    return g
 
 
 def _ones_like(out: Any) -> Any:
@@ -831,16 +858,17 @@ _ONES_LIKE: tuple[Any, dict[str, Any]] | None = None
 
 
 def _roots(outputs: Sequence[Any], grads: Sequence[Any]) -> list[tuple[Node, int, Any]]:
-    roots = []
-    for i, (out, g) in enumerate(zip(outputs, grads)):
-        fn = current_grad_fn(out)
-        if fn is not None:
-            roots.append((fn, out._output_nr, g))
-        elif out._requires_grad:
-            roots.append((grad_accumulator(out), 0, g))
-        else:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-    return roots
+    return [_root(out, g, i) for i, (out, g) in enumerate(zip(outputs, grads))]
+
+
+def _root(out: Any, g: Any, i: int) -> tuple[Node, int, Any]:
+    """The engine root of output ``i``: ``(its grad_fn or its accumulator, output_nr, g)``."""
+    fn = out._grad_fn if out._base is None else _view_grad_fn(out)  # current_grad_fn, inline
+    if fn is not None:
+        return (fn, out._output_nr, g)
+    if out._requires_grad:
+        return (grad_accumulator(out), 0, g)
+    raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
 
 def _input_edges(inputs: Sequence[Any]) -> list[tuple[Node | None, int]]:
@@ -857,6 +885,11 @@ def _input_edges(inputs: Sequence[Any]) -> list[tuple[Node | None, int]]:
     return edges
 
 
+# Note [One-tensor backward]: ``loss.backward()`` (one tensor, no ``inputs``) is the call users
+# make; it checks its one gradient (``_make_grad``) and finds its one root (``_root``) without the
+# lists the general path builds, and the engine makes that root's gradient buffer at once, never
+# storing it in the pending-buffer dict (a single root has no other edge that could reach it).
+# The same checks run in the same order, so errors, gradients and the trace are the list call's.
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Any = None) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves (``torch.autograd.backward``).
@@ -871,10 +904,15 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         >>> x.grad
         tensor([2., 4.])
     """
-    outputs = _as_list(tensors)
-    grads = _make_grads(outputs, _as_list(grad_tensors) if grad_tensors is not None else None)
     if retain_graph is None:
         retain_graph = create_graph
+    if inputs is None and not isinstance(tensors, _SEQUENCES) and not isinstance(grad_tensors, _SEQUENCES):
+        # Note [One-tensor backward]: ``loss.backward()``, the usual call, makes no lists
+        run_backward((_root(tensors, _make_grad(tensors, grad_tensors, 0), 0),),
+                     retain_graph=retain_graph, create_graph=create_graph)
+        return
+    outputs = _as_list(tensors)
+    grads = _make_grads(outputs, _as_list(grad_tensors) if grad_tensors is not None else None)
     edges = None
     if inputs is not None:
         inputs = list(inputs.values()) if type(inputs) is dict else _as_list(inputs)
@@ -935,7 +973,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     return tuple(result)
 
 
+_SEQUENCES = (list, tuple)
+
+
 def _as_list(x: Any) -> list[Any]:
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, _SEQUENCES):
         return list(x)
     return [x]
