@@ -330,7 +330,8 @@ _DECIDING = frozenset({"forward", "backward", "vjp", "setup_context"})
 
 # Note [One-argument forward call]
 # ``cls.forward(ctx, *args)`` builds a new tuple for the call; with one argument ``apply`` calls
-# ``cls.forward(ctx, arg)``, which forward receives in the same way.
+# ``cls.forward(ctx, arg)``, which forward receives in the same way. Whether forward returned
+# that argument as is is then one identity test, not a loop over the tensor inputs.
 
 
 def _decide(cls: _FunctionMeta) -> None:
@@ -490,9 +491,13 @@ class Function(metaclass=_FunctionMeta):
                 differentiable = last[2]
             else:
                 one, differentiable = _one_meta(output), data.dtype.kind in "fc"
-            for a in tensor_inputs:
-                if a is output:
+            if single is not None:  # See Note [One-argument forward call]
+                if single is output:
                     differentiable = False  # an input returned as-is: _wrap_outputs makes its alias
+            else:
+                for a in tensor_inputs:
+                    if a is output:
+                        differentiable = False
             if differentiable:
                 # one new differentiable output, nothing marked: _wrap_outputs' steps for it alone
                 output._grad_fn = ctx

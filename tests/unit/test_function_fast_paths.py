@@ -677,3 +677,14 @@ def test_saving_an_inference_tensor_raises_on_both_paths():
             F._apply_general(SaveInference, (x,), {}) if general else SaveInference.apply(x)
         errors.append(str(e.value))
     assert errors[0] == errors[1] and "Inference tensors cannot be saved for backward" in errors[0]
+
+
+# --- Note [One-argument forward call]: an input returned as is ----------------------------------
+
+
+def test_an_input_returned_as_is_by_a_one_argument_forward_gets_an_alias():
+    x = dc.tensor([1.0, 2.0], requires_grad=True)
+    fast, general = Ident.apply(x), F._apply_general(Ident, (x,), {})
+    for y in (fast, general):
+        assert y is not x and y._base is x and type(y.grad_fn).__name__ == "IdentBackward"
+    assert _summary(fast, (x,)) == _summary(general, (x,))
