@@ -640,17 +640,13 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
     ready: list[tuple[int, Node, list[Any]]] = []
     if len(roots) == 1:  # one root: its buffer is made at once, never stored (no cycle reaches it)
         node, output_nr, g = roots[0]
-        if keep is None or node in keep:
-            size = node._num_outputs
-            if output_nr == 0 and size == 1:
-                grads = [g]
-            else:
-                grads = [None] * max(size, output_nr + 1)
-                grads[output_nr] = g
-            if node._seq == _ACCUMULATE_GRAD_SEQ:
-                accumulators.append((node, grads))
-            else:
-                ready.append((-node._seq, node, grads))
+        size = node._num_outputs
+        if output_nr == 0 and size == 1:
+            grads = [g]
+        else:
+            grads = [None] * max(size, output_nr + 1)
+            grads[output_nr] = g
+        starts: Any = ((node, grads),) if keep is None or node in keep else ()
     else:
         for node, output_nr, g in roots:
             buf = buffers.get(node)
@@ -659,14 +655,14 @@ def run_backward(roots: Sequence[tuple[Node, int, Any]], *, retain_graph: bool, 
             if g is not None:
                 current = buf[output_nr]
                 buf[output_nr] = g if current is None else current + g
-        for node in dict.fromkeys(root_nodes):
-            if deps[node] == 0 and (keep is None or node in keep):
-                grads = buffers.pop(node)
-                if node._seq == _ACCUMULATE_GRAD_SEQ:
-                    accumulators.append((node, grads))
-                else:
-                    ready.append((-node._seq, node, grads))
-        heapq.heapify(ready)
+        starts = [(node, buffers.pop(node)) for node in dict.fromkeys(root_nodes)
+                  if deps[node] == 0 and (keep is None or node in keep)]
+    for node, grads in starts:
+        if node._seq == _ACCUMULATE_GRAD_SEQ:
+            accumulators.append((node, grads))
+        else:
+            ready.append((-node._seq, node, grads))
+    heapq.heapify(ready)
     st = _pt.state
     saved_state = st.autograd
     st.autograd = (create_graph, saved_state[1])
