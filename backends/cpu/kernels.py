@@ -935,7 +935,12 @@ def _clamp(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
                 _minimum(a, hi, out=a)
             return self
         if out is None:
-            r = _maximum(a, lo) if lo is not None else _minimum(a, hi)
+            if lo is not None:
+                # ``clamp(min=0)``, ReLU's spelling: the dtype's 0-d zero as for relu (same value,
+                # ~0.2 us less than numpy converting the Python 0)
+                r = _maximum(a, _ZERO[a.dtype] if lo == 0 and type(lo) is int else lo)
+            else:
+                r = _minimum(a, hi)
             if lo is not None and hi is not None:
                 _minimum(r, hi, out=r)
             return wrap_cpu(r if r.size and (r.ndim <= 1 or a.flags.c_contiguous) else _laid_out(r, (a,)))

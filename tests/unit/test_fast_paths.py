@@ -294,6 +294,16 @@ def test_clamp_fast_path_matches_the_checked_path(lo, hi):
     assert y.clamp_(lo, hi) is y and str(y.tolist()) == str(want) and y._version == 1
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_clamp_min_int_zero_gives_the_bits_of_the_general_bound(dtype):
+    # clamp(min=0) takes the dtype's 0-d zero; a float bound 0.0 takes numpy's scalar conversion
+    x = dc.tensor([-2.0, -0.0, 0.0, float("nan"), float("inf"), -float("inf"), 0.25], dtype=getattr(dc, dtype))
+    via_zero, via_float = x.clamp(min=0), x.clamp(min=0.0)
+    assert via_zero.dtype == x.dtype
+    assert via_zero._data.tobytes() == via_float._data.tobytes()
+    assert dc.clamp_min(x, 0)._data.tobytes() == via_float._data.tobytes()
+
+
 def test_ops_with_optional_positional_arguments_bind_any_count_and_still_record():
     x = dc.ones(2, 3, requires_grad=True)
     s = x.sum(1, True)  # sum.dim_IntList: 2 to 3 positional arguments
