@@ -115,3 +115,40 @@ def test_a_reused_gradient_is_one_nobody_else_holds():
     assert a.grad is not seen[0] and a.grad.tolist() == seen[0].tolist()
     a.grad.add_(1.0)  # the copy has storage of its own
     assert seen[0].tolist() == [3.0, 3.0]
+
+
+FORMULA_ENTRIES = ["_mul", "_div", "_mm", "_t", "_neg", "_mul_scalar", "_div_scalar", "_expand"]
+
+
+def _formula_graph(create_graph: bool) -> list[Any]:
+    """A backward whose formulas call every formula entry (Note [Formula entries]), and a second one."""
+    a = dc.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)
+    b = dc.tensor([[0.5, 4.0], [-1.0, 2.0]], requires_grad=True)
+    loss = ((a @ b.t()) / b - a.neg() * 2.0 + a / 3.0).mean() + (a * b).sum() + (b ** 3).sum()
+    with dc.trace() as t:
+        (ga, gb) = dc.autograd.grad(loss, [a, b], create_graph=create_graph)
+        if create_graph:
+            (ga * gb).sum().backward()
+    grads = [ga.tolist(), gb.tolist()]
+    if create_graph:
+        grads += [a.grad.tolist(), b.grad.tolist()]
+    return [grads, _normalize(t.text())]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_formula_entries_give_the_gradients_and_trace_of_the_operator_calls(create_graph, monkeypatch):
+    from dispatchcore.autograd import derivatives as D
+
+    fast = _formula_graph(create_graph)
+    handles = {"_mul": D.A.mul.Tensor, "_div": D.A.div.Tensor, "_mm": D.A.mm.default, "_t": D.A.t.default,
+               "_neg": D.A.neg.default, "_mul_scalar": D.A.mul.Scalar, "_div_scalar": D.A.div.Scalar,
+               "_expand": D.A.expand.default}
+    assert sorted(handles) == sorted(FORMULA_ENTRIES)
+    for name, op in handles.items():
+        assert getattr(D, name).__qualname__ == f"{op.qualname}.entry"  # each entry is its operator's
+        monkeypatch.setattr(D, name, op)
+    general = _formula_graph(create_graph)
+    assert fast == general
+    for op in ("aten::mul.Tensor", "aten::div.Tensor", "aten::mm", "aten::t", "aten::neg",
+               "aten::mul.Scalar", "aten::div.Scalar", "aten::expand"):
+        assert op in fast[1]  # the graph does reach every entry
