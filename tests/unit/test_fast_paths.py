@@ -304,6 +304,20 @@ def test_clamp_min_int_zero_gives_the_bits_of_the_general_bound(dtype):
     assert dc.clamp_min(x, 0)._data.tobytes() == via_float._data.tobytes()
 
 
+@pytest.mark.parametrize("values", [[0.1, -2.5, 3.0, 7.25], [float("inf"), -float("inf")], [3e38, 3e38],
+                                    [1.0, float("nan")], [], 1.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_full_mean_fast_path_matches_the_general_one_bit_for_bit(values, dtype):
+    from dispatchcore_backends.cpu import kernels as K
+
+    x = dc.tensor(values, dtype=getattr(dc, dtype))
+    fast, general = x.mean()._data, K._mean(x._data, None, False, None)
+    assert fast.shape == () and fast.dtype == general.dtype and fast.tobytes() == general.tobytes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # inf - inf, an overflow, 0/0: silent, as in torch
+        x.mean()
+
+
 def test_ops_with_optional_positional_arguments_bind_any_count_and_still_record():
     x = dc.ones(2, 3, requires_grad=True)
     s = x.sum(1, True)  # sum.dim_IntList: 2 to 3 positional arguments
