@@ -129,12 +129,15 @@ class WrappedNumber:
     engine reads (below); anything else reads with ``getattr(meta, name, default)``.
     """
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "as_float32")
     grad_accumulator = None  # read as an AutogradMeta would be; a wrapped number has none
     retains_grad = False
 
     def __init__(self, value: object) -> None:
         self.value = value
+        # float32 kernels' operand for a cached wrapped number (Note [Cached numbers in float32],
+        # _composites.py); None: the kernels take ``value``
+        self.as_float32: Any = None
 
     def __repr__(self) -> str:
         return f"WrappedNumber({self.value!r})"

@@ -481,6 +481,8 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
             v = wrapped.value
             t, k = v.__class__, a.dtype.kind
             if (k == "f" and (t is float or t is int)) or (t is int and k in "iu" and not float_only):
+                if a.dtype is _F32 and wrapped.as_float32 is not None:
+                    v = wrapped.as_float32  # the same operand, converted once: Note [Cached numbers in float32]
                 try:
                     r = ufunc(a, v)
                 except _FAST_ERRORS:
@@ -494,10 +496,15 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
         """``x.add_(1)``: the number (Note [Wrapped numbers]) into ``a``, or the general path."""
         wrapped = other._meta
         if wrapped.__class__ is _WrappedNumber and alpha is _ONE and fast_scalar(a, wrapped.value):
+            v = wrapped.as_float32 if a.dtype is _F32 and wrapped.as_float32 is not None else wrapped.value
             try:
-                ufunc(a, wrapped.value, a)
+                ufunc(a, v, a)  # See Note [Cached numbers in float32] (_composites.py)
             except _FP_ERRORS:
-                return self  # the output is complete: see Note [Quiet floating-point errors]
+                # the output is complete (Note [Quiet floating-point errors]), unless the number
+                # itself overflowed a's dtype (``add_(1e39)`` on float32): numpy warns about that
+                # before it computes anything, so the general path computes it (inf, as torch)
+                if not _overflows(wrapped.value, a.dtype):
+                    return self
             except (ValueError, TypeError, OverflowError):
                 pass  # Note [No chained errors]: the general path raises after the handler
             else:
@@ -828,6 +835,12 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
     np.exp(r, out=r)
     _add(r, 1, out=r)
     return np.reciprocal(r, out=r)
+
+
+def _overflows(value: int | float, dt: np.dtype) -> bool:
+    """Whether a finite real number becomes inf in float dtype ``dt``."""
+    with quiet():
+        return not math.isinf(value) and math.isinf(dt.type(value))
 
 
 def _relu(a: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ around kernels that cannot see it), Note [matmul shortcut], and the fixed-arity 
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import pytest
@@ -316,6 +317,37 @@ def test_full_mean_fast_path_matches_the_general_one_bit_for_bit(values, dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # inf - inf, an overflow, 0/0: silent, as in torch
         x.mean()
+
+
+@pytest.mark.parametrize("value", [1.0001, -3, 7, 2**40 + 1, 0.1, 1e-45, 1e-50, 3.4e38, 1e39, -float("inf")])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_a_cached_number_in_float32_gives_the_bits_of_the_python_number(op, value):
+    # Note [Cached numbers in float32]: the converted operand against numpy's weak Python scalar
+    import numpy as np
+
+    from dispatchcore._composites import wrapped_number
+
+    meta = wrapped_number(value)._meta  # cached: every later use of the number gets this one
+    assert (meta.as_float32 is None) == (value == 1e39)  # float32 cannot hold 1e39: the number as is
+    x = dc.tensor([1.5, -0.0, 3e38, -7.25, float("inf"), float("nan"), 1e-40, 2.0], dtype=dc.float32)
+    ufunc = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}[op]
+    with np.errstate(all="ignore"):
+        want = ufunc(x._data, value)
+    assert want.dtype == np.float32
+    got = getattr(x, op)(value)
+    assert got.dtype == dc.float32 and got._data.tobytes() == want.tobytes()
+    y = x.clone()
+    getattr(y, op + "_")(value)
+    assert y._data.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype, value", [("float16", 1e5), ("float32", 1e39), ("float32", -1e39)])
+def test_an_inplace_number_the_dtype_cannot_hold_overflows_to_inf_as_torch(dtype, value):
+    # numpy warns about the number's cast before it computes: the in-place write still happens
+    x = dc.tensor([1.5, -2.0], dtype=getattr(dc, dtype))
+    assert x.add_(value).tolist() == [math.copysign(math.inf, value)] * 2
+    y = dc.tensor([1.5, -2.0], dtype=getattr(dc, dtype))
+    assert y.mul_(value).tolist() == [math.copysign(math.inf, value), -math.copysign(math.inf, value)]
 
 
 def test_ops_with_optional_positional_arguments_bind_any_count_and_still_record():
