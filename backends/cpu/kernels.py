@@ -928,15 +928,16 @@ _FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float
 
 
 def _fast_bound(v: Any, fmax: float) -> bool:
-    """A bound numpy may take as is: absent, or a Python real number the dtype holds (not NaN)."""
-    return v is None or ((type(v) is float or type(v) is int) and -fmax <= v <= fmax)
+    """A bound numpy may take as is: a Python real number the dtype holds (not NaN)."""
+    return (type(v) is float or type(v) is int) and -fmax <= v <= fmax
 
 
 def _clamp(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
     """Mirror ``clamp``/``clamp_min`` with Scalar bounds: promote, convert bounds checked, NaN-propagating."""
     a = self._data
     fmax = _FLOAT_MAX.get(a.dtype)
-    if fmax is not None and (lo is not None or hi is not None) and _fast_bound(lo, fmax) and _fast_bound(hi, fmax):
+    if fmax is not None and (lo is not None or hi is not None) and (lo is None or _fast_bound(lo, fmax)) \
+            and (hi is None or _fast_bound(hi, fmax)):  # an absent bound costs no call
         # See Note [Fast paths]: a float tensor and bounds its dtype holds. numpy's weak Python
         # scalars keep the dtype (no promotion, no overflow) and np.maximum propagates NaN.
         if out is self:
