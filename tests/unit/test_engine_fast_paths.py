@@ -152,3 +152,41 @@ def test_formula_entries_give_the_gradients_and_trace_of_the_operator_calls(crea
     for op in ("aten::mul.Tensor", "aten::div.Tensor", "aten::mm", "aten::t", "aten::neg",
                "aten::mul.Scalar", "aten::div.Scalar", "aten::expand"):
         assert op in fast[1]  # the graph does reach every entry
+
+
+def _reference_dependencies(root: Any) -> dict[Any, int]:
+    """Edges reaching each node, walking ``next_functions`` as torch's compute_dependencies does."""
+    deps = {root: 0}
+    todo = [root]
+    while todo:
+        for nxt, _ in todo.pop().next_functions:
+            if nxt is not None:
+                if nxt not in deps:
+                    deps[nxt] = 0
+                    todo.append(nxt)
+                deps[nxt] += 1
+    return deps
+
+
+@pytest.mark.parametrize("kind", [*KINDS, "function", "leaf"])
+def test_dependency_counting_matches_a_walk_of_next_functions(kind):
+    # _dependencies reads lone edges without a loop and never walks an edgeless node
+    if kind == "function":
+        class Twice(dc.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        a = dc.tensor([1.0, 2.0], requires_grad=True)
+        loss = (Twice.apply(a) + Twice.apply(a * a)).sum()
+        root = loss.grad_fn
+    elif kind == "leaf":
+        root = G.grad_accumulator(dc.tensor([1.0], requires_grad=True))
+    else:
+        loss, _, _ = _graph(kind)
+        root = loss.grad_fn
+    assert G._dependencies((root,)) == _reference_dependencies(root)
