@@ -46,7 +46,7 @@ from ..keyset import (
 from ..layouts import contiguous_format
 from ..operator import is_leaf_kernel
 from ..ops import aten
-from ..tensor import AutogradMeta
+from ..tensor import TENSOR_DTYPE, AutogradMeta
 from ..tensor import Tensor as _Tensor
 from ..tls import per_thread as _pt
 from . import graph as _graph
@@ -175,7 +175,11 @@ class ViewMeta(AutogradMeta):
     __slots__ = ("creation_meta", "attr_version")
 
     def __init__(self, creation_meta: int = CREATION_DEFAULT, attr_version: int = 0) -> None:
-        super().__init__()
+        # AutogradMeta.__init__'s writes, inline (~110 ns less than calling it): every view a
+        # backward formula makes under no_grad (``grad.t()``) gets one
+        self.grad_accumulator = None
+        self.retains_grad = False
+        self.grad_dtype = TENSOR_DTYPE
         self.creation_meta = creation_meta
         self.attr_version = attr_version
 

@@ -190,3 +190,14 @@ def test_dependency_counting_matches_a_walk_of_next_functions(kind):
         loss, _, _ = _graph(kind)
         root = loss.grad_fn
     assert G._dependencies((root,)) == _reference_dependencies(root)
+
+
+def test_a_view_meta_starts_as_an_autograd_meta_does():
+    # ViewMeta.__init__ writes AutogradMeta's fields itself: every one of them, with its default
+    from dispatchcore.autograd.kernels import CREATION_NO_GRAD, ViewMeta
+    from dispatchcore.tensor import AutogradMeta
+
+    plain, view = AutogradMeta(), ViewMeta(CREATION_NO_GRAD, 3)
+    for name in AutogradMeta.__slots__:
+        assert getattr(view, name) is getattr(plain, name)
+    assert (view.creation_meta, view.attr_version) == (CREATION_NO_GRAD, 3)
