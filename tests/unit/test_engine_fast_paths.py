@@ -171,18 +171,20 @@ def _reference_dependencies(root: Any) -> dict[Any, int]:
 @pytest.mark.parametrize("kind", [*KINDS, "function", "leaf"])
 def test_dependency_counting_matches_a_walk_of_next_functions(kind):
     # _dependencies reads lone edges without a loop and never walks an edgeless node
-    if kind == "function":
-        class Twice(dc.autograd.Function):
+    if kind == "function":  # Function nodes: a two-input one (tuple edges) and a one-input one (a lone edge)
+        class Product(dc.autograd.Function):
             @staticmethod
-            def forward(ctx, x):
-                return x * 2
+            def forward(ctx, x, y):
+                ctx.save_for_backward(x, y)
+                return x * y
 
             @staticmethod
             def backward(ctx, g):
-                return g * 2
+                x, y = ctx.saved_tensors
+                return g * y, g * x
 
         a = dc.tensor([1.0, 2.0], requires_grad=True)
-        loss = (Twice.apply(a) + Twice.apply(a * a)).sum()
+        loss = (Product.apply(a, a * a) + Product.apply(a, dc.ones(2))).sum()
         root = loss.grad_fn
     elif kind == "leaf":
         root = G.grad_accumulator(dc.tensor([1.0], requires_grad=True))
