@@ -300,8 +300,11 @@ class BuiltinNode(Node):
 
     def apply(self, grads: tuple[Any, ...], keep: Any = None, validate: bool = True) -> tuple[Any, ...]:
         d = self._deriv
-        nexts = _next_nodes(self)
-        n = len(nexts)
+        edges = self._next
+        if edges.__class__ is tuple:
+            lone, n = -1, len(edges)
+        else:  # a lone edge (Note [Flat edges]): its input's place, no tuple of Nones built
+            lone, _, n = self._nrs
         if d.single_grad:
             grad = grads[0]
             if grad is None:
@@ -326,18 +329,17 @@ class BuiltinNode(Node):
         if formulas is None:
             if d.wants_mask:  # a new dict: ``values`` may be the node's own (shared when empty)
                 values = {**values, "grad_input_mask": tuple(e is not None and (keep is None or e in keep)
-                                                             for e in nexts)}
+                                                             for e in _next_nodes(self))}
             result = d.formula(grad, **values)
             if type(result) is not tuple:
                 result = (result,)
         else:  # only the inputs with an edge, each formula with its own saved values, in torch's order
             out: list[Any] = [None] * len(formulas)
-            edges = nexts
             in_meta = self._in_meta
             fit = True  # every gradient already has its input's shape and dtype: nothing to validate
-            for i in d.run_order:
+            for i in d.run_order if lone < 0 else (lone,):  # one edge: only its input's formula can run
                 f, params = formulas[i]
-                nxt = edges[i]
+                nxt = edges[i] if lone < 0 else edges
                 if f is None or nxt is None or (keep is not None and nxt not in keep):
                     continue
                 if len(params) == 1:  # the usual: one saved value (a call without map's iterator)

@@ -203,3 +203,20 @@ def test_a_view_meta_starts_as_an_autograd_meta_does():
     for name in AutogradMeta.__slots__:
         assert getattr(view, name) is getattr(plain, name)
     assert (view.creation_meta, view.attr_version) == (CREATION_NO_GRAD, 3)
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_a_node_with_one_edge_runs_only_that_input_formula_in_its_place(index):
+    # BuiltinNode.apply reads a lone edge's place (Note [Flat edges]) instead of a tuple of Nones
+    x = dc.tensor([1.0, -2.0, 3.0])
+    leaf = dc.tensor([0.5, 4.0, -1.0], requires_grad=True)
+    out = x * leaf if index else leaf * x
+    node, go = out.grad_fn, dc.tensor([1.0, 2.0, 3.0])
+    assert [e is None for e, _ in node.next_functions] == [i != index for i in range(2)]
+    with dc.no_grad(), dc.trace() as t:
+        grads = node.apply((go,))
+    assert len(grads) == 2 and grads[1 - index] is None
+    assert grads[index].tolist() == (go * x).tolist()
+    assert t.text().count("[call] op=[aten::mul.Tensor]") == 1  # the other input's formula never ran
+    assert node.apply((go,), {object()}) == (None, None)  # its edge not needed (autograd.grad's inputs)
+    assert node.apply((None,)) == (None, None)
