@@ -107,7 +107,8 @@ def wrapped_number(value: Any) -> Tensor | None:
 # number keeps its value converted once for float32 tensors, the usual dtype, by numpy's own
 # weak-scalar conversion (``1 * value`` in float32): the CPU kernels use it where they would pass
 # ``value``, so the operands and results are the same bits. A number float32 cannot hold (the
-# conversion overflows) or a complex keeps None, and the kernels take ``value`` as before.
+# conversion overflows) keeps None, and the kernels take ``value`` as before (only ints and
+# floats are cached).
 _F32_ONE = np.ones((), np.float32)
 
 
