@@ -427,12 +427,32 @@ def _binary(name: str, ufunc: Any, self: Any, other: Any, alpha: Any = 1, out: A
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
         if alpha is not _ONE:
             _alpha_check(dt, alpha)
+            # the kernel converts alpha with checked_convert; torch's sub is add with -alpha
+            _checked_number(-alpha if name == "sub" else alpha, dt)
         a, b = _as_dtype(x, dt), _as_dtype(y, dt)
+        shape = _broadcast_shapes(a.shape, b.shape)
         if alpha is not _ONE:
             b = _mul(b, _scalar_array(alpha, dt))
-        shape = _broadcast_shapes(a.shape, b.shape)
-        r = _int_pow(a, b, dt) if name == "pow" and dt.kind in "biu" else ufunc(a, b)
+        if dt is _F16 and name in _HALF_SCALAR_OPS and not (isinstance(y, _nd) and y.ndim):
+            r = _half_times_scalar(ufunc, a, y)  # See Note [Half arithmetic in float]
+        else:
+            r = _int_pow(a, b, dt) if name == "pow" and dt.kind in "biu" else ufunc(a, b)
         return _store(r, dt, shape, self, out, arrays=[v for v in (x, y) if isinstance(v, _nd)])
+
+
+# Note [Half arithmetic in float]: torch's CPU kernels compute float16 in float32 (its
+# ``opmath_t``) and round to half at the end, as numpy's float16 loops do for two float16 operands.
+# mul and div by a scalar second operand differ: a Python number, or any 0-d tensor
+# (TensorIterator's ``is_scalar(2)``), is read at float32 precision (``original_scalar_value<opmath_t>``)
+# where numpy would round it to half first: ``x * 0.1`` multiplies by float32's 0.1, and
+# ``0.0 * 1e5`` is 0, not 0 * inf. A scalar first operand (``torch.mul(torch.tensor(0.1), x)``)
+# is rounded to half, and so is add's and sub's scalar (numpy's weak scalar does the same).
+_HALF_SCALAR_OPS = frozenset({"mul", "div"})
+
+
+def _half_times_scalar(ufunc: Any, a: np.ndarray, y: Any) -> np.ndarray:
+    """float16 ``a`` times (or divided by) the scalar ``y`` at float32 precision, rounded once."""
+    return _cast(_arr(ufunc(_cast(a, _F32), _cast(y, _F32) if isinstance(y, _nd) else _F32.type(y))), _F16)
 
 
 def _mixed_result(name: str, float_only: bool, xd: np.dtype, yd: np.dtype) -> np.dtype | None:
@@ -453,6 +473,7 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
     Each tries the fast path of Note [Fast paths]; div's fast path is for floating inputs only.
     """
     slow = _binary
+    half_in_float = name in _HALF_SCALAR_OPS  # a float16 tensor times a number: the general path
     # Two dimensioned tensors of different dtypes (``g * (t > 0)`` in a backward): torch
     # promotes the two dtypes alone, so the result dtype depends on the pair only, and is
     # found once per pair; numpy casts both inputs to it, as torch does, inside the ufunc.
@@ -481,8 +502,11 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
             v = wrapped.value
             t, k = v.__class__, a.dtype.kind
             if (k == "f" and (t is float or t is int)) or (t is int and k in "iu" and not float_only):
-                if a.dtype is _F32 and wrapped.as_float32 is not None:
+                dt = a.dtype
+                if dt is _F32 and wrapped.as_float32 is not None:
                     v = wrapped.as_float32  # the same operand, converted once: Note [Cached numbers in float32]
+                elif dt is _F16 and half_in_float:
+                    return slow(name, ufunc, self, other)  # See Note [Half arithmetic in float]
                 try:
                     r = ufunc(a, v)
                 except _FAST_ERRORS:
@@ -514,8 +538,11 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
     def fast_scalar(a: np.ndarray, other: Any) -> bool:
         # numpy's weak Python scalars (NEP 50) agree with torch here: float tensors with any real
         # number, integer tensors with ints (out-of-range ints raise and take the slow path)
-        t, k = type(other), a.dtype.kind
-        return (k == "f" and (t is float or t is int)) or (t is int and k in "iu" and not float_only)
+        t, dt = type(other), a.dtype
+        k = dt.kind
+        if k == "f":  # mul and div of float16 by a number: Note [Half arithmetic in float]
+            return (t is float or t is int) and not (half_in_float and dt is _F16)
+        return t is int and k in "iu" and not float_only
 
     if has_alpha:
         # alpha is positional-or-keyword here: callers name it, as the schema says, and a

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import cmath
 import math
+import re
 import warnings
 
+import numpy as np
 import pytest
 
 import dispatchcore as dc
@@ -437,10 +439,12 @@ def test_packets_pick_torchs_overload_for_numbers(call, n):
 
 @pytest.mark.parametrize("method", ["add_", "sub_", "mul_", "div_", "add", "mul"])
 @pytest.mark.parametrize("dtype, value", [("float32", 1e39), ("float32", -1e39), ("float32", 1.0001),
-                                          ("float32", 0.1), ("float32", 2**40 + 1), ("float64", 1e39)])
+                                          ("float32", 0.1), ("float32", 2**40 + 1), ("float64", 1e39),
+                                          ("float16", 0.1), ("float16", 1e5), ("float16", 1.0001),
+                                          ("float16", 3), ("float16", 2**40 + 1)])
 def test_a_number_the_dtype_cannot_hold_or_a_cached_one_computes_as_torch(method, dtype, value):
-    # an overflowing number gives inf in place too; a cached float32 number is the same operand.
-    # float16 with such numbers differs (docs/notes.md, "Where dispatchcore still differs")
+    # an overflowing number gives inf in place too; a cached float32 number is the same operand;
+    # float16 multiplies and divides by the number at float32 precision (0.0 * 1e5 is 0)
     values = [1.5, -2.0, 0.0, 3e-3]
     ours, theirs = dc.tensor(values, dtype=getattr(dc, dtype)), torch.tensor(values, dtype=getattr(torch, dtype))
     got, want = getattr(ours, method)(value), getattr(theirs, method)(value)
@@ -452,3 +456,48 @@ def test_a_number_the_dtype_cannot_hold_or_a_cached_one_computes_as_torch(method
 def test_an_inplace_float16_add_beyond_its_range_gives_inf_as_torch():
     ours, theirs = dc.tensor([1.5, -2.0], dtype=dc.float16), torch.tensor([1.5, -2.0], dtype=torch.float16)
     assert ours.add_(1e5).tolist() == theirs.add_(1e5).tolist() == [math.inf, math.inf]
+
+
+_HALF_SCALAR_CALLS = {
+    "x * s": lambda L, x, s: x * s, "s * x": lambda L, x, s: s * x, "x / s": lambda L, x, s: x / s,
+    "s / x": lambda L, x, s: s / x, "x + s": lambda L, x, s: x + s, "s - x": lambda L, x, s: s - x,
+    "x * tensor(s)": lambda L, x, s: x * L.tensor(s), "tensor(s) * x": lambda L, x, s: L.tensor(s) * x,
+    "x / tensor(s, float64)": lambda L, x, s: x / L.tensor(s, dtype=L.float64),
+    "x[0] * s": lambda L, x, s: x[0] * s, "mul.Scalar": lambda L, x, s: L.ops.aten.mul.Scalar(x, s),
+    "div.Scalar": lambda L, x, s: L.ops.aten.div.Scalar(x, s),
+    "mul_": lambda L, x, s: x.clone().mul_(s), "div_": lambda L, x, s: x.clone().div_(s),
+    "mul out=float32": lambda L, x, s: L.mul(x, s, out=L.empty(x.shape, dtype=L.float32)),
+    "add alpha (31 elements)": lambda L, x, s: x.add(x.flip(0), alpha=s),
+}
+
+
+@pytest.mark.parametrize("call", list(_HALF_SCALAR_CALLS))
+@pytest.mark.parametrize("s", [0.1, 0.4485, -3.7, 1e-8, 7e4, 1e5, 2**40 + 1, math.inf], ids=repr)
+def test_float16_with_a_scalar_rounds_as_torchs_cpu_kernels(call, s):
+    """mul/div read a second scalar at float32 precision; a first one, and add's, round to half."""
+    values = np.random.default_rng(0).standard_normal(31) * np.array([1e-3, 1.0, 30.0, 1e3] * 8)[:31]
+    values[:3] = [0.0, math.inf, math.nan]
+    fn = _HALF_SCALAR_CALLS[call]
+    try:
+        want = fn(torch, torch.tensor(values, dtype=torch.float16), s).numpy()
+    except RuntimeError as e:  # an alpha beyond float16's range
+        with pytest.raises(RuntimeError, match=re.escape(str(e))):
+            fn(dc, dc.tensor(values, dtype=dc.float16), s)
+        return
+    got = np.asarray(fn(dc, dc.tensor(values, dtype=dc.float16), s).numpy())
+    assert got.dtype == want.dtype
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "add_", "sub_"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "float16", "float32"])
+@pytest.mark.parametrize("alpha", [128, -128, 255, 65504, 65519, -65520, 1e39], ids=repr)
+def test_alpha_is_converted_with_torchs_overflow_check(op, dtype, alpha):
+    def run(L):
+        x = L.ones(3, dtype=getattr(L, dtype)) * 3
+        try:
+            return getattr(x, op)(L.ones(3, dtype=x.dtype), alpha=alpha).tolist()
+        except RuntimeError as e:
+            return str(e)
+
+    assert run(dc) == run(torch)

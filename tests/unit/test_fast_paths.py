@@ -341,6 +341,63 @@ def test_a_cached_number_in_float32_gives_the_bits_of_the_python_number(op, valu
     assert y._data.tobytes() == want.tobytes()
 
 
+_HALF_VALUES = [1.5, -0.0, 0.0, 1000.0, 3e-3, 65504.0, float("inf"), float("nan")]
+
+
+@pytest.mark.parametrize("value", [0.1, 1.0001, -3.7, 3, 1e5, 2**40 + 1, 1e-8, float("inf")])
+@pytest.mark.parametrize("op", ["mul", "div"])
+def test_float16_times_a_scalar_computes_in_float32_and_rounds_once(op, value):
+    # Note [Half arithmetic in float]: every way of writing x * number, and x * 0-d tensor, gives
+    # the float32 arithmetic rounded to half, the fast paths (mul.Tensor with a wrapped number,
+    # mul.Scalar, mul_) as well as the general one
+    import numpy as np
+
+    x = dc.tensor(_HALF_VALUES, dtype=dc.float16)
+    ufunc = {"mul": np.multiply, "div": np.true_divide}[op]
+    with np.errstate(all="ignore"):
+        want = ufunc(x._data.astype(np.float32), np.float32(value)).astype(np.float16)
+    y = x.clone()
+    getattr(y, op + "_")(value)
+    results = {"wrapped": getattr(x, op)(value), "Scalar": getattr(aten, op).Scalar(x, value),
+               "0-d float64": getattr(x, op)(dc.tensor(value, dtype=dc.float64)), "in place": y,
+               "out=": getattr(dc, op)(x, value, out=dc.empty(8, dtype=dc.float16))}
+    for how, got in results.items():
+        assert got.dtype == dc.float16 and got._data.tobytes() == want.tobytes(), how
+
+
+def test_float16_rounds_a_scalar_first_operand_and_adds_scalar_to_half_as_torch():
+    import numpy as np
+
+    x = dc.tensor(_HALF_VALUES, dtype=dc.float16)
+    half_tenth = np.float32(np.float16(0.1))  # 0.0999755859375
+    with np.errstate(all="ignore"):
+        first = (half_tenth * x._data.astype(np.float32)).astype(np.float16)
+        added = (x._data.astype(np.float32) + half_tenth).astype(np.float16)
+    assert dc.mul(dc.tensor(0.1), x)._data.tobytes() == first.tobytes()
+    assert (x + 0.1)._data.tobytes() == added.tobytes()
+    assert (dc.zeros(2, dtype=dc.float16) * 1e5).tolist() == [0.0, 0.0]  # 1e5 is not rounded to inf
+
+
+@pytest.mark.parametrize("dtype, alpha, op", [("float16", 65520, "add"), ("float16", 7e4, "sub"),
+                                              ("float32", 1e39, "add"), ("int8", 128, "add"),
+                                              ("int8", -128, "sub"), ("uint8", 256, "add")])
+def test_an_alpha_the_dtype_cannot_hold_is_refused_as_torchs_checked_convert(dtype, alpha, op):
+    x = dc.ones(2, dtype=getattr(dc, dtype))
+    with pytest.raises(RuntimeError, match="value cannot be converted to type .* without overflow"):
+        getattr(x, op)(x, alpha=alpha)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        getattr(x.clone(), op + "_")(x, alpha=alpha)
+
+
+@pytest.mark.parametrize("dtype, alpha, op", [("int8", 128, "sub"), ("int8", -128, "add"), ("uint8", -128, "add"),
+                                              ("uint8", 255, "sub"), ("float16", 65504, "sub")])
+def test_an_alpha_in_range_after_torchs_negation_for_sub_is_accepted(dtype, alpha, op):
+    x = dc.ones(2, dtype=getattr(dc, dtype)) * 3
+    want = {"int8": {("sub", 128): -125, ("add", -128): -125}, "uint8": {("add", -128): 131, ("sub", 255): 4},
+            "float16": {("sub", 65504): -65504.0}}[dtype][(op, alpha)]
+    assert getattr(x, op)(dc.ones(2, dtype=x.dtype), alpha=alpha).tolist() == [want, want]
+
+
 @pytest.mark.parametrize("dtype, value", [("float16", 1e5), ("float32", 1e39), ("float32", -1e39)])
 def test_an_inplace_number_the_dtype_cannot_hold_overflows_to_inf_as_torch(dtype, value):
     # numpy warns about the number's cast before it computes: the in-place write still happens
