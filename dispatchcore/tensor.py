@@ -475,9 +475,13 @@ class Tensor(metaclass=_TensorType):
         if self._requires_grad and not (dtype.is_floating_point or dtype.is_complex):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         meta = self._meta
-        if (meta is not None and meta.grad_accumulator is not None
-                and (value._data.dtype != self._data.dtype or value._device != self._device)):
-            meta.grad_accumulator = None  # torch resets an accumulator whose metadata is out of date
+        acc = None if meta is None else meta.grad_accumulator
+        if acc is not None:
+            if value._data.dtype != self._data.dtype or value._device != self._device:
+                meta.grad_accumulator = None  # torch resets an accumulator whose metadata is out of date
+            elif value._data.shape != acc.meta[0]:  # torch keeps it, weakly: Note [Leaf metadata]
+                meta.grad_accumulator = None
+                meta.outdated_accumulator = weakref.ref(acc)
         self._data = value._data
         self._device = value._device
         self._key_bits = (value._key_bits & ~_PYTHON_KEYS) | (self._key_bits & _PYTHON_KEYS)
@@ -813,9 +817,11 @@ class AutogradMeta:
     """Per-tensor autograd extras, allocated on first use (c10's ``AutogradMeta``).
 
     ``grad_dtype`` is ``TENSOR_DTYPE`` until set: the gradient's dtype is then the tensor's.
+    ``outdated_accumulator`` stays unset (read with ``getattr``) until ``.data =`` gives the tensor
+    another shape: then it is a weak reference to the accumulator (Note [Leaf metadata], graph.py).
     """
 
-    __slots__ = ("grad_accumulator", "retains_grad", "grad_dtype")
+    __slots__ = ("grad_accumulator", "retains_grad", "grad_dtype", "outdated_accumulator")
 
     def __init__(self) -> None:
         self.grad_accumulator: Any = None

@@ -1792,7 +1792,11 @@ def expand_cpu(self, size, *, implicit=False):
     if size == a.shape:
         return wrap_cpu(a.view())
     if not tensor_dim and min(size, default=0) >= 0:  # a 0-d tensor (sum's and mean's backward):
-        return wrap_cpu(_restride(a, size, (0,) * ndim))  # every dim is new, every stride 0
+        zeros = (0,) * ndim  # every dim is new, every stride 0 (in bytes too)
+        try:  # _restride's first case without its stride arithmetic (a 0-d array is contiguous)
+            return wrap_cpu(_nd(size, a.dtype, a, 0, zeros))
+        except (TypeError, ValueError, BufferError):
+            return wrap_cpu(_restride(a, size, zeros))
     old_strides = _strides(a)
     sizes, strides = [0] * ndim, [0] * ndim
     for i in range(ndim - 1, -1, -1):  # inferExpandGeometry

@@ -18,7 +18,7 @@ from typing import Any
 from ..tensor import Tensor, _tp_name
 from ..tls import per_thread as _pt
 from .grad_mode import no_grad
-from .graph import Node, SavedTensor, _sequence, grad_accumulator, gradient_edge, lone_edge, next_nodes
+from .graph import AccumulateGrad, Node, SavedTensor, _sequence, grad_accumulator, gradient_edge, lone_edge, next_nodes
 
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"]
 
@@ -456,21 +456,24 @@ class Function(metaclass=_FunctionMeta):
                 grad_fn = a._grad_fn
                 if grad_fn is not None:
                     ctx._next, ctx._nrs = grad_fn, lone_edge(0, a._output_nr, 1)
-                else:
+                    # _one_meta's memo test, inline (Note [One-tensor metadata])
+                    data, last = a._data, _last_one
+                    one = last[1]
+                    meta = one[0]
+                    if data.dtype is last[0] and meta[2] is a._device and meta[0] == data.shape:
+                        ctx._input_meta = one
+                    else:
+                        ctx._input_meta = _one_meta(a)
+                else:  # a leaf: its accumulator keeps its metadata (Note [Leaf metadata], graph.py)
                     meta = a._meta
                     acc = None if meta is None else meta.grad_accumulator
-                    ctx._next, ctx._nrs = grad_accumulator(a) if acc is None else acc, _FIRST_OF_ONE
-                # _one_meta's memo test, inline (Note [One-tensor metadata])
-                data, last = a._data, _last_one
-                one = last[1]
-                meta = one[0]
-                if data.dtype is last[0] and meta[2] is a._device and meta[0] == data.shape:
-                    ctx._input_meta = one
-                else:
-                    ctx._input_meta = _one_meta(a)
+                    if acc is None:
+                        acc = grad_accumulator(a)
+                    ctx._next, ctx._nrs, ctx._input_meta = acc, _FIRST_OF_ONE, acc.one_meta
             else:
-                ctx.next_functions = (gradient_edge(a),)
-                ctx._input_meta = _one_meta(a)
+                edge = gradient_edge(a)
+                ctx.next_functions = (edge,)
+                ctx._input_meta = edge[0].one_meta if edge[0].__class__ is AccumulateGrad else _one_meta(a)
         else:
             ctx._next = ctx._nrs = ()
             single = None
@@ -567,8 +570,9 @@ def _record_inputs(ctx: BackwardCFunction, args: tuple[Any, ...], grad_mode: boo
         # edges are collected before forward runs: forward may rebase a dirty input's history
         edges, meta = [], []
         for a in tensor_inputs:
-            edges.append(gradient_edge(a))
-            meta.append(_shared_meta(a))
+            edge = gradient_edge(a)
+            edges.append(edge)
+            meta.append(edge[0].one_meta[0] if edge[0].__class__ is AccumulateGrad else _shared_meta(a))
         ctx.next_functions, ctx._input_meta = tuple(edges), tuple(meta)
     return tensor_inputs, executable
 

@@ -50,7 +50,7 @@ from ..tensor import TENSOR_DTYPE, AutogradMeta
 from ..tensor import Tensor as _Tensor
 from ..tls import per_thread as _pt
 from . import graph as _graph
-from .graph import _ZERO_NRS, Node, SavedTensor, gradient_edge  # noqa: F401  # _ZERO_NRS: the generated recorders'
+from .graph import _ZERO_NRS, AccumulateGrad, Node, SavedTensor, gradient_edge  # noqa: F401  # _ZERO_NRS: the generated recorders'
 from .graph import flat_edges as _flat_edges
 from .graph import grad_accumulator as _grad_accumulator
 from .graph import lone_edge as _lone_edge  # noqa: F401  # the generated recorders'
@@ -194,6 +194,9 @@ def _view_meta(t: Any) -> ViewMeta:
         new.grad_accumulator = meta.grad_accumulator
         new.retains_grad = meta.retains_grad
         new.grad_dtype = getattr(meta, "grad_dtype", new.grad_dtype)  # a wrapped number's _meta has none
+        outdated = getattr(meta, "outdated_accumulator", None)
+        if outdated is not None:
+            new.outdated_accumulator = outdated
     t._meta = new
     return new
 
@@ -693,8 +696,9 @@ def _add_edge(t: Any, edges: list[Any], in_meta: list[Any]) -> None:
     if t is not None and hasattr(t, "_key_bits"):
         edge = gradient_edge(t)
         edges.append(edge)
-        if edge[0] is not None:
-            in_meta.append(_input_meta(t._data))
+        fn = edge[0]
+        if fn is not None:
+            in_meta.append(fn.meta if fn.__class__ is AccumulateGrad else _input_meta(t._data))
             return
     else:
         edges.append(_NO_EDGE)
@@ -722,13 +726,15 @@ def _edge_and_meta(t: Any) -> tuple[Any, int, Any]:
             m = t._meta
             acc = None if m is None else m.grad_accumulator
             fn = acc if acc is not None else _grad_accumulator(t)
-            nr = 0
+            return fn, 0, fn.meta  # See Note [Leaf metadata]
         else:
             return _NO_EDGE_META
     else:
         fn, nr = gradient_edge(t)
         if fn is None:
             return _NO_EDGE_META
+        if fn.__class__ is AccumulateGrad:
+            return fn, nr, fn.meta
     data = t._data  # _input_meta(data), inlined
     shape = data.shape
     meta = _last_meta
@@ -940,21 +946,21 @@ _RECORDER_EDGE = """\
             f{k} = x{k}._grad_fn
             if f{k} is not None:
                 n{k} = x{k}._output_nr
-            elif x{k}._requires_grad:
-                m = x{k}._meta
-                f{k} = None if m is None else m.grad_accumulator
-                if f{k} is None:
-                    f{k} = _grad_accumulator(x{k})
-                n{k} = 0
-            if f{k} is None:
-                n{k} = 0
-                m{k} = None
-            else:
                 data = x{k}._data
                 shape = data.shape
                 m{k} = _last_meta
                 if m{k}[1] is not data.dtype or m{k}[0] != shape:
                     m{k} = _last_meta = (shape, data.dtype)
+            elif x{k}._requires_grad:  # a leaf: its accumulator's metadata (Note [Leaf metadata])
+                m = x{k}._meta
+                f{k} = None if m is None else m.grad_accumulator
+                if f{k} is None:
+                    f{k} = _grad_accumulator(x{k})
+                n{k} = 0
+                m{k} = f{k}.meta
+            else:
+                n{k} = 0
+                m{k} = None
         else:  # a view: its grad_fn may need regenerating
             f{k}, n{k}, m{k} = _edge_and_meta(x{k})
 """

@@ -643,3 +643,40 @@ def test_mm_backward_calls_torchs_ops_and_gives_its_grad_layouts(index, torch_op
             expected = (ops, grads)
         else:
             assert (ops, grads) == expected
+
+
+def _leaf_data_story(L, use: str, keep_graph: bool, dtype: str) -> list[str]:
+    """Swap a leaf's data for another shape (or dtype), with or without a graph holding its accumulator."""
+
+    class Twice(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    run = {"mul": lambda x: x * 2, "Function": Twice.apply, "add alpha": lambda x: L.add(x, x, alpha=2.0)}[use]
+    x = L.ones(3, requires_grad=True)
+    held = run(x) if keep_graph else None
+    run(x).sum().backward()
+    x.data = L.ones(5, dtype=getattr(L, dtype))
+    x.grad = None
+    story = []
+    for _ in range(2):
+        try:
+            run(x).sum().backward()
+            story.append(f"ok {list(x.grad.shape)} {str(x.grad.dtype).rpartition('.')[2]}")
+        except RuntimeError as e:
+            story.append(str(e))
+        held = None  # noqa: F841 - the second try runs after the graph is gone
+        x.grad = None
+    return story
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("keep_graph", [False, True])
+@pytest.mark.parametrize("use", ["mul", "Function", "add alpha"])
+def test_a_leaf_given_another_shape_by_data_validates_as_torch(use, keep_graph, dtype):
+    assert _leaf_data_story(dc, use, keep_graph, dtype) == _leaf_data_story(torch, use, keep_graph, dtype)

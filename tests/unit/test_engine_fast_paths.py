@@ -201,7 +201,7 @@ def test_a_view_meta_starts_as_an_autograd_meta_does():
 
     plain, view = AutogradMeta(), ViewMeta(CREATION_NO_GRAD, 3)
     for name in AutogradMeta.__slots__:
-        assert getattr(view, name) is getattr(plain, name)
+        assert getattr(view, name, None) is getattr(plain, name, None)  # outdated_accumulator: unset
     assert (view.creation_meta, view.attr_version) == (CREATION_NO_GRAD, 3)
 
 

@@ -738,3 +738,27 @@ def test_the_first_factory_of_a_program_loads_the_backends_before_dispatching():
             "print([(h.op, h.key.name) for h in t.hops()])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == str([("aten::ones", "BackendSelect"), ("aten::ones", "CPU")])
+
+
+@pytest.mark.parametrize("size", [(3, 4), (5,), (2, 1, 3), (0, 4), ()])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_expand_of_a_0d_tensor_gives_the_general_paths_view(size, dtype):
+    import numpy as np
+    from dispatchcore_backends.cpu import kernels as K
+
+    x = dc.tensor(3, dtype=getattr(dc, dtype))
+    fast = x.expand(*size)
+    general = K._restride(x._data, size, (0,) * len(size))
+    assert fast._data.shape == general.shape == size and fast.stride() == (0,) * len(size)
+    assert fast._data.tobytes() == general.tobytes() and fast._data.dtype == general.dtype
+    assert np.shares_memory(fast._data, x._data) or not fast._data.size
+    assert fast._base is x and fast._version == x._version
+
+
+def test_the_implicit_seed_is_the_tensor_ones_like_makes():
+    from dispatchcore.autograd.graph import _ones_like
+
+    for t in (dc.tensor(2.5), dc.ones(3, 2, dtype=dc.float64), dc.ones(4, dtype=dc.complex64)):
+        fast, general = _ones_like(t), dc.ones_like(t)
+        assert fast._data.tobytes() == general._data.tobytes() and fast.dtype == general.dtype
+        assert fast.stride() == general.stride() and fast._version == general._version == 0

@@ -572,8 +572,11 @@ def test_function_registered_as_kernel_uses_the_fast_path():
 def test_nodes_of_one_input_and_output_share_their_metadata_tuples():
     x = dc.tensor([1.0, 2.0], requires_grad=True)
     a, b = MulConst.apply(x).grad_fn, MulConst.apply(x).grad_fn
-    assert a._input_meta is b._input_meta is a._output_meta  # one (shape, dtype, device) tuple, shared
-    assert a._input_meta == (((2,), dc.float32, x.device),)
+    assert a._input_meta is b._input_meta  # the leaf's, kept by its accumulator (Note [Leaf metadata])
+    y = MulConst.apply(x)
+    c, d = MulConst.apply(y).grad_fn, MulConst.apply(y).grad_fn
+    assert c._input_meta is d._input_meta is c._output_meta is a._output_meta  # one tuple, shared
+    assert a._input_meta == c._input_meta == (((2,), dc.float32, x.device),)
     c = MulConst.apply(dc.ones(3, dtype=dc.float64, requires_grad=True)).grad_fn
     assert c._input_meta == c._output_meta == (((3,), dc.float64, x.device),) and c._input_meta is not a._input_meta
 

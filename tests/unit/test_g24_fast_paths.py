@@ -59,7 +59,15 @@ def test_inplace_alpha_fast_path_reads_other_before_writing_an_overlapping_self(
     _same(fast, slow)
 
 
-@pytest.mark.parametrize("alpha", [10.0, 1e300])  # the product overflows; alpha itself overflows float32
+def test_an_alpha_that_float32_cannot_hold_raises_torchs_error_on_either_path():
+    p = np.full(4, 1.0, np.float32)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
+        dc.tensor(p.copy()).add_(dc.tensor(p), alpha=1e300)  # checked_convert, as torch's kernel
+    with pytest.raises(RuntimeError, match="without overflow"), K.quiet():
+        K._binary("add", np.add, dc.tensor(p.copy()), dc.tensor(p), 1e300, None)
+
+
+@pytest.mark.parametrize("alpha", [10.0, 3e38])  # the product overflows float32
 def test_inplace_alpha_that_overflows_leaves_the_fast_path_quietly(alpha):
     p = np.full(4, 3e38, np.float32)
     fast, slow = dc.tensor(p.copy()), dc.tensor(p.copy())
