@@ -822,6 +822,7 @@ class AutogradMeta:
     """
 
     __slots__ = ("grad_accumulator", "retains_grad", "grad_dtype", "outdated_accumulator")
+    outdated_accumulator: Any  # a weakref.ref when set
 
     def __init__(self) -> None:
         self.grad_accumulator: Any = None
