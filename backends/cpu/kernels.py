@@ -425,6 +425,10 @@ def _binary(name: str, ufunc: Any, self: Any, other: Any, alpha: Any = 1, out: A
                 raise _not_implemented("pow", dt)
             if dt.kind in "biu" and type(y) is int and y < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
+            if (dt.kind in "iu" or dt is _F16) and not isinstance(y, _nd) and y != 0 and y != 1:
+                # torch's kernel converts the exponent to the integer or half type with checked_convert
+                # (float and double take it as a double; 0 and 1 fill and copy before the kernel)
+                _checked_number(y, dt)
         if alpha is not _ONE:
             _alpha_check(dt, alpha)
             # the kernel converts alpha with checked_convert; torch's sub is add with -alpha
@@ -779,7 +783,7 @@ def pow_tensor_tensor_cpu(self, exponent):
 def pow_tensor_scalar_cpu(self, exponent):
     a = self._data
     t = type(exponent)
-    if a.dtype.kind == "f" and (t is float or t is int):
+    if a.dtype.kind == "f" and a.dtype is not _F16 and (t is float or t is int):
         try:
             return wrap_cpu(_laid_out(_pow(a, exponent), (a,)))
         except _FAST_ERRORS:
@@ -993,6 +997,8 @@ def _clamp(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
     if dt is _BOOL:
         which = "clamp" if lo is not None and hi is not None else ("clamp_min" if hi is None else "clamp_max")
         raise _not_implemented(f"{which}_scalar_cpu", dt)
+    if out is not None:  # TensorIterator checks the output's cast before the kernel converts the bounds
+        _check_can_cast(dt, out._data.dtype, _CPP_NAME)
     with quiet():
         r = _cast(a, dt)
         if lo is not None:
@@ -2075,8 +2081,11 @@ def _rng(generator: Any) -> Any:
 
 def scalar_tensor_cpu(s, *, dtype=None, layout=None, device=None, pin_memory=None):
     _check_layout(layout, "scalar_tensor")
+    dt, value = _np_dtype(dtype), _item(s)
     with quiet():
-        return wrap_cpu(np.array(_item(s)).astype(_np_dtype(dtype)))
+        if dt is _F16:  # torch's 0-d fill converts to half without checked_convert's test (70000 -> inf)
+            return wrap_cpu(np.array(value).astype(dt))
+        return wrap_cpu(_checked_number(value, dt))
 
 
 def _to_copy_cpu(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,

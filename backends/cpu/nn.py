@@ -64,13 +64,20 @@ def _addmm(self: Any, mat1: Any, mat2: Any, beta: Any, alpha: Any) -> np.ndarray
     if dt == _BOOL:
         raise _not_implemented("addmm_impl_cpu_", dt)
     beta, alpha = _item(beta), _item(alpha)
-    product = _matmul(a1, a2) if a1.size and a2.size else np.zeros(shape, dt)
-    if alpha != 1:
-        product = product * np.asarray(alpha, dt)
-    if beta == 0:  # self is ignored, nan and inf included (BLAS's beta == 0)
-        return _result(np.broadcast_to(product, shape).astype(dt))
-    scaled = s if beta == 1 else s * np.asarray(beta, dt)
-    return _result((product + scaled).astype(dt, copy=False))
+    # the kernel converts beta and alpha to its type with checked_convert; half computes in float
+    # (opmath), where they are converted to float
+    work = _F32 if dt == _F16 else dt
+    beta_w, alpha_w = _k._checked_number(beta, work), _k._checked_number(alpha, work)
+    if work is not dt:
+        a1, a2, s = a1.astype(work), a2.astype(work), s.astype(work)
+    with _k.quiet():  # overflow gives inf, silently, as in torch
+        product = _matmul(a1, a2) if a1.size and a2.size else np.zeros(shape, work)
+        if alpha != 1:
+            product = product * alpha_w
+        if beta == 0:  # self is ignored, nan and inf included (BLAS's beta == 0)
+            return _result(np.broadcast_to(product, shape).astype(dt))
+        scaled = s if beta == 1 else s * beta_w
+        return _result((product + scaled).astype(dt, copy=False))
 
 
 # the multiply-adds (m * n * k) from which addmm_cpu computes linear's product transposed: below

@@ -362,8 +362,18 @@ def _gelu_kernel(self: Any, approximate: str, target: Any, out: Any = None) -> A
 
 
 def _hardtanh_kernel(self: Any, min_val: Any, max_val: Any, target: Any, out: Any = None) -> Any:
-    if self._data.dtype is _BOOL:
+    dt = self._data.dtype
+    if dt is _BOOL:
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    # torch's hardtanh_out: integral limits are taken as int64 (``toLong``), then it is clamp, which
+    # converts them to the tensor's type with checked_convert
+    if dt.kind in "iu":
+        min_val = int(_k._checked_number(_k._item(min_val), _k._I64))
+        max_val = int(_k._checked_number(_k._item(max_val), _k._I64))
+        if dt.kind == "u" and (min_val < 0 or max_val < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    _k._checked_number(_k._item(min_val), dt)
+    _k._checked_number(_k._item(max_val), dt)
     return _same_dtype("hardtanh", "hardtanh_cpu", "iuf", _hardtanh(min_val, max_val), (self,), target, out)
 
 
@@ -574,7 +584,10 @@ def _fused(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     s = p + c
     bp = s - p
     t = (p - (s - bp)) + (c - bp)  # two-sum error of p + c
-    return s + (t + e)
+    r = s + (t + e)
+    if not np.isfinite(r).all():  # an inf on the way (or a product past 2**996, where Dekker's split
+        r = np.where(np.isfinite(r), r, a * b + c)  # overflows): the plain arithmetic gives inf or nan
+    return r
 
 
 def _lerp(start: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
@@ -599,6 +612,8 @@ def _ternary_inplace_fast(name: str, self: Any, first: Any, second: Any, value: 
     dt = dst.dtype
     if (dt != _F32 and dt != _F64) or not dst.ndim or 0 in dst.strides or not isinstance(first, Tensor):
         return None
+    if name != "lerp" or not isinstance(second, Tensor):
+        _k._checked_number(_k._item(value if name != "lerp" else second), dt)  # See _ternary
     y = first._data
     if y.dtype != dt or y.shape != dst.shape:
         return None
@@ -660,8 +675,12 @@ def _ternary(name: str, self: Any, first: Any, second: Any, value: Any = None, o
         _check_target(P.COMMON, name, dt, shape, self, out)
     kinds = _FLOATS if name == "lerp" else _ALL
     if dt.kind not in kinds or (dt.kind == "b" and name != "lerp"):
-        raise _k._not_implemented(f"{name}_cpu" if name == "lerp" else f"{name}_cpu_out", dt)
+        which = ("lerp_kernel_tensor" if isinstance(second, Tensor) else "lerp_kernel_scalar") if name == "lerp" \
+            else f"{name}_cpu_out"
+        raise _k._not_implemented(which, dt)
     work = _F32 if dt == _F16 else dt  # half computes in float (opmath)
+    if name != "lerp" or not isinstance(second, Tensor):  # the kernel's ``value.to<opmath_t>()``: checked
+        _k._checked_number(_k._item(value if name != "lerp" else second), work)
     with _k.quiet():
         x, y = _k._cast(self._data, work), _k._cast(first._data, work)
         if name == "lerp":

@@ -501,3 +501,45 @@ def test_alpha_is_converted_with_torchs_overflow_check(op, dtype, alpha):
             return str(e)
 
     assert run(dc) == run(torch)
+
+
+def _full(L, dtype, shape=(3,), value=3):
+    return L.full(shape, value, dtype=getattr(L, dtype))
+
+
+# every Scalar argument a kernel converts to its type (torch's checked_convert, ``Scalar::to<T>``):
+# which ops check, against which type (half often computes in float), and which error comes first
+_SCALAR_ARGUMENT_CALLS = {
+    "addcmul value": lambda L, d, v: L.addcmul(_full(L, d), _full(L, d), _full(L, d), value=v),
+    "addcdiv value": lambda L, d, v: L.addcdiv(_full(L, d), _full(L, d), _full(L, d), value=v),
+    "addcmul_ value": lambda L, d, v: _full(L, d).addcmul_(_full(L, d), _full(L, d), value=v),
+    "addmm alpha": lambda L, d, v: L.addmm(_full(L, d, (2, 2)), _full(L, d, (2, 2)), _full(L, d, (2, 2)), alpha=v),
+    "addmm beta": lambda L, d, v: L.addmm(_full(L, d, (2, 2)), _full(L, d, (2, 2)), _full(L, d, (2, 2)), beta=v),
+    "hardtanh": lambda L, d, v: L.nn.functional.hardtanh(_full(L, d), -abs(v), abs(v)),
+    "hardtanh_": lambda L, d, v: L.nn.functional.hardtanh(_full(L, d), -abs(v), abs(v), inplace=True),
+    "pow": lambda L, d, v: L.pow(_full(L, d), v),
+    "pow_": lambda L, d, v: _full(L, d).pow_(v),
+    "where other": lambda L, d, v: L.where(L.tensor([True, False, True]), _full(L, d), v),
+    "where input": lambda L, d, v: L.where(L.tensor([True, False, True]), v, _full(L, d)),
+    "scalar_tensor": lambda L, d, v: L.ops.aten.scalar_tensor.default(v, dtype=getattr(L, d)),
+    "clamp": lambda L, d, v: L.clamp(_full(L, d), min=-abs(v), max=abs(v)),
+    "clamp_ max": lambda L, d, v: _full(L, d).clamp_(max=v),
+    "lerp weight": lambda L, d, v: L.lerp(_full(L, d), _full(L, d), v),
+    "lerp_ weight": lambda L, d, v: _full(L, d).lerp_(_full(L, d), v),
+    "add alpha": lambda L, d, v: L.add(_full(L, d), _full(L, d), alpha=v),
+}
+
+
+@pytest.mark.parametrize("call", list(_SCALAR_ARGUMENT_CALLS))
+@pytest.mark.parametrize("dtype, value", [("int8", 300), ("int8", -129), ("int8", 255), ("uint8", 300), ("uint8", -1),
+                                          ("int32", 2**31), ("int32", 2.5e9), ("float16", 7e4), ("float16", 65519.0),
+                                          ("float32", 1e39), ("float32", 3.5e38), ("float64", 1.7e308)], ids=str)
+def test_a_scalar_argument_is_converted_with_torchs_overflow_check(call, dtype, value):
+    def run(L):
+        try:
+            r = _SCALAR_ARGUMENT_CALLS[call](L, dtype, value)
+            return f"{str(r.dtype).rpartition('.')[2]} {r.flatten().tolist()}"
+        except (RuntimeError, TypeError) as e:
+            return f"{type(e).__name__}: {str(e).splitlines()[0]}"
+
+    assert run(dc) == run(torch)

@@ -156,3 +156,48 @@ def test_meta_results_follow_the_dtype_rules():
     assert (m & 1).dtype is dc.int64 and dc.logical_or(m, m).dtype is dc.bool
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
         dc.ops.aten.acos_.default(m)
+
+
+# --- Scalar arguments go through checked_convert (c10's ``Scalar::to<T>``) ------------------------
+_OVERFLOWING_SCALARS = {
+    "addcmul value": lambda: dc.addcmul(dc.ones(2, dtype=dc.int8), dc.ones(2, dtype=dc.int8),
+                                        dc.ones(2, dtype=dc.int8), value=300),
+    "addcdiv value": lambda: dc.addcdiv(dc.ones(2), dc.ones(2), dc.ones(2), value=1e39),
+    "addmm alpha": lambda: dc.addmm(dc.ones(2, 2, dtype=dc.int8), dc.ones(2, 2, dtype=dc.int8),
+                                    dc.ones(2, 2, dtype=dc.int8), alpha=300),
+    "addmm beta": lambda: dc.addmm(dc.ones(2, 2), dc.ones(2, 2), dc.ones(2, 2), beta=1e39),
+    "hardtanh": lambda: dc.nn.functional.hardtanh(dc.ones(2, dtype=dc.float16), -7e4, 7e4),
+    "pow exponent": lambda: dc.pow(dc.ones(2, dtype=dc.int32), 2**31),
+    "where other": lambda: dc.where(dc.tensor([True, False]), dc.ones(2), 1e39),
+    "lerp weight": lambda: dc.lerp(dc.ones(2), dc.ones(2), 1e39),
+}
+
+
+@pytest.mark.parametrize("call", list(_OVERFLOWING_SCALARS))
+def test_a_scalar_argument_its_type_cannot_hold_raises_torchs_overflow_error(call):
+    with pytest.raises(RuntimeError, match=r"value cannot be converted to type \S+ without overflow"):
+        _OVERFLOWING_SCALARS[call]()
+
+
+def test_half_computes_with_float_scalars_where_torch_does():
+    # addcmul's value, addmm's alpha and beta, lerp's weight and where's scalar are not checked
+    # against half's range (opmath, or a 0-d fill); pow's exponent and hardtanh's limits are
+    h = dc.ones(2, dtype=dc.float16)
+    assert dc.addcmul(h, h, h, value=7e4).tolist() == [math.inf] * 2
+    assert dc.addmm(dc.ones(2, 2, dtype=dc.float16), dc.ones(2, 2, dtype=dc.float16),
+                    dc.ones(2, 2, dtype=dc.float16), beta=65519.0).tolist() == [[math.inf] * 2] * 2
+    assert dc.where(dc.tensor([True, False]), h, 7e4).tolist() == [1.0, math.inf]
+    with pytest.raises(RuntimeError, match="c10::Half without overflow"):
+        dc.pow(h, 7e4)
+
+
+def test_hardtanh_takes_integral_limits_as_int64_and_refuses_negative_ones_for_uint8():
+    assert dc.nn.functional.hardtanh(dc.tensor([-5, 0, 5], dtype=dc.int8), -2.7, 2.7).tolist() == [-2, 0, 2]
+    with pytest.raises(RuntimeError, match="cannot do hardtanh on an unsigned type with negative limits"):
+        dc.nn.functional.hardtanh(dc.ones(2, dtype=dc.uint8), -1, 1)
+
+
+def test_float64_fused_multiply_add_and_lerp_keep_infinities_and_huge_weights():
+    x = dc.full((2,), 3.0, dtype=dc.float64)
+    assert dc.addcmul(x, x, x, value=1.7e308).tolist() == [math.inf] * 2  # was nan: Dekker's split overflowed
+    assert dc.lerp(x, x, 1.7e308).tolist() == [3.0, 3.0]  # end - (end - start) * (1 - w), w huge
