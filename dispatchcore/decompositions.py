@@ -33,6 +33,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from .layouts import contiguous_format, strided
+from .native.reductions import shift_source
 from .ops import aten
 from .tensor import Tensor
 
@@ -149,7 +150,7 @@ def _logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tenso
     dim = list(dim)
     if self.numel() == 0:
         return aten.log.default(aten.sum.dim_IntList(aten.exp.default(self), dim, keepdim))
-    maxes = aten.amax.default(self, dim, True)
+    maxes = aten.amax.default(shift_source(self), dim, True)  # complex: the real part's
     maxes = aten.masked_fill.Scalar(maxes, aten.eq.Scalar(aten.abs.default(maxes), math.inf), 0.0)
     squeezed = maxes if keepdim else aten.squeeze.dims(maxes, dim)
     total = aten.sum.dim_IntList(aten.exp.default(aten.sub.Tensor(self, maxes)), dim, keepdim)

@@ -736,7 +736,7 @@ def _div_mode(self: Any, other: Any, rounding_mode: Any, out: Any = None) -> Any
     with quiet():
         x, y = _operand(self), _operand(other)
         dt = _result_np(self if isinstance(x, _nd) else x, other if isinstance(y, _nd) else y)
-        if dt is _BOOL:
+        if dt is _BOOL or dt.kind == "c":
             raise _not_implemented(f"div_{rounding_mode}_cpu", dt)
         a, b = _as_dtype(x, dt), _as_dtype(y, dt)
         shape = _broadcast_shapes(a.shape, b.shape)
@@ -804,20 +804,24 @@ def pow__tensor_cpu(self, exponent):
 
 
 # --- comparisons ----------------------------------------------------------------------------------
-def _compare(ufunc: Any, self: Any, other: Any) -> Any:
+def _compare(name: str, ufunc: Any, self: Any, other: Any) -> Any:
     """Compare in the promoted dtype (so a uint8 tensor sees -1 as 255, as torch does)."""
     with quiet():
         x, y = _operand(self), _operand(other)
         dt = _result_np(self if isinstance(x, _nd) else x, other if isinstance(y, _nd) else y)
+        if dt.kind == "c" and name not in ("eq", "ne"):  # complex numbers have no order
+            raise _not_implemented(f"{name}_cpu", dt)
         a, b = _as_dtype(x, dt), _as_dtype(y, dt)
         _broadcast_shapes(a.shape, b.shape)
         return wrap_cpu(_laid_out(ufunc(a, b), [v for v in (x, y) if isinstance(v, _nd)]))
 
 
 def _comparison_pair(name: str, ufunc: Any) -> tuple:
+    ordered = name not in ("eq", "ne")
+
     def tensor(self, other):
         a, b = self._data, other._data
-        if a.dtype is b.dtype:
+        if a.dtype is b.dtype and not (ordered and a.dtype.kind == "c"):
             try:
                 r = ufunc(a, b)
             except _FAST_ERRORS:
@@ -829,7 +833,7 @@ def _comparison_pair(name: str, ufunc: Any) -> tuple:
                 elif r.__class__ is _nd and r.size and a.flags.c_contiguous and b.flags.c_contiguous:
                     return wrap_cpu(r)
                 return wrap_cpu(_laid_out(r, (a, b)))
-        return _compare(ufunc, self, other)
+        return _compare(name, ufunc, self, other)
 
     def scalar(self, other):
         a = self._data
@@ -841,8 +845,8 @@ def _comparison_pair(name: str, ufunc: Any) -> tuple:
                 pass  # Note [No chained errors]: the general path raises after the handler
             else:
                 return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
-            return _compare(ufunc, self, other)
-        return _compare(ufunc, self, _item(other))
+            return _compare(name, ufunc, self, other)
+        return _compare(name, ufunc, self, _item(other))
 
     tensor.__name__ = tensor.__qualname__ = f"{name}_tensor_cpu"
     scalar.__name__ = scalar.__qualname__ = f"{name}_scalar_cpu"
@@ -894,6 +898,8 @@ def _unary(name: str, compute: Any, floating: bool, self: Any, out: Any = None) 
     dt = a.dtype
     if dt is _BOOL:
         _bool_check(name)
+    elif dt.kind == "c" and name == "relu":  # torch's relu is clamp_min(self, 0)
+        raise NotImplementedError("clamp is not supported for complex types")
     if floating:
         rdt = dt if dt.kind in "fc" else _default_np()
     else:
@@ -994,6 +1000,8 @@ def _clamp(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     dt = _result_np(self, lo, hi)
+    if dt.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     if dt is _BOOL:
         which = "clamp" if lo is not None and hi is not None else ("clamp_min" if hi is None else "clamp_max")
         raise _not_implemented(f"{which}_scalar_cpu", dt)
@@ -1202,6 +1210,8 @@ def _all_message(name: str) -> str:
 
 def amax_cpu(self, dim=[], keepdim=False):  # noqa: B006 - the schema's default, never mutated
     a = self._data
+    if a.dtype.kind == "c":  # complex numbers have no order
+        raise _not_implemented("max_values_cpu", a.dtype)
     dims = _reduce_dims(dim, a.ndim)
     _check_reduction_size(a, dims, "amax", _all_message("amax"))
     return wrap_cpu(_result(_maximum.reduce(a, dims, keepdims=keepdim)))  # NaN propagates, as in torch
@@ -1209,6 +1219,8 @@ def amax_cpu(self, dim=[], keepdim=False):  # noqa: B006 - the schema's default,
 
 def max_cpu(self):
     a = self._data
+    if a.dtype.kind == "c":
+        raise _not_implemented("max_all", a.dtype)
     _check_reduction_size(a, None, "max", _all_message("max"))
     out = _empty((), a.dtype)
     _maximum.reduce(a, None, None, out)
@@ -1217,6 +1229,8 @@ def max_cpu(self):
 
 def max_dim_cpu(self, dim, keepdim=False):
     a = self._data
+    if a.dtype.kind == "c":
+        raise RuntimeError("max(): does not support complex input")
     d = _wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         return wrap_cpu(a.copy()), wrap_cpu(np.zeros((), _I64))
@@ -1230,8 +1244,8 @@ def max_dim_cpu(self, dim, keepdim=False):
 
 def argmax_cpu(self, dim=None, keepdim=False):
     a = self._data
-    if a.dtype is _BOOL:
-        raise RuntimeError("argmax(): does not support bool input")
+    if a.dtype is _BOOL or a.dtype.kind == "c":
+        raise RuntimeError(f"argmax(): does not support {'bool' if a.dtype is _BOOL else 'complex'} input")
     if dim is None:
         if a.size == 0:
             raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")

@@ -61,6 +61,25 @@ def _sign(a: np.ndarray) -> np.ndarray:
     return (np.greater(a, 0).astype(a.dtype) - np.less(a, 0).astype(a.dtype)).astype(a.dtype)
 
 
+def _sgn(a: np.ndarray) -> np.ndarray:
+    """``sgn``: ``sign`` for real tensors, ``z / abs(z)`` (0 at 0) for complex ones."""
+    if a.dtype.kind != "c":
+        return _sign(a)
+    size = np.abs(a)
+    return np.where(size == 0, 0, a / np.where(size == 0, 1, size)).astype(a.dtype)
+
+
+def _remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``remainder`` as torch computes it: fmod, moved by ``b`` when the signs differ.
+
+    A zero keeps fmod's sign (the dividend's); numpy's ``remainder`` gives it the divisor's.
+    """
+    if a.dtype.kind != "f":
+        return np.remainder(a, b)
+    m = np.fmod(a, b)
+    return np.where((m != 0) & (np.less(b, 0) != np.less(m, 0)), m + b, m)
+
+
 def _signbit(a: np.ndarray) -> np.ndarray:
     return np.signbit(a) if a.dtype.kind == "f" else np.less(a, 0) if a.dtype.kind == "i" else np.zeros(a.shape, _BOOL)
 
@@ -112,7 +131,7 @@ UNARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "log2": (np.log2, "log2_cpu", _FLOATS),
     "log10": (np.log10, "log10_cpu", _FLOATS),
     "rsqrt": (lambda a: np.reciprocal(np.sqrt(a)), "rsqrt_cpu", _FLOATS),
-    "sgn": (_sign, "sign_cpu", _ALL),
+    "sgn": (_sgn, "sign_cpu", _ALL + "c"),
     "sign": (_sign, "sign_cpu", _ALL),
     "ceil": (_integral_copy(np.ceil), "ceil_vml_cpu", "iuf"),
     "floor": (_integral_copy(np.floor), "floor_vml_cpu", "iuf"),
@@ -123,23 +142,32 @@ UNARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "signbit": (_signbit, "signbit_cpu", _ALL),
     "isposinf": (_is_value(math.inf), "isposinf_cpu", _ALL),
     "isneginf": (_is_value(-math.inf), "isneginf_cpu", _ALL),
-    "isnan": (lambda a: np.not_equal(a, a), "isnan_cpu", _ALL),
-    "logical_not": (lambda a: np.equal(a, 0), "logical_not_cpu", _ALL),
+    "isnan": (lambda a: np.not_equal(a, a), "isnan_cpu", _ALL + "c"),
+    "logical_not": (lambda a: np.equal(a, 0), "logical_not_cpu", _ALL + "c"),
 }
 # name -> (numpy function of two arrays of the computation dtype, kernel name, dtype kinds)
 BINARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "atan2": (np.arctan2, "atan2_cpu", _FLOATS),
     "fmod": (_checked_integer_division(np.fmod), "fmod_cpu", "iuf"),
-    "remainder": (_checked_integer_division(np.remainder), "remainder_cpu", "iuf"),
+    "remainder": (_checked_integer_division(_remainder), "remainder_cpu", "iuf"),
     "floor_divide": (_checked_integer_division(np.floor_divide), "div_floor_cpu", "iuf"),
     "bitwise_and": (np.bitwise_and, "bitwise_and_cpu", "biu"),
     "bitwise_or": (np.bitwise_or, "bitwise_or_cpu", "biu"),
     "bitwise_xor": (np.bitwise_xor, "bitwise_xor_cpu", "biu"),
     "bitwise_left_shift": (_shift(True), "lshift_cpu", _INTS),
     "bitwise_right_shift": (_shift(False), "rshift_cpu", _INTS),
-    "logical_and": (np.logical_and, "logical_and_cpu", _ALL),
-    "logical_or": (np.logical_or, "logical_or_cpu", _ALL),
-    "logical_xor": (np.logical_xor, "logical_xor_cpu", _ALL),
+    "logical_and": (np.logical_and, "logical_and_cpu", _ALL + "c"),
+    "logical_or": (np.logical_or, "logical_or_cpu", _ALL + "c"),
+    "logical_xor": (np.logical_xor, "logical_xor_cpu", _ALL + "c"),
+}
+# unary ops whose torch implementation refuses complex inputs with a message of its own
+_COMPLEX_REFUSALS: dict[str, tuple[type[Exception], str]] = {
+    "sign": (NotImplementedError, "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead."),
+    **{name: (NotImplementedError, f"{name} is not supported for complex inputs")
+       for name in ("ceil", "floor", "trunc")},
+    "signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),
+    **{name: (RuntimeError, f"{name} does not support complex inputs.") for name in ("isposinf", "isneginf")},
 }
 _UNARY_RULES = {**{name: u.rule for name, u in P.UNARY.items()}, "isnan": P.BOOL, "logical_not": P.LOGICAL}
 
@@ -171,6 +199,9 @@ def _unary(name: str, self: Any, out: Any = None, compute: Any = None) -> Any:
     work = result if rule == P.FLOAT else a.dtype  # the dtype the kernel computes in
     if out is not None:
         _check_target(rule, name, result, a.shape, self, out)
+    if work.kind == "c" and name in _COMPLEX_REFUSALS:  # torch's own words, before its dtype dispatch
+        error, message = _COMPLEX_REFUSALS[name]
+        raise error(message)
     if work.kind not in kinds:
         raise _k._not_implemented(kernel, work)
     with _k.quiet():

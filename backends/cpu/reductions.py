@@ -32,6 +32,7 @@ from .kernels import (
     _check_reduction_size,
     _empty_like_format,
     _item,
+    _not_implemented,
     _np_dtype,
     _reduce_dims,
     _resize_out,
@@ -56,6 +57,8 @@ def _acc(dt: np.dtype) -> np.dtype:
 # --- min, amin, argmin ---------------------------------------------------------------------------------
 def amin_cpu(self, dim=[], keepdim=False):  # noqa: B006 - the schema's default, never mutated
     a = self._data
+    if a.dtype.kind == "c":  # complex numbers have no order
+        raise _not_implemented("min_values_cpu", a.dtype)
     dims = _reduce_dims(dim, a.ndim)
     _check_reduction_size(a, dims, "amin", _all_message("amin"))
     return wrap_cpu(_result(np.minimum.reduce(a, dims, keepdims=keepdim)))
@@ -63,12 +66,16 @@ def amin_cpu(self, dim=[], keepdim=False):  # noqa: B006 - the schema's default,
 
 def min_cpu(self):
     a = self._data
+    if a.dtype.kind == "c":
+        raise _not_implemented("min_all", a.dtype)
     _check_reduction_size(a, None, "min", _all_message("min"))
     return wrap_cpu(np.asarray(np.minimum.reduce(a, None)).reshape(()).copy())
 
 
 def min_dim_cpu(self, dim, keepdim=False):
     a = self._data
+    if a.dtype.kind == "c":
+        raise RuntimeError("min(): does not support complex input")
     d = _wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         return wrap_cpu(a.copy()), wrap_cpu(np.zeros((), _I64))
@@ -82,8 +89,8 @@ def min_dim_cpu(self, dim, keepdim=False):
 
 def argmin_cpu(self, dim=None, keepdim=False):
     a = self._data
-    if a.dtype == _BOOL:
-        raise RuntimeError("argmin(): does not support bool input")
+    if a.dtype == _BOOL or a.dtype.kind == "c":
+        raise RuntimeError(f"argmin(): does not support {'bool' if a.dtype == _BOOL else 'complex'} input")
     if dim is None:
         if a.size == 0:
             raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -150,8 +157,11 @@ def _scan(name: str, ufunc: Any, self: Any, dim: int, dtype: Any) -> np.ndarray:
         raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
     with quiet():
         if a.ndim == 0:
-            return a.astype(dt)
-        return _result(ufunc.accumulate(a.astype(_acc(dt)), axis=d)).astype(dt, copy=False)
+            return a.astype(dt)  # a copy, -0.0 included
+        r = _result(ufunc.accumulate(a.astype(_acc(dt)), axis=d)).astype(dt, copy=False)
+        if name == "cumsum" and dt.kind in "fc":  # torch sums from a +0 accumulator: a -0.0 prefix sums to +0.0
+            np.add(r, 0, out=r)
+        return r
 
 
 def _scan_family(name: str, ufunc: Any) -> dict[str, Callable[..., Any]]:
@@ -233,6 +243,8 @@ def _order(a: np.ndarray, d: int, descending: bool) -> np.ndarray:
 
 def sort_stable_cpu(self, *, stable, dim=-1, descending=False):
     a = self._data
+    if a.dtype.kind == "c":  # torch's message starts with a space
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
     d = _wrap_dim(dim, a.ndim)
     values = _empty_like_format(a, "preserve_format", "sort")
     indices = _empty_like_format(a, "preserve_format", "sort", _I64)
@@ -248,6 +260,8 @@ def sort_stable_cpu(self, *, stable, dim=-1, descending=False):
 
 def topk_cpu(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - the schema's name
     a = self._data
+    if a.dtype.kind == "c":
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
     d = _wrap_dim(dim, a.ndim)
     R.topk_check(_dc(a.dtype), k, a.shape[d] if a.ndim else 1)
     if a.ndim == 0:

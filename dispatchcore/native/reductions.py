@@ -26,7 +26,7 @@ from typing import Any
 from .. import layouts as _layouts
 from .. import return_types
 from .._library import Library
-from ..dtypes import SCALAR_TYPE_NAMES, float32, float64, get_default_dtype, int64
+from ..dtypes import SCALAR_TYPE_NAMES, complex128, float32, float64, get_default_dtype, int64
 from ..dtypes import bool_ as _bool
 from ..ops import aten as A
 from ..shapes import wrap_dim
@@ -396,6 +396,15 @@ def sort_values(self: Tensor, dim: int = -1, descending: bool = False, *, values
     return A.sort.values_stable(self, stable=False, dim=dim, descending=descending, values=values, indices=indices)
 
 
+def shift_source(self: Tensor) -> Tensor:
+    """What logsumexp takes its shift's max of: ``self``, or its real part when complex (torch's ``at::real``)."""
+    if not self.dtype.is_complex:
+        return self
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the copy drops the imaginary part on purpose
+        return A._to_copy.default(self, dtype=float64 if self.dtype == complex128 else float32)
+
+
 def logsumexp(self: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(self - max))) + max``, with infinite maxima replaced by 0 (so inf and -inf stay)."""
     if _integral(self.dtype):
@@ -403,7 +412,7 @@ def logsumexp(self: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     dims = list(dim)
     if self.numel() == 0:
         return A.log.default(A.sum.dim_IntList(A.exp.default(self), dims, keepdim))
-    maxes = A.amax.default(self, dims, True)
+    maxes = A.amax.default(shift_source(self), dims, True)
     finite = A.where.self(A.eq.Scalar(A.abs.default(maxes), math.inf), A.zeros.default(
         [], dtype=maxes.dtype, device=maxes.device), maxes)
     summed = A.sum.dim_IntList(A.exp.default(A.sub.Tensor(self, finite)), dims, keepdim)

@@ -397,3 +397,53 @@ def test_meta_tensors_get_cpus_geometry_and_dtype():
             theirs = case(torch, torch.empty(3, 3, device="meta"), torch.empty(3, 3, dtype=torch.int64, device="meta"))
             assert (tuple(mine.shape), mine.stride(), str(mine.dtype)[13:]) == (
                 tuple(theirs.shape), theirs.stride(), str(theirs.dtype)[6:])
+
+
+def _complex_and_real(L):
+    return (L.tensor([[1 + 2j, -3j], [0j, 2.5]], dtype=L.complex64),
+            L.tensor([[1.0, 0.0], [-2.0, 3.0]]))
+
+
+# complex operands: what torch computes (logical ops, isnan, sgn, logsumexp on the real part's max)
+# and what it refuses, in its words (orderings, rounding, clamping and sorting)
+_COMPLEX_CALLS = {
+    "lt": lambda L, c, f: c < c, "ge mixed": lambda L, c, f: L.ge(c, f), "gt real first": lambda L, c, f: f > c,
+    "le number": lambda L, c, f: c <= 1, "lt complex number": lambda L, c, f: f < 1j, "eq": lambda L, c, f: c == c,
+    "div floor": lambda L, c, f: L.div(c, c, rounding_mode="floor"),
+    "div trunc": lambda L, c, f: L.div(c, f, rounding_mode="trunc"),
+    "clamp": lambda L, c, f: L.clamp(c, 0, 1), "clamp_min": lambda L, c, f: L.clamp_min(c, 0),
+    "relu": lambda L, c, f: L.relu(c),
+    "logical_and": lambda L, c, f: L.logical_and(c, f), "logical_or": lambda L, c, f: L.logical_or(c, c),
+    "logical_xor": lambda L, c, f: L.logical_xor(c, f), "logical_not": lambda L, c, f: L.logical_not(c),
+    "isnan": lambda L, c, f: L.isnan(c), "sgn": lambda L, c, f: L.sgn(c), "sign": lambda L, c, f: L.sign(c),
+    "floor": lambda L, c, f: L.floor(c), "ceil": lambda L, c, f: L.ceil(c), "trunc": lambda L, c, f: L.trunc(c),
+    "signbit": lambda L, c, f: L.signbit(c), "isposinf": lambda L, c, f: L.isposinf(c),
+    "isneginf": lambda L, c, f: L.isneginf(c),
+    "sort": lambda L, c, f: L.sort(c)[0], "topk": lambda L, c, f: L.topk(c.flatten(), 2)[0],
+    "argmax": lambda L, c, f: L.argmax(c), "argmin dim": lambda L, c, f: L.argmin(c, 1),
+    "max": lambda L, c, f: L.max(c), "min dim": lambda L, c, f: L.min(c, 0)[1],
+    "amax": lambda L, c, f: L.amax(c, 1), "amin": lambda L, c, f: L.amin(c),
+    "logsumexp": lambda L, c, f: L.logsumexp(c * 500, 0), "cumsum": lambda L, c, f: L.cumsum(c, 0),
+}
+
+
+@pytest.mark.parametrize("call", list(_COMPLEX_CALLS))
+def test_complex_operands_are_computed_or_refused_as_torch(call):
+    def run(L):
+        try:
+            r = _COMPLEX_CALLS[call](L, *_complex_and_real(L))
+            return f"{str(r.dtype).rpartition('.')[2]} {r.tolist()!r}"
+        except (RuntimeError, NotImplementedError, TypeError) as e:
+            return f"{type(e).__name__}: {str(e).splitlines()[0]}"
+
+    assert run(dc) == run(torch)
+
+
+@pytest.mark.parametrize("other", [3.0, -3.0, "tensor"], ids=str)
+def test_remainder_and_cumsum_give_zeros_torchs_sign(other):
+    def run(L):
+        x = L.tensor([-0.0, 0.0, -6.0, 6.0, 7.5, -7.5])
+        b = L.tensor([3.0, -3.0, 3.0, -3.0, -2.0, 2.0]) if other == "tensor" else other
+        return [str(v) for v in L.remainder(x, b).tolist()] + [str(v) for v in L.cumsum(-x * 0, 0).tolist()]
+
+    assert run(dc) == run(torch)

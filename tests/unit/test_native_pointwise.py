@@ -201,3 +201,26 @@ def test_float64_fused_multiply_add_and_lerp_keep_infinities_and_huge_weights():
     x = dc.full((2,), 3.0, dtype=dc.float64)
     assert dc.addcmul(x, x, x, value=1.7e308).tolist() == [math.inf] * 2  # was nan: Dekker's split overflowed
     assert dc.lerp(x, x, 1.7e308).tolist() == [3.0, 3.0]  # end - (end - start) * (1 - w), w huge
+
+
+def test_remainder_keeps_the_dividends_zero_sign_as_torchs_fmod_based_kernel():
+    x = dc.tensor([-0.0, 0.0, -6.0, 6.0, 7.5])
+    got = dc.remainder(x, dc.tensor([3.0, -3.0, 3.0, -3.0, -2.0]))
+    assert [math.copysign(1, v) for v in got.tolist()] == [-1, 1, -1, 1, -1] and got.tolist()[-1] == -0.5
+
+
+def test_complex_tensors_have_no_order_but_have_truth_and_a_sign():
+    c = dc.tensor([1 + 2j, -3j, 0j])
+    with pytest.raises(NotImplementedError, match='"lt_cpu" not implemented for \'ComplexFloat\''):
+        c < c  # noqa: B015 - the comparison is the test
+    with pytest.raises(NotImplementedError, match="clamp is not supported for complex types"):
+        dc.relu(c)
+    with pytest.raises(NotImplementedError, match="Please use torch.sgn instead"):
+        dc.sign(c)
+    assert dc.logical_not(c).tolist() == [False, False, True] and dc.isnan(c).tolist() == [False] * 3
+    assert dc.sgn(c).tolist() == pytest.approx([(1 + 2j) / abs(1 + 2j), -1j, 0j])
+
+
+def test_cumsum_starts_from_a_positive_zero_as_torchs_accumulator():
+    assert [math.copysign(1, v) for v in dc.cumsum(dc.tensor([-0.0, -0.0]), 0).tolist()] == [1, 1]
+    assert math.copysign(1, dc.cumsum(dc.tensor(-0.0), 0).item()) == -1  # a 0-d input is copied
