@@ -55,6 +55,25 @@ def lib(ns):
     library._destroy()
 
 
+def _doubling_function(library: Any) -> Any:
+    class Twice(library.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return Twice
+
+
+@pytest.fixture
+def twice():
+    """The smallest custom Function (``x * 2``, its gradient ``g * 2``) of a library: ``twice(dc)``."""
+    return _doubling_function
+
+
 @pytest.fixture
 def aten_impl():
     """An IMPL library on aten whose override warnings are silenced (they are expected here)."""

@@ -645,19 +645,9 @@ def test_mm_backward_calls_torchs_ops_and_gives_its_grad_layouts(index, torch_op
             assert (ops, grads) == expected
 
 
-def _leaf_data_story(L, use: str, keep_graph: bool, dtype: str) -> list[str]:
+def _leaf_data_story(L, use: str, keep_graph: bool, dtype: str, twice) -> list[str]:
     """Swap a leaf's data for another shape (or dtype), with or without a graph holding its accumulator."""
-
-    class Twice(L.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
-    run = {"mul": lambda x: x * 2, "Function": Twice.apply, "add alpha": lambda x: L.add(x, x, alpha=2.0)}[use]
+    run = {"mul": lambda x: x * 2, "Function": twice(L).apply, "add alpha": lambda x: L.add(x, x, alpha=2.0)}[use]
     x = L.ones(3, requires_grad=True)
     held = run(x) if keep_graph else None
     run(x).sum().backward()
@@ -678,5 +668,5 @@ def _leaf_data_story(L, use: str, keep_graph: bool, dtype: str) -> list[str]:
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("keep_graph", [False, True])
 @pytest.mark.parametrize("use", ["mul", "Function", "add alpha"])
-def test_a_leaf_given_another_shape_by_data_validates_as_torch(use, keep_graph, dtype):
-    assert _leaf_data_story(dc, use, keep_graph, dtype) == _leaf_data_story(torch, use, keep_graph, dtype)
+def test_a_leaf_given_another_shape_by_data_validates_as_torch(use, keep_graph, dtype, twice):
+    assert _leaf_data_story(dc, use, keep_graph, dtype, twice) == _leaf_data_story(torch, use, keep_graph, dtype, twice)

@@ -678,26 +678,16 @@ def test_grad_dtype_is_for_leaves_and_dtypes_only():
 
 
 # --- Note [Leaf metadata] ------------------------------------------------------------------------
-class _Twice(dc.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * 2
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 2
-
-
-_LEAF_USES = {"mul": lambda x: x * 2, "add with keywords": lambda x: dc.add(x, x, alpha=2.0),
-              "Function": _Twice.apply, "Function of two": lambda x: _Twice.apply(x) + _Twice.apply(x)}
+_LEAF_USES = {"mul": lambda x, F: x * 2, "add with keywords": lambda x, F: dc.add(x, x, alpha=2.0),
+              "Function": lambda x, F: F.apply(x), "Function of two": lambda x, F: F.apply(x) + F.apply(x)}
 
 
 @pytest.mark.parametrize("use", list(_LEAF_USES))
-def test_a_node_reads_a_leafs_metadata_from_its_accumulator(use):
+def test_a_node_reads_a_leafs_metadata_from_its_accumulator(use, twice):
     x = dc.randn(3, requires_grad=True)
     acc = dc.autograd.graph.grad_accumulator(x)
     assert acc.meta == ((3,), x._data.dtype) and acc.one_meta == (((3,), dc.float32, x.device),)
-    node = _LEAF_USES[use](x).grad_fn
+    node = _LEAF_USES[use](x, twice(dc)).grad_fn
     if use == "mul" or use == "add with keywords":
         assert node._in_meta[0] is acc.meta
     elif use == "Function":
@@ -705,18 +695,18 @@ def test_a_node_reads_a_leafs_metadata_from_its_accumulator(use):
 
 
 @pytest.mark.parametrize("use", list(_LEAF_USES))
-def test_a_new_shape_through_data_fails_while_a_graph_holds_the_accumulator_then_works(use):
+def test_a_new_shape_through_data_fails_while_a_graph_holds_the_accumulator_then_works(use, twice):
     # as torch: the accumulator keeps the shape it was made with, and torch's AutogradMeta holds
     # it weakly, so once the old graph is gone the next use records the new shape
-    x = dc.randn(3, requires_grad=True)
-    old = _LEAF_USES[use](x)
+    x, run = dc.randn(3, requires_grad=True), _LEAF_USES[use]
+    old = run(x, twice(dc))
     x.data = dc.randn(5)
     with pytest.raises(RuntimeError, match=r"returned an invalid gradient at index 0 - got \[5\] but expected shape "
                                            r"compatible with \[3\]"):
-        _LEAF_USES[use](x).sum().backward()
+        run(x, twice(dc)).sum().backward()
     del old
     x.grad = None
-    _LEAF_USES[use](x).sum().backward()
+    run(x, twice(dc)).sum().backward()
     assert x.grad.shape == (5,)
 
 
