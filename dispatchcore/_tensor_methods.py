@@ -60,6 +60,15 @@ wrapped_number = _composites.wrapped_number
 # ``dtype=`` that is not a dtype) do they parse it, outside the ``except`` block (Note [No
 # chained errors]): when the arguments do not fit torch's signatures, the parser's TypeError
 # is raised, else the call's own error. ``check_call`` is that check.
+# Note [Operand arguments]: the binary methods are fixed-arity entries (OperatorHandle.entry) that
+# dispatch a Tensor operand at once; anything else reaches their ``otherwise``, which wraps a number
+# or finds a duck type's torch function. What is left (a str, None, a list) gets torch's binding
+# TypeError from these signatures, for the method (``mm(): argument 'mat2' (position 1) must be
+# Tensor, not int``) and for the function (position 2), never the schema's error, and never a
+# result (``x.eq(None)`` would compare with None).
+_TENSOR_OPERANDS = {"mm": "mat2", "bmm": "mat2", "matmul": "other", "maximum": "other", "minimum": "other",
+                    "add": "other", "sub": "other", "mul": "other", "div": "other"}
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 _SIGNATURES: dict[str, tuple[str, ...]] = {
     "Tensor.view": ("view(ScalarType dtype)", "view(SymIntArrayRef size)"),
     "Tensor.reshape": ("reshape(SymIntArrayRef shape)",),
@@ -78,6 +87,23 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
              "mean(Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
              "Tensor out=None)"),
     "reshape": ("reshape(Tensor input, SymIntArrayRef shape)",),
+    # binary ops: one Tensor operand, or a Tensor or a Number (Note [Operand arguments]); a
+    # function's signatures only where they are complete (the error path parses every failed call)
+    **{f"Tensor.{name}": (f"{name}(Tensor {arg})",) for name, arg in _TENSOR_OPERANDS.items()},
+    **{name: (f"{name}(Tensor input, Tensor {arg}, *, Tensor out=None)",)
+       for name, arg in _TENSOR_OPERANDS.items() if name not in ("add", "sub", "mul", "div")},
+    **{f"Tensor.{name}": (f"{name}(Tensor other)", f"{name}(Scalar other)")
+       for name in (*_COMPARISONS, "fmod", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
+                    "bitwise_left_shift", "bitwise_right_shift", "floor_divide")},
+    **{name: (f"{name}(Tensor input, Tensor other, *, Tensor out=None)",
+              f"{name}(Tensor input, Scalar other, *, Tensor out=None)") for name in _COMPARISONS},
+    "true_divide": ("true_divide(Tensor input, Tensor other, *, Tensor out=None)",
+                    "true_divide(Tensor input, Scalar other)"),
+    "Tensor.true_divide": ("true_divide(Tensor other)", "true_divide(Scalar other)"),
+    "Tensor.pow": ("pow(Tensor exponent)", "pow(Scalar exponent)"),
+    "pow": ("pow(Tensor input, Tensor exponent, *, Tensor out=None)",
+            "pow(Scalar self, Tensor exponent, *, Tensor out=None)",
+            "pow(Tensor input, Scalar exponent, *, Tensor out=None)"),
     "where": ("where(Tensor condition)",
               "where(Tensor condition, Tensor input, Tensor other, *, Tensor out=None)",
               "where(Tensor condition, Scalar self, Tensor other)",
@@ -128,7 +154,7 @@ _NOT_HANDLED = _overrides._NOT_HANDLED
 _UNSET: Any = object()  # an argument the caller did not pass (left out of check_call's view)
 
 
-def _number_call(op: Any, dunder: bool = False):
+def _number_call(op: Any, dunder: bool = False, name: str | None = None):
     """``op(self, other)`` for an ``other`` that is not of ``self``'s class, a number wrapped.
 
     Dispatches as the entry does (See ``OperatorHandle.entry``), inline: one frame less. An
@@ -143,11 +169,15 @@ def _number_call(op: Any, dunder: bool = False):
                 result = _overrides.tensor_operand(name, self, other, dunder)
                 return op(self, other) if result is _NOT_HANDLED else result
             w = wrapped_number(other)
-            if w is None:  # a duck type's __torch_function__, else the schema's error
+            if w is None:  # a duck type's __torch_function__, else torch's binding error
                 result = _overrides.tensor_operand(name, self, other, dunder)
                 if result is not _NOT_HANDLED:
                     return result
-                return NotImplemented if dunder else op(self, other)
+                if dunder:
+                    return NotImplemented
+                if f"Tensor.{name}" in _SIGNATURES:  # See Note [Operand arguments]
+                    check_call(f"Tensor.{name}", (other,), {})
+                return op(self, other)
         keys = _pt.state.keys
         try:  # See Note [Dispatch memo]
             if keys is _DEFAULT_KEYS:
@@ -160,19 +190,19 @@ def _number_call(op: Any, dunder: bool = False):
             return kernel(self, w)
         return op(self, w)
 
-    name = op.name.partition("::")[2].partition(".")[0]
+    name = name or op.name.partition("::")[2].partition(".")[0]  # what errors and handlers name
     with_number.__name__ = with_number.__qualname__ = op.name.partition("::")[2]
     return with_number
 
 
-def _binary(op: Any, *, alpha: bool = False, dunder: bool = False):
+def _binary(op: Any, *, alpha: bool = False, dunder: bool = False, name: str | None = None):
     """``self.op(other)`` of add/sub/mul/div (and in place): always the ``.Tensor`` overload.
 
     The method is the overload's two-tensor entry; a number operand reaches ``otherwise``,
     which wraps it (Note [Wrapped numbers]); the operators (``dunder``) return NotImplemented
     for an operand that is neither, the methods raise.
     """
-    tensor_call = fast(op, 2, otherwise=_number_call(op, dunder))
+    tensor_call = fast(op, 2, otherwise=_number_call(op, dunder, name))
     if not alpha:
         return tensor_call
 
@@ -223,12 +253,14 @@ def _by_operand(tensor_op: Any, scalar_op: Any, dunder: bool = False, report: st
         if isinstance(other, _T):  # a Tensor subclass on one side: its __torch_function__ first
             result = _overrides.tensor_operand(name, self, other, dunder)
             return tensor_op(self, other) if result is _NOT_HANDLED else result
-        if not _is_number(other):  # a duck type's __torch_function__, else NotImplemented or the schema's error
+        if not _is_number(other):  # a duck type's __torch_function__, else NotImplemented or the binding's error
             result = _overrides.tensor_operand(name, self, other, dunder) if route else _NOT_HANDLED
             if result is not _NOT_HANDLED:
                 return result
             if dunder:
                 return NotImplemented
+            if f"Tensor.{name}" in _SIGNATURES:  # See Note [Operand arguments]
+                check_call(f"Tensor.{name}", (other,), {})
         return scalar_call(self, other)
 
     return fast(tensor_op, 2, otherwise=otherwise)
@@ -295,7 +327,9 @@ def _rtruediv(self: Tensor, other: Any) -> Any:
 
 Tensor.__rtruediv__ = _rtruediv
 Tensor.reciprocal = _reciprocal
-Tensor.true_divide, Tensor.true_divide_ = _named(_div_entry), _named(_idiv_entry)
+Tensor.true_divide = _named(_binary(A.div.Tensor, name="true_divide"))
+Tensor.true_divide.__name__ = Tensor.true_divide.__qualname__ = "true_divide"
+Tensor.true_divide_ = _named(_idiv_entry)
 _NO_MODE: Any = object()  # rounding_mode not passed: torch's div without it is div.Tensor
 
 
@@ -314,8 +348,23 @@ def _div_with_mode(entry: Any, mode_op: Any):
 
 Tensor.div = _div_with_mode(_div_entry, A.div.Tensor_mode)
 Tensor.div_ = _div_with_mode(_idiv_entry, A.div_.Tensor_mode)
-Tensor.maximum = _named(fast(A.maximum.default, 2))
-Tensor.minimum = _named(fast(A.minimum.default, 2))
+def _tensor_operand(op: Any) -> Any:
+    """The entry of a binary op whose second operand must be a Tensor (Note [Operand arguments])."""
+    name = op.name.partition("::")[2].partition(".")[0]
+
+    def otherwise(self, other):
+        result = _overrides.tensor_operand(name, self, other, False)  # a subclass's or duck type's handler
+        if result is not _NOT_HANDLED:
+            return result
+        if not isinstance(other, _T):
+            check_call(f"Tensor.{name}", (other,), {})
+        return op(self, other)
+
+    return fast(op, 2, otherwise=otherwise)
+
+
+Tensor.maximum = _named(_tensor_operand(A.maximum.default))
+Tensor.minimum = _named(_tensor_operand(A.minimum.default))
 Tensor.__pow__ = _by_operand(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar, dunder=True, report="__pow__")
 Tensor.__ipow__ = _by_operand(A.pow_.Tensor, A.pow_.Scalar, dunder=True, report="__ipow__")
 Tensor.pow = _named(_by_operand(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar), "exponent")
@@ -342,7 +391,7 @@ def _matmul_other(self: Tensor, other: Any) -> Any:
 
 
 Tensor.__matmul__ = _composites.matmul_shortcut(fast(A.matmul.default, 2, otherwise=_matmul_other))
-_matmul = _composites.matmul_shortcut(fast(A.matmul.default, 2))
+_matmul = _composites.matmul_shortcut(_tensor_operand(A.matmul.default))
 Tensor.matmul = lambda self, other: _matmul(self, other)  # keeps torch's keyword name
 
 
@@ -446,7 +495,7 @@ Tensor.contiguous = fast(A.contiguous.default)
 Tensor.copy_ = lambda self, other, non_blocking=False: A.copy_.default(self, other, non_blocking)  # torch: other
 _fill_ = fast(A.fill_.Scalar, 1, 2)
 Tensor.fill_ = lambda self, value: A.fill_.Tensor(self, value) if isinstance(value, _T) else _fill_(self, value)
-_mm, _bmm = fast(A.mm.default, 2), fast(A.bmm.default, 2)
+_mm, _bmm = _tensor_operand(A.mm.default), _tensor_operand(A.bmm.default)
 Tensor.mm = lambda self, mat2: _mm(self, mat2)
 Tensor.bmm = lambda self, mat2: _bmm(self, mat2)
 def _bound(name: str, value: Any, bounds: tuple) -> Any:

@@ -26,7 +26,16 @@ from typing import Any
 
 from . import _tensor_methods  # noqa: F401 - the Tensor methods these functions call
 from . import overrides as _overrides
-from ._tensor_methods import _NO_MODE, _by_operand, _named, _number_call, check_call, wrapped_number
+from ._tensor_methods import (
+    _NO_MODE,
+    _SIGNATURES,
+    _by_operand,
+    _is_number,
+    _named,
+    _number_call,
+    check_call,
+    wrapped_number,
+)
 from .dtypes import result_type
 from .ops import aten as A
 from .tensor import Tensor
@@ -104,6 +113,8 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
         if not isinstance(input, _T):  # torch.add(2, x), even torch.add(2, 3)
             input = _wrapped(input, other if isinstance(other, _T) else None, fname, "input", 1)
         if not isinstance(other, _T):
+            if fname in _SIGNATURES and not _is_number(other):  # true_divide's two overloads
+                check_call(fname, (input, other), {})
             other = _wrapped(other, input, fname, "other", 2)
         kwargs = {} if alpha == 1 and type(alpha) is int else {"alpha": alpha}
         if out is None:
@@ -216,6 +227,7 @@ def pow(input: Any = None, exponent: Any = None, **kwargs: Any) -> Tensor:  # no
             return _pow(input, exponent)
         except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
             error = exc
+        _check_operands("pow", input, (exponent,), {})
         return _retry(pow, (input, exponent), kwargs, error)
     if isinstance(exponent, _T):
         _wrapped(input, exponent, "pow", "self", 1)  # rejects what is not a number
@@ -225,6 +237,17 @@ def pow(input: Any = None, exponent: Any = None, **kwargs: Any) -> Tensor:  # no
 
 # Tensor.pow without its handing a duck-typed exponent to the handler: torch.pow checks its arguments itself
 _pow = _named(_by_operand(A.pow.Tensor_Tensor, A.pow.Tensor_Scalar, route=False), "exponent")
+
+
+def _check_operands(name: str, input: Any, args: tuple, kwargs: dict[str, Any]) -> None:
+    """After a failed call: torch's binding TypeError when the arguments fit none of ``name``'s signatures.
+
+    Only for the functions with signatures (Note [Operand arguments], _tensor_methods.py), and not
+    for a duck type, whose torch function ``_retry`` still finds.
+    """
+    if name in _SIGNATURES and not any(hasattr(type(a), "__torch_function__") and not isinstance(a, Tensor)
+                                       for a in args):
+        check_call(name, (input, *args), kwargs)
 
 
 def _method(name: str, *, out: bool = False, method: Any = None) -> Callable[..., Any]:
@@ -252,6 +275,7 @@ def _method(name: str, *, out: bool = False, method: Any = None) -> Callable[...
                 return out_op(input, *args, **kwargs, out=out)
             except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
                 error = exc
+            _check_operands(name, input, args, kwargs if out is None else {**kwargs, "out": out})
             return _retry(function, (input, *args), kwargs if out is None else {**kwargs, "out": out}, error)
     else:
         def function(input: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
@@ -267,6 +291,7 @@ def _method(name: str, *, out: bool = False, method: Any = None) -> Callable[...
                 return method(input, *args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - re-raised by _retry unless a duck type takes the call
                 error = exc
+            _check_operands(name, input, args, kwargs)
             return _retry(function, (input, *args), kwargs, error)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"``torch.{name}``: ``input.{name}(...)`` (see ``Tensor.{name}``)."

@@ -846,10 +846,12 @@ def _nan_to_num__function(input: Any, nan: Any = 0.0, posinf: Any = None, neginf
 def _signatures(name: str, b: Binary) -> list[str]:
     """The binding signatures torch gives ``torch.<name>``, for its TypeErrors."""
     found = [f"{name}(Tensor input, Tensor other, *, Tensor out=None)"]
-    if b.scalar or name == "floor_divide":
-        found.append(f"{name}(Tensor input, Scalar other, *, Tensor out=None)")
-    if b.reverse:
+    if name == "floor_divide":  # its Number overload takes no out
+        return [*found, f"{name}(Tensor input, Scalar other)"]
+    if b.reverse:  # torch lists the reversed overload second
         found.append(f"{name}(Scalar self, Tensor other)")
+    if b.scalar:
+        found.append(f"{name}(Tensor input, Scalar other, *, Tensor out=None)")
     return found
 
 

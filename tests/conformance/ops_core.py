@@ -615,9 +615,6 @@ def _scalar_tensor(rng: np.random.Generator, dtype: np.dtype) -> Iterator[Sample
 
 
 # Known dispatchcore-vs-torch differences (see each entry's xfails)
-_TENSOR_ONLY_BINDING = ("a Python number where the binding takes only a Tensor: torch raises TypeError \"maximum(): "
-                        "argument 'other' (position 2) must be Tensor, not float\" (likewise minimum); dispatchcore "
-                        "raises SchemaError from the aten schema")
 _CLAMP_ZERO_D = ("clamp of a 0-d floating tensor: dispatchcore's CPU kernel raises TypeError 'return arrays must be "
                  "of ArrayType'")
 _CLAMP_MIN_ZERO_D = ("clamp_min of a 0-d floating tensor: dispatchcore returns a tensor whose data is a numpy scalar, "
@@ -664,9 +661,9 @@ OPS = [
     OpInfo("reciprocal", call="reciprocal", samples=_positive_then_wide, dtypes=NUMERIC, aten=("reciprocal",),
            grad=True, gradgrad=True, method_variant="Tensor.reciprocal"),
     OpInfo("maximum", call="maximum", samples=_binary(), dtypes=ALL, aten=("maximum",), grad=True, grad_args=(0, 1),
-           method_variant="Tensor.maximum", xfails={"python-scalar": _TENSOR_ONLY_BINDING}),
+           method_variant="Tensor.maximum"),
     OpInfo("minimum", call="minimum", samples=_binary(), dtypes=ALL, aten=("minimum",), grad=True, grad_args=(0, 1),
-           method_variant="Tensor.minimum", xfails={"python-scalar": _TENSOR_ONLY_BINDING}),
+           method_variant="Tensor.minimum"),
     OpInfo("pow", call="pow", samples=_pow, dtypes=NUMERIC, aten=("pow.Tensor_Tensor", "pow.Tensor_Scalar"),
            grad=True, gradgrad=True, grad_args=(0, 1, "exponent"), method_variant="Tensor.pow",
            inplace_variant="Tensor.pow_"),

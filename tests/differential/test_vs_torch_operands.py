@@ -543,3 +543,24 @@ def test_a_scalar_argument_is_converted_with_torchs_overflow_check(call, dtype, 
             return f"{type(e).__name__}: {str(e).splitlines()[0]}"
 
     assert run(dc) == run(torch)
+
+
+_OPERAND_NAMES = ("mm", "bmm", "matmul", "maximum", "minimum", "mul", "add", "sub", "div", "true_divide", "eq", "ne",
+                  "lt", "ge", "pow", "fmod", "remainder", "bitwise_and", "bitwise_or", "bitwise_left_shift",
+                  "bitwise_right_shift", "floor_divide", "atan2", "xlogy", "logical_and")
+
+
+@pytest.mark.parametrize("how", ["method", "function"])
+@pytest.mark.parametrize("value", [2, "a", None], ids=repr)
+@pytest.mark.parametrize("name", _OPERAND_NAMES)
+def test_an_operand_of_the_wrong_type_gets_torchs_binding_error(name, value, how):
+    # Note [Operand arguments]: the binding's TypeError (or the call's result), never the schema's
+    def run(L):
+        x = L.ones(2, 2) if name != "bmm" else L.ones(1, 2, 2)
+        try:
+            r = getattr(x, name)(value) if how == "method" else getattr(L, name)(x, value)
+            return f"{str(r.dtype).rpartition('.')[2]} {r.tolist()}"
+        except Exception as e:  # noqa: BLE001 - the class and text are what is compared
+            return f"{type(e).__name__}: {e}"
+
+    assert run(dc) == run(torch)

@@ -287,3 +287,20 @@ def test_setitem_number_fills_with_self_dtype_value():
         x[0] = 5.0
     assert seen == [("aten.fill_.Tensor", dc.float32, False)]
     assert x[0].tolist() == [5.0] * 4
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda x: x.mm(2), "mm(): argument 'mat2' (position 1) must be Tensor, not int"),
+    (lambda x: dc.mm(x, None), "mm(): argument 'mat2' (position 2) must be Tensor, not NoneType"),
+    (lambda x: x.maximum("a"), "maximum(): argument 'other' (position 1) must be Tensor, not str"),
+    (lambda x: x.mul("a"), "mul(): argument 'other' (position 1) must be Tensor, not str"),
+    (lambda x: x.eq(None), "eq() received an invalid combination of arguments - got (NoneType), but expected one of:\n"
+                           " * (Tensor other)\n"),
+    (lambda x: dc.lt(x, "a"), "lt() received an invalid combination of arguments - got (Tensor, str), but expected "
+                              "one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"),
+])
+def test_a_wrong_operand_gets_the_bindings_type_error_not_a_result_or_the_schemas(call, message):
+    # Note [Operand arguments]: x.eq(None) used to compare with None; x.mm(2) raised a SchemaError
+    with pytest.raises(TypeError) as info:
+        call(dc.ones(2, 2))
+    assert str(info.value).startswith(message)
