@@ -60,6 +60,7 @@ wrapped_number = _composites.wrapped_number
 # ``dtype=`` that is not a dtype) do they parse it, outside the ``except`` block (Note [No
 # chained errors]): when the arguments do not fit torch's signatures, the parser's TypeError
 # is raised, else the call's own error. ``check_call`` is that check.
+#
 # Note [Operand arguments]: the binary methods are fixed-arity entries (OperatorHandle.entry) that
 # dispatch a Tensor operand at once; anything else reaches their ``otherwise``, which wraps a number
 # or finds a duck type's torch function. What is left (a str, None, a list) gets torch's binding
@@ -348,6 +349,8 @@ def _div_with_mode(entry: Any, mode_op: Any):
 
 Tensor.div = _div_with_mode(_div_entry, A.div.Tensor_mode)
 Tensor.div_ = _div_with_mode(_idiv_entry, A.div_.Tensor_mode)
+
+
 def _tensor_operand(op: Any) -> Any:
     """The entry of a binary op whose second operand must be a Tensor (Note [Operand arguments])."""
     name = op.name.partition("::")[2].partition(".")[0]
