@@ -148,6 +148,8 @@ UNARY: dict[str, tuple[Callable[..., Any], str, str]] = {
 # name -> (numpy function of two arrays of the computation dtype, kernel name, dtype kinds)
 BINARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "atan2": (np.arctan2, "atan2_cpu", _FLOATS),
+    "hypot": (np.hypot, "hypot_cpu", _FLOATS),
+    "nextafter": (np.nextafter, "nextafter_cpu", _FLOATS),  # in the tensor's own dtype, half too
     "fmod": (_checked_integer_division(np.fmod), "fmod_cpu", "iuf"),
     "remainder": (_checked_integer_division(_remainder), "remainder_cpu", "iuf"),
     "floor_divide": (_checked_integer_division(np.floor_divide), "div_floor_cpu", "iuf"),
@@ -224,7 +226,7 @@ def _binary(name: str, self: Any, other: Any, out: Any = None) -> Any:
             _check_target(rule, name, result, shape, self, out)
         if work.kind not in kinds:
             raise _k._not_implemented(kernel, work)
-        r = _opmath(fn)(a, b) if work.kind == "f" else fn(a, b)
+        r = _opmath(fn)(a, b) if work.kind == "f" and name != "nextafter" else fn(a, b)
         return _k._store(np.asarray(r).astype(result, copy=False), result, shape, self, out,
                          arrays=[v for v in (x, y) if isinstance(v, _nd)])
 

@@ -157,6 +157,21 @@ def _atan2_backward(g: G, self: G, other: G, grad_input_mask: tuple[bool, bool])
     return grad_self, grad_other
 
 
+def _hypot_input(g: G, input: G, result: G) -> G:
+    """The backward of ``hypot`` for either input: ``grad * input / result``."""
+    return A.div.Tensor(A.mul.Tensor(g, input), result)
+
+
+def _nextafter_self(g: G, self: G, other: G) -> G:
+    """The backward of ``nextafter`` for ``self``: ``where(self != other, grad, 0)``."""
+    return A.where.self(A.ne.Tensor(self, other), g, A.scalar_tensor.default(0, dtype=g.dtype, device=g.device))
+
+
+def _nextafter_other(g: G, other: G) -> G:
+    """The backward of ``nextafter`` for ``other``: zeros of its shape."""
+    return A.zeros.default(list(other.shape), dtype=g.dtype, device=g.device)
+
+
 def _mod_other(mode: str) -> Callable[..., Any]:
     """fmod/remainder's ``other``: ``-grad * self.div(other, rounding_mode=mode)`` (the right operand first)."""
     def formula(g: G, self: G, other: G) -> G:
@@ -202,6 +217,11 @@ BINARY: dict[str, Binary] = {
     "bitwise_xor": _bitwise("bitwise_xor"),
     "bitwise_left_shift": _bitwise("bitwise_left_shift", "Tensor_Scalar"),
     "bitwise_right_shift": _bitwise("bitwise_right_shift", "Tensor_Scalar"),
+    "hypot": Binary(COMMON, ("hypot", "hypot_", "hypot.out"), "HypotBackward0",
+                    (lambda g, self, result: _hypot_input(g, self, result),
+                     lambda g, other, result: _hypot_input(g, other, result))),
+    "nextafter": Binary(COMMON, ("nextafter", "nextafter_", "nextafter.out"), "NextafterBackward0",
+                        (_nextafter_self, _nextafter_other)),
     "logical_and": Binary(LOGICAL, ("logical_and", "logical_and_", "logical_and.out")),
     "logical_or": Binary(LOGICAL, ("logical_or", "logical_or_", "logical_or.out")),
     "logical_xor": Binary(LOGICAL, ("logical_xor", "logical_xor_", "logical_xor.out")),

@@ -311,6 +311,8 @@ def _grad_cases():
         "fmod.Scalar": (lambda x: dc.fmod(x, 0.3), lambda x: torch.fmod(x, 0.3)),
         "remainder.Tensor": (lambda x: dc.remainder(x, x * 0.5 + 0.9), lambda x: torch.remainder(x, x * 0.5 + 0.9)),
         "remainder.Scalar": (lambda x: x % 0.3, lambda x: x % 0.3),
+        "hypot": (lambda x: dc.hypot(x, x * 2 + 3), lambda x: torch.hypot(x, x * 2 + 3)),
+        "nextafter": (lambda x: dc.nextafter(x, x * 0 + 10), lambda x: torch.nextafter(x, x * 0 + 10)),
     })
     for name, kwargs in ACTIVATION_CALLS:
         cases[f"{name}{sorted(kwargs.items())}"] = (lambda x, _n=name, _k=kwargs: getattr(A, _n).default(x, **_k),

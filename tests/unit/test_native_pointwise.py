@@ -224,3 +224,20 @@ def test_complex_tensors_have_no_order_but_have_truth_and_a_sign():
 def test_cumsum_starts_from_a_positive_zero_as_torchs_accumulator():
     assert [math.copysign(1, v) for v in dc.cumsum(dc.tensor([-0.0, -0.0]), 0).tolist()] == [1, 1]
     assert math.copysign(1, dc.cumsum(dc.tensor(-0.0), 0).item()) == -1  # a 0-d input is copied
+
+
+def test_hypot_and_nextafter_take_floats_and_have_torchs_derivatives():
+    x = dc.tensor([3.0, 1.0], requires_grad=True)
+    other = dc.tensor([4.0, 1.0], requires_grad=True)
+    h = dc.hypot(x, other)
+    h.sum().backward()
+    assert h.tolist() == [5.0, pytest.approx(math.sqrt(2))]
+    assert x.grad.tolist() == pytest.approx([0.6, 1 / math.sqrt(2)])
+    x.grad = other.grad = None
+    step = dc.nextafter(x, other)  # one ulp towards other; no step where they are equal
+    step.sum().backward()
+    assert step.tolist() == [float(np.nextafter(np.float32(3), np.float32(4))), 1.0]
+    assert x.grad.tolist() == [1.0, 0.0] and other.grad.tolist() == [0.0, 0.0]
+    assert dc.nextafter(dc.ones(1, dtype=dc.float16), dc.ones(1, dtype=dc.float16) * 2).item() == 1.0009765625
+    with pytest.raises(NotImplementedError, match='"hypot_cpu" not implemented for \'Long\''):
+        dc.hypot(dc.ones(2, dtype=dc.int64), dc.ones(2, dtype=dc.int64))
