@@ -310,6 +310,9 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
         lib.tensor([[0.0, 2.0], [1.5, 3.0]], dtype=lib.float32).requires_grad_(), _t(lib, (2, 2), 2, 0.5, 2)),
     # in-place binary and ternary ops
     **{f"{n}_.Tensor": _inplace_binary(f"{n}_") for n in ("add", "sub", "mul", "div", "fmod", "remainder", "atan2")},
+    **{f"{n}_": _inplace_binary(f"{n}_") for n in ("hypot", "nextafter")},
+    **{n: (lambda lib, _n=n: (lambda x, o: ([getattr(lib, _n)(x, o)], [x, o]))(_t(lib, (2, 3), 1), _t(lib, (2, 3), 2)))
+       for n in ("hypot", "nextafter")},
     **{f"{n}_.Scalar": _inplace_binary(f"{n}_", 1.5) for n in ("add", "sub", "mul", "div", "fmod", "remainder")},
     "div_.Tensor_mode": lambda lib: (lambda x, o: ([x.clone().div_(o, rounding_mode="floor")], [x, o]))(
         _t(lib, (2, 3), 1), _t(lib, (2, 3), 2, 0.5, 2)),
