@@ -95,7 +95,7 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
        for name, arg in _TENSOR_OPERANDS.items() if name not in ("add", "sub", "mul", "div")},
     **{f"Tensor.{name}": (f"{name}(Tensor other)", f"{name}(Scalar other)")
        for name in (*_COMPARISONS, "fmod", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
-                    "bitwise_left_shift", "bitwise_right_shift", "floor_divide")},
+                    "bitwise_left_shift", "bitwise_right_shift", "floor_divide", "copysign")},
     **{name: (f"{name}(Tensor input, Tensor other, *, Tensor out=None)",
               f"{name}(Tensor input, Scalar other, *, Tensor out=None)") for name in _COMPARISONS},
     "true_divide": ("true_divide(Tensor input, Tensor other, *, Tensor out=None)",

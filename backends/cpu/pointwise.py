@@ -149,6 +149,7 @@ UNARY: dict[str, tuple[Callable[..., Any], str, str]] = {
 BINARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "atan2": (np.arctan2, "atan2_cpu", _FLOATS),
     "hypot": (np.hypot, "hypot_cpu", _FLOATS),
+    "copysign": (np.copysign, "copysign_cpu", _FLOATS),
     "nextafter": (np.nextafter, "nextafter_cpu", _FLOATS),  # in the tensor's own dtype, half too
     "fmod": (_checked_integer_division(np.fmod), "fmod_cpu", "iuf"),
     "remainder": (_checked_integer_division(_remainder), "remainder_cpu", "iuf"),

@@ -167,9 +167,15 @@ def _nextafter_self(g: G, self: G, other: G) -> G:
     return A.where.self(A.ne.Tensor(self, other), g, A.scalar_tensor.default(0, dtype=g.dtype, device=g.device))
 
 
-def _nextafter_other(g: G, other: G) -> G:
-    """The backward of ``nextafter`` for ``other``: zeros of its shape."""
+def _zeros_for_other(g: G, other: G) -> G:
+    """The backward of ``nextafter`` and ``copysign`` for ``other``: zeros of its shape."""
     return A.zeros.default(list(other.shape), dtype=g.dtype, device=g.device)
+
+
+def _copysign_self(g: G, self: G, result: G) -> G:
+    """``copysign_tensor_self_backward``: ``grad * (result / self)``, 0 where ``self`` is 0."""
+    ratio = A.masked_fill_.Scalar(A.div.Tensor(result, self), A.eq.Scalar(self, 0), 0)
+    return A.mul.Tensor(g, ratio)
 
 
 def _mod_other(mode: str) -> Callable[..., Any]:
@@ -221,7 +227,10 @@ BINARY: dict[str, Binary] = {
                     (lambda g, self, result: _hypot_input(g, self, result),
                      lambda g, other, result: _hypot_input(g, other, result))),
     "nextafter": Binary(COMMON, ("nextafter", "nextafter_", "nextafter.out"), "NextafterBackward0",
-                        (_nextafter_self, _nextafter_other)),
+                        (_nextafter_self, _zeros_for_other)),
+    "copysign": Binary(FLOAT, ("copysign.Tensor", "copysign_.Tensor", "copysign.out"), "CopysignBackward0",
+                       (_copysign_self, _zeros_for_other), scalar="Scalar", scalar_node="CopysignBackward1",
+                       scalar_formula=_copysign_self),
     "logical_and": Binary(LOGICAL, ("logical_and", "logical_and_", "logical_and.out")),
     "logical_or": Binary(LOGICAL, ("logical_or", "logical_or_", "logical_or.out")),
     "logical_xor": Binary(LOGICAL, ("logical_xor", "logical_xor_", "logical_xor.out")),

@@ -312,7 +312,10 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     **{f"{n}_.Tensor": _inplace_binary(f"{n}_") for n in ("add", "sub", "mul", "div", "fmod", "remainder", "atan2")},
     **{f"{n}_": _inplace_binary(f"{n}_") for n in ("hypot", "nextafter")},
     **{n: (lambda lib, _n=n: (lambda x, o: ([getattr(lib, _n)(x, o)], [x, o]))(_t(lib, (2, 3), 1), _t(lib, (2, 3), 2)))
-       for n in ("hypot", "nextafter")},
+       for n in ("hypot", "nextafter", "copysign")},
+    "copysign_.Tensor": _inplace_binary("copysign_", low=-2.0),
+    "copysign_.Scalar": _inplace_binary("copysign_", -1.5, low=-2.0),
+    "copysign.Scalar": lambda lib: ([lib.copysign(x := _t(lib, (2, 3), 1), -1.5)], [x]),
     **{f"{n}_.Scalar": _inplace_binary(f"{n}_", 1.5) for n in ("add", "sub", "mul", "div", "fmod", "remainder")},
     "div_.Tensor_mode": lambda lib: (lambda x, o: ([x.clone().div_(o, rounding_mode="floor")], [x, o]))(
         _t(lib, (2, 3), 1), _t(lib, (2, 3), 2, 0.5, 2)),

@@ -547,7 +547,8 @@ def test_a_scalar_argument_is_converted_with_torchs_overflow_check(call, dtype, 
 
 _OPERAND_NAMES = ("mm", "bmm", "matmul", "maximum", "minimum", "mul", "add", "sub", "div", "true_divide", "eq", "ne",
                   "lt", "ge", "pow", "fmod", "remainder", "bitwise_and", "bitwise_or", "bitwise_left_shift",
-                  "bitwise_right_shift", "floor_divide", "atan2", "xlogy", "logical_and")
+                  "bitwise_right_shift", "floor_divide", "atan2", "xlogy", "logical_and", "hypot", "nextafter",
+                  "copysign")
 
 
 @pytest.mark.parametrize("how", ["method", "function"])

@@ -313,6 +313,8 @@ def _grad_cases():
         "remainder.Scalar": (lambda x: x % 0.3, lambda x: x % 0.3),
         "hypot": (lambda x: dc.hypot(x, x * 2 + 3), lambda x: torch.hypot(x, x * 2 + 3)),
         "nextafter": (lambda x: dc.nextafter(x, x * 0 + 10), lambda x: torch.nextafter(x, x * 0 + 10)),
+        "copysign.Tensor": (lambda x: dc.copysign(x, x * 2 - 0.1), lambda x: torch.copysign(x, x * 2 - 0.1)),
+        "copysign.Scalar": (lambda x: dc.copysign(x, -1.5), lambda x: torch.copysign(x, -1.5)),
     })
     for name, kwargs in ACTIVATION_CALLS:
         cases[f"{name}{sorted(kwargs.items())}"] = (lambda x, _n=name, _k=kwargs: getattr(A, _n).default(x, **_k),

@@ -241,3 +241,16 @@ def test_hypot_and_nextafter_take_floats_and_have_torchs_derivatives():
     assert dc.nextafter(dc.ones(1, dtype=dc.float16), dc.ones(1, dtype=dc.float16) * 2).item() == 1.0009765625
     with pytest.raises(NotImplementedError, match='"hypot_cpu" not implemented for \'Long\''):
         dc.hypot(dc.ones(2, dtype=dc.int64), dc.ones(2, dtype=dc.int64))
+
+
+def test_copysign_promotes_integers_to_float_and_differentiates_as_torch():
+    x = dc.tensor([1.0, -2.0, 0.0], requires_grad=True)
+    other = dc.tensor([-1.0, 3.0, -1.0], requires_grad=True)
+    y = dc.copysign(x, other)
+    y.sum().backward()
+    assert y.tolist() == [-1.0, 2.0, -0.0] and type(y.grad_fn).__name__ == "CopysignBackward0"
+    assert x.grad.tolist() == [-1.0, -1.0, 0.0] and other.grad.tolist() == [0.0] * 3  # 0 where self is 0
+    assert type(dc.copysign(x, -2.0).grad_fn).__name__ == "CopysignBackward1"
+    assert dc.copysign(dc.ones(2, dtype=dc.int64), -1).dtype == dc.float32
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        dc.ones(2, dtype=dc.int64).copysign_(dc.ones(2, dtype=dc.int64))
