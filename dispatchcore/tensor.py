@@ -474,14 +474,7 @@ class Tensor(metaclass=_TensorType):
         dtype = _by_np[value._data.dtype]  # read as torch's C++ does: no call a handler would see
         if self._requires_grad and not (dtype.is_floating_point or dtype.is_complex):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
-        meta = self._meta
-        acc = None if meta is None else meta.grad_accumulator
-        if acc is not None:
-            if value._data.dtype != self._data.dtype or value._device != self._device:
-                meta.grad_accumulator = None  # torch resets an accumulator whose metadata is out of date
-            elif value._data.shape != acc.meta[0]:  # torch keeps it, weakly: Note [Leaf metadata]
-                meta.grad_accumulator = None
-                meta.outdated_accumulator = weakref.ref(acc)
+        retire_accumulator(self, value)
         self._data = value._data
         self._device = value._device
         self._key_bits = (value._key_bits & ~_PYTHON_KEYS) | (self._key_bits & _PYTHON_KEYS)
@@ -811,6 +804,22 @@ def _aten_item() -> Any:
 # A new Tensor with no slot set: type.__call__ bound to the class allocates it in C, past the
 # metaclass's refusal, and runs only object.__init__ (~35 ns less than object.__new__(Tensor)).
 _make_tensor = type.__call__.__get__(Tensor)
+
+
+def retire_accumulator(t: Tensor, value: Tensor) -> None:
+    """``set_data``'s rule for ``t``'s gradient accumulator, before ``value``'s data becomes ``t``'s.
+
+    torch resets an accumulator whose dtype or device is out of date; one of another shape it keeps,
+    weakly (Note [Leaf metadata], autograd/graph.py). ``.data =`` and ``Module.to`` both run it.
+    """
+    meta = t._meta
+    acc = getattr(meta, "grad_accumulator", None)  # _meta may be None or a wrapped number's
+    if acc is not None:
+        if value._data.dtype != t._data.dtype or value._device != t._device:
+            meta.grad_accumulator = None
+        elif value._data.shape != acc.meta[0]:
+            meta.grad_accumulator = None
+            meta.outdated_accumulator = weakref.ref(acc)
 
 
 class AutogradMeta:

@@ -282,11 +282,12 @@ class AccumulateGrad(Node):
 # that takes a leaf as an input reads it from the accumulator: no shape tuple made and compared
 # per use (~80 ns a leaf input), and the same answer as torch after ``x.data = other`` gives the
 # leaf another shape while its accumulator lives ("returned an invalid gradient ... expected shape
-# compatible with [3]"); a new dtype or device drops the accumulator (``set_data``), so the next
-# one records the new metadata. torch's AutogradMeta holds its accumulator weakly: once no graph
-# holds it, the next use makes a new one, with the new shape. dispatchcore's holds it strongly (no
-# weak reference to follow per use), so ``.data =`` with a new shape hands the accumulator over to
-# a weak reference (``outdated_accumulator``), which ``grad_accumulator`` follows while it lives.
+# compatible with [3]"); a new dtype or device drops the accumulator (``set_data``, and
+# ``Module._apply``: ``tensor.retire_accumulator``), so the next one records the new metadata.
+# torch's AutogradMeta holds its accumulator weakly: once no graph holds it, the next use makes a
+# new one, with the new shape. dispatchcore's holds it strongly (no weak reference to follow per
+# use), so ``.data =`` with a new shape hands the accumulator over to a weak reference
+# (``outdated_accumulator``), which ``grad_accumulator`` follows while it lives.
 
 
 # Note [Stealing the gradient]: torch's AccumulateGrad::accumulateGrad takes a leaf's first

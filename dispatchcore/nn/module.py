@@ -17,7 +17,7 @@ from typing import Any
 
 from ..autograd import no_grad
 from ..dtypes import dtype as _dtype
-from ..tensor import Tensor
+from ..tensor import Tensor, retire_accumulator
 from ..utils.hooks import BackwardHook, RemovableHandle
 from .parameter import Buffer, Parameter, plain_detached
 
@@ -46,6 +46,7 @@ def _set_data(t: Tensor, value: Tensor) -> None:
     ``Module.to`` converts parameters this way, as torch does, so references held elsewhere (an
     optimizer's) see the converted values.
     """
+    retire_accumulator(t, value)  # a converted parameter's gradients follow its new dtype
     t._data = value._data
     t._device = value._device
     t._key_bits = value._key_bits

@@ -717,3 +717,22 @@ def test_a_new_dtype_through_data_drops_the_accumulator_at_once():
     (x * 2).sum().backward()
     assert x.grad.shape == (5,) and x.grad.dtype == dc.float64
     assert old.grad_fn.next_functions[0][0] is not dc.autograd.graph.grad_accumulator(x)
+
+
+def test_a_module_converted_to_another_dtype_gets_gradients_of_that_dtype():
+    # Module._apply swaps each parameter's data: the accumulator recorded the old dtype, so it
+    # is dropped as ``.data =`` drops it (Note [Leaf metadata])
+    class Scale(dc.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.p = dc.nn.Parameter(dc.ones(2))
+
+        def forward(self, x):
+            return x * self.p
+
+    m = Scale()
+    m(dc.ones(2)).sum().backward()
+    m.zero_grad(set_to_none=True)
+    m.double()
+    m(dc.ones(2, dtype=dc.float64)).sum().backward()
+    assert m.p.dtype == m.p.grad.dtype == dc.float64
