@@ -678,8 +678,18 @@ def test_grad_dtype_is_for_leaves_and_dtypes_only():
 
 
 # --- Note [Leaf metadata] ------------------------------------------------------------------------
+class _AddTwo(dc.autograd.Function):  # two tensor inputs: Function.apply's general recording
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, g
+
+
 _LEAF_USES = {"mul": lambda x, F: x * 2, "add with keywords": lambda x, F: dc.add(x, x, alpha=2.0),
-              "Function": lambda x, F: F.apply(x), "Function of two": lambda x, F: F.apply(x) + F.apply(x)}
+              "Function": lambda x, F: F.apply(x), "Function of two inputs": lambda x, F: _AddTwo.apply(x, x)}
 
 
 @pytest.mark.parametrize("use", list(_LEAF_USES))
@@ -692,6 +702,8 @@ def test_a_node_reads_a_leafs_metadata_from_its_accumulator(use, twice):
         assert node._in_meta[0] is acc.meta
     elif use == "Function":
         assert node._input_meta is acc.one_meta
+    else:
+        assert node._input_meta[0] is node._input_meta[1] is acc.one_meta[0]
 
 
 @pytest.mark.parametrize("use", list(_LEAF_USES))
