@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import threading
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing import Self
 
 from .keys import DispatchKey
 from .keyset import (
@@ -182,28 +185,17 @@ def tls_set_dispatch_key_excluded(key: DispatchKey | str, state: bool) -> None:
 class _ExcludeBits:
     """Base of the exclude-style guards: ``excluded |= bits`` on enter, snapshot restored on exit.
 
-    Subclasses set the class constant ``_bits``; ``_last`` is each class's memo (Note [Guard memos]).
+    A subclass sets the class constant ``_bits`` and gets its own ``__enter__``, made by
+    :func:`_exclude_enter` with the bits bound in, and a memo of its own (Note [Guard memos]).
     """
 
     __slots__ = ("_saved", "_st")
     _bits = 0
-    _clear = FULL  # ~(functionality bits of _bits): updates ``keep`` without recomputing it
-    _last: list[tuple[Any, Any]] = [(None, None)]  # replaced per subclass by __init_subclass__
+    _saved: tuple[int, int, int]
+    _st: ThreadState
 
-    def __enter__(self):
-        st = self._st = per_thread.state  # a guard exits on the thread it entered on
-        state = self._saved = st.keys
-        last = self._last[0]  # (state entered from, state inside): Note [Guard memos]
-        st.keys = last[1] if last[0] is state else self._inside(state)
-        return self
-
-    def _inside(self, state: tuple[int, int, int]) -> tuple[int, int, int]:
-        """The state inside this guard entered from ``state``; becomes the class's memo."""
-        inside = (state[0], state[1] | self._bits, state[2] & self._clear)
-        if inside == state:
-            return state  # already excluded (a nested guard): same object, and the memo is kept
-        self._last[0] = (state, inside)  # one item store: atomic, so threads never see a torn pair
-        return inside
+    if TYPE_CHECKING:  # each subclass's own, made by _exclude_enter
+        def __enter__(self) -> Self: ...
 
     def __exit__(self, exc_type, exc, tb) -> None:
         st = self._st
@@ -214,19 +206,54 @@ class _ExcludeBits:
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
-        cls._last = [(None, None)]
-        if isinstance(cls.__dict__.get("_bits"), int):
-            cls._clear = FULL & ~(cls._bits & ~BACKEND_MASK)
+        if isinstance(cls._bits, int) and "__enter__" not in cls.__dict__:
+            cls.__enter__ = _exclude_enter(cls._bits)  # type: ignore[method-assign, assignment]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def _exclude_enter(bits: int) -> Any:
+    """The ``__enter__`` of an exclude-style guard class that excludes ``bits``.
+
+    Note [Guard closures]: the class's memo lives in the closure, with the bits and the ``keep``
+    mask the miss path applies: in CPython 3.11 a class attribute read through an instance is not
+    specialized, and that read cost ~20 ns of the guard's ~300 ns. ``__enter__.memo()`` shows the
+    memo and ``__enter__.forget()`` clears it (tests force the miss path with it).
+    """
+    clear = FULL & ~(bits & ~BACKEND_MASK)  # keep loses the functionality bits excluded
+    memo: tuple[Any, Any] = (None, None)  # (state entered from, state inside): Note [Guard memos]
+
+    def inside_of(state: tuple[int, int, int]) -> tuple[int, int, int]:
+        nonlocal memo
+        inside = (state[0], state[1] | bits, state[2] & clear)
+        if inside == state:
+            return state  # already excluded (a nested guard): same object, and the memo is kept
+        memo = (state, inside)  # rebound whole: atomic, so threads never see a torn pair
+        return inside
+
+    def __enter__(self):
+        st = self._st = per_thread.state  # a guard exits on the thread it entered on
+        state = self._saved = st.keys
+        last = memo
+        st.keys = last[1] if last[0] is state else inside_of(state)
+        return self
+
+    def forget() -> None:
+        nonlocal memo
+        memo = (None, None)
+
+    __enter__.memo = lambda: memo  # type: ignore[attr-defined]
+    __enter__.forget = forget  # type: ignore[attr-defined]
+    __enter__.guard_closure = True  # type: ignore[attr-defined]  # trace.py wraps it (_guard_classes)
+    return __enter__
 
 
 # Note [Guard memos]: a guard's work on enter is a function of the state it enters from (and of
 # its bits), and consecutive guards almost always enter from the same state object, so each
 # guard remembers its last (state entered from, state inside) and reuses the inside tuple when
 # ``last[0] is state``: one identity test instead of recomputing, and no new tuple. The memos
-# hold immutable tuples and are replaced whole (a one-item list store or a global rebinding, both
+# hold immutable tuples and are replaced whole (a closure variable or a global rebound, both
 # atomic under the GIL), so a thread reads either the old pair or the new one, never a mix; a
 # miss only recomputes. The same trick as ``_last_below`` in autograd/kernels.py.
 _exclude_last: tuple[Any, int, Any] = (None, 0, None)  # ExcludeDispatchKeyGuard: (state, bits, inside)
@@ -385,12 +412,15 @@ _warned_non_variable = False
 
 
 class AutoNonVariableTypeMode(_ExcludeBits):
-    """Deprecated alias of ``AutoDispatchBelowAutograd`` that warns once per process, as c10 does."""
+    """Deprecated alias of ``AutoDispatchBelowAutograd`` that warns once per process, as c10 does.
+
+    c10 warns in the guard's constructor, so the warning comes when the guard is made.
+    """
 
     __slots__ = ()
     _bits = AUTOGRAD_KEYSET
 
-    def __enter__(self):
+    def __init__(self) -> None:
         global _warned_non_variable
         if not _warned_non_variable:
             _warned_non_variable = True
@@ -404,4 +434,3 @@ class AutoNonVariableTypeMode(_ExcludeBits):
                 DeprecationWarning,
                 stacklevel=2,
             )
-        return super().__enter__()

@@ -542,24 +542,39 @@ _guard_originals: dict[tuple[type, str], Any] = {}
 
 
 def _guard_classes() -> list[type]:
+    """The classes whose own ``__enter__``/``__exit__`` are the guards' methods.
+
+    Besides the bases, every subclass whose ``__enter__`` is a generated closure (Note [Guard
+    closures], tls.py): those live in each subclass's own dict. A subclass's hand-written
+    ``__enter__`` is not wrapped, so a guard calling its base's is recorded once.
+    """
     from . import tls
     from .autograd import grad_mode
 
-    return [tls._ExcludeBits, tls.IncludeDispatchKeyGuard, tls.ForceDispatchKeyGuard,
-            tls.ExcludeDispatchKeyGuard, grad_mode._GradModeGuard, grad_mode.inference_mode]
+    bases = [tls._ExcludeBits, grad_mode._GradModeGuard]
+    closures = []
+    stack = list(bases)
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            stack.append(sub)
+            if getattr(sub.__dict__.get("__enter__"), "guard_closure", False):
+                closures.append(sub)
+    return [*bases, *closures, tls.IncludeDispatchKeyGuard, tls.ForceDispatchKeyGuard,
+            tls.ExcludeDispatchKeyGuard, grad_mode.inference_mode]
 
 
 def _patch_guards(on: bool) -> None:
+    if not on:  # put back exactly what was wrapped
+        for (cls, name), original in _guard_originals.items():
+            setattr(cls, name, original)
+        _guard_originals.clear()
+        return
     for cls in _guard_classes():
         for name in ("__enter__", "__exit__"):
-            if name not in cls.__dict__:
-                continue
-            if on:
+            if name in cls.__dict__ and (cls, name) not in _guard_originals:
                 original = cls.__dict__[name]
                 _guard_originals[(cls, name)] = original
                 setattr(cls, name, _guard_wrapper(original, name))
-            elif (cls, name) in _guard_originals:
-                setattr(cls, name, _guard_originals.pop((cls, name)))
 
 
 def _guard_wrapper(original: Any, name: str) -> Any:

@@ -13,7 +13,7 @@ import functools
 import inspect
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..keys import DispatchKey
 from ..keyset import AUTOGRAD_KEYSET, key_bits
@@ -123,19 +123,45 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
 
 
 class _GradModeGuard(_NoParamDecoratorContextManager):
+    """Base of ``no_grad`` and ``enable_grad``: a subclass sets ``_mode`` and gets its ``__enter__``."""
+
     __slots__ = ("_saved", "_st")
     _mode = True
+    _saved: tuple[bool, bool]
+    _st: Any
 
-    def __enter__(self) -> None:
-        st = self._st = per_thread.state  # exited on the thread it was entered on
-        state = self._saved = st.autograd
-        # no_grad, the hot case, told by its exact type: reading the class constant costs ~20 ns more
-        st.autograd = (False if type(self) is no_grad else self._mode, state[1])
+    if TYPE_CHECKING:  # each subclass's own, made by _grad_mode_enter
+        def __enter__(self) -> None: ...
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        # torch's AutoGradMode destructor: the saved grad mode, the current inference flag
+        # torch's AutoGradMode destructor: the saved grad mode, the current inference flag (the
+        # saved tuple itself when that flag did not change inside)
+        saved = self._saved
         st = self._st
-        st.autograd = (self._saved[0], st.autograd[1])
+        now = st.autograd
+        st.autograd = saved if now[1] is saved[1] else _STATES[saved[0]][now[1]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__enter__" not in cls.__dict__:
+            cls.__enter__ = _grad_mode_enter(cls._mode)  # type: ignore[method-assign, assignment]
+
+
+def _grad_mode_enter(mode: bool) -> Any:
+    """The ``__enter__`` of a grad-mode guard class that sets grad mode to ``mode``.
+
+    Its two possible states inside are closure constants (Note [Guard closures], tls.py): entering
+    reads one flag and stores one existing tuple.
+    """
+    plain, in_inference = _STATES[mode]
+
+    def __enter__(self: Any) -> None:
+        st = self._st = per_thread.state  # exited on the thread it was entered on
+        state = self._saved = st.autograd
+        st.autograd = in_inference if state[1] else plain
+
+    __enter__.guard_closure = True  # type: ignore[attr-defined]  # trace.py wraps it (_guard_classes)
+    return __enter__
 
 
 class no_grad(_GradModeGuard):  # noqa: N801 - torch's name

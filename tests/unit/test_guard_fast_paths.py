@@ -3,7 +3,8 @@
 Covers Note [Guard memos] (tls.py): the per-class memo of the exclude-style guards, the memos of
 ``ExcludeDispatchKeyGuard``, ``IncludeDispatchKeyGuard`` and ``ForceDispatchKeyGuard`` and the
 per-mode memos of ``inference_mode``; the inline key-to-bits conversions of the guard
-constructors; and the grad-mode guards' exact-type test for ``no_grad``. Each is checked against
+constructors; and Note [Guard closures]: the ``__enter__`` generated for each exclude-style and
+grad-mode guard class, with its bits or states and its memo in the closure. Each is checked against
 a from-scratch model of the thread-local state, on a memo miss and on a hit, nested, with
 exceptions passing through, and in several threads at once (the memos are shared by threads).
 """
@@ -94,7 +95,7 @@ def forced(included: int, excluded: int) -> ForceDispatchKeyGuard:
 def clear_memos() -> None:
     """Forget every guard memo, so the next enter takes the general (miss) path."""
     for cls, _ in EXCLUDE_CLASSES:
-        cls._last[0] = (None, None)
+        cls.__enter__.forget()
     tls._exclude_last = (None, 0, None)
     tls._include_last = (None, None, None)
     tls._force_last = (-1, -1, None)
@@ -111,10 +112,44 @@ def _fresh_memos():
     assert (tls_get(), autograd(), len(inference_active)) == before
 
 
-# --- the guards' classes keep __enter__/__exit__ where trace.py wraps them ------------------------
-@pytest.mark.parametrize("cls", [c for c, _ in EXCLUDE_CLASSES] + [grad_mode.no_grad, grad_mode.enable_grad])
-def test_fast_paths_live_in_the_methods_trace_wraps(cls):
-    assert "__enter__" not in cls.__dict__ and "__exit__" not in cls.__dict__
+# --- the guards' methods, generated per class, are the ones trace.py wraps ---------------------------
+GRAD_CLASSES = [grad_mode.no_grad, grad_mode.enable_grad]
+
+
+@pytest.mark.parametrize("cls", [c for c, _ in EXCLUDE_CLASSES] + GRAD_CLASSES)
+def test_each_guard_class_has_its_own_generated_enter(cls):
+    enter = cls.__dict__["__enter__"]
+    assert enter.guard_closure
+    others = [c for c, _ in EXCLUDE_CLASSES] + GRAD_CLASSES
+    assert all(other.__dict__["__enter__"] is not enter for other in others if other is not cls)
+
+
+@pytest.mark.parametrize("cls", [c for c, _ in EXCLUDE_CLASSES] + GRAD_CLASSES)
+def test_trace_records_each_generated_enter_once(cls):
+    with dc.trace() as t:
+        with cls():
+            pass
+    events = [(e.kind, e.detail) for e in t.events if e.kind.startswith("guard")]
+    assert events == [("guard_enter", cls.__name__), ("guard_exit", cls.__name__)]
+    assert "wrapped" not in cls.__dict__["__enter__"].__qualname__  # unwrapped again after tracing
+
+
+def test_trace_records_a_subclass_guard_made_after_import_once():
+    class Mine(AutoDispatchBelowAutograd):
+        __slots__ = ()
+
+    with dc.trace() as t:
+        with Mine():
+            check_keys(DEFAULT_INCLUDED, DEFAULT_EXCLUDED | AUTOGRAD_KEYSET)
+    assert [e.detail for e in t.events if e.kind.startswith("guard")] == ["Mine", "Mine"]
+
+
+def test_deprecated_guard_warns_when_made_and_records_once(recwarn):
+    with dc.trace() as t:
+        guard = dc.AutoNonVariableTypeMode()
+        with guard:
+            check_keys(DEFAULT_INCLUDED, DEFAULT_EXCLUDED | AUTOGRAD_KEYSET)
+    assert [e.kind for e in t.events if e.kind.startswith("guard")] == ["guard_enter", "guard_exit"]
 
 
 # --- exclude-style guards: the per-class memo ------------------------------------------------------
@@ -143,10 +178,10 @@ def test_exclude_guard_memo_follows_a_changed_entry_state(cls, bits):
 def test_nested_exclude_guard_keeps_the_outer_memo(cls, bits):
     with cls():
         outer = tls_get()
-        memo = cls._last[0]
+        memo = cls.__enter__.memo()
         with cls():
             assert tls_get() is outer  # nothing more to exclude: the same object
-        assert cls._last[0] is memo and tls_get() is outer
+        assert cls.__enter__.memo() is memo and tls_get() is outer
     check_keys(DEFAULT_INCLUDED, DEFAULT_EXCLUDED)
 
 
@@ -163,8 +198,9 @@ def test_exclude_guard_subclass_gets_its_own_memo():
     class Mine(AutoDispatchBelowAutograd):
         __slots__ = ()
 
-    assert Mine._last is not AutoDispatchBelowAutograd._last
+    assert Mine.__dict__["__enter__"] is not AutoDispatchBelowAutograd.__dict__["__enter__"]
     with Mine():
+        assert Mine.__enter__.memo()[1] is tls_get()
         check_keys(DEFAULT_INCLUDED, DEFAULT_EXCLUDED | AUTOGRAD_KEYSET)
 
 
@@ -363,8 +399,8 @@ def test_grad_mode_guard_state_from_every_start(guard_cls, mode, start):
 
 
 @pytest.mark.parametrize("base, mode", [(dc.no_grad, False), (dc.enable_grad, True)])
-def test_grad_mode_subclasses_take_the_general_path(base, mode):
-    class Sub(base):  # not the exact type: reads the class constant
+def test_grad_mode_subclasses_get_an_enter_for_their_own_mode(base, mode):
+    class Sub(base):  # inherits _mode: the same states, its own generated __enter__
         __slots__ = ()
 
     class Flipped(base):
