@@ -161,11 +161,15 @@ def threshold_backward_cpu(grad_output, self, threshold):
         if g.size >= _BITS_MIN:
             # ``np.where(drop, 0, g)`` as bits: drop - 1 is 0 (all bits clear) where the gradient is
             # dropped and -1 (all bits set) where it is kept, so ``g & (drop - 1)`` is exactly g or
-            # +0.0; no data-dependent branch: 2-3x faster than np.where on a random ReLU mask of
-            # 16K elements, slower below ~4K (three numpy calls instead of one)
-            bits = _MASK_INT[g.dtype]
+            # +0.0; no data-dependent branch: 2.5x faster than np.where on a random ReLU mask of
+            # 16K elements, slower below ~4K (five numpy calls instead of one). The mask is made
+            # by ``astype`` and an integer subtract in place: numpy's mixed bool-int ``add`` casts
+            # through a slow loop (10.8 -> 9.4 us at 16K). The result is an array of its own (no
+            # ``.base``: a storage is the array that owns the memory)
+            m = drop.astype(_MASK_INT[g.dtype])
+            _k._sub(m, 1, out=m)
             r = np.empty_like(g)
-            np.bitwise_and(g.view(bits), _k._add(drop, -1, dtype=bits), out=r.view(bits))
+            np.bitwise_and(g.view(m.dtype), m, out=r.view(m.dtype))
             return wrap_cpu(r)
         return wrap_cpu(_k._where(drop, zero, g))  # np.where without its dispatch hop, with 0-d operands
     return _same_dtype("threshold_backward", "threshold_cpu", "iuf", _threshold_backward(threshold),
