@@ -372,7 +372,8 @@ class BuiltinNode(Node):
         freed = None
         for name, v in values.items():
             if type(v) is SavedTensor:
-                v.free()
+                if v._tensor is not None:  # SavedTensor.free, inline: a call less per saved tensor
+                    v._tensor = _FREED_MARK
             elif v.__class__ is _Tensor:  # a wrapped number saved as is: Note [Saved wrapped numbers]
                 if freed is None:
                     freed = dict(values)  # a copy: other nodes may share the dict (Note [Constant saved values])
@@ -384,7 +385,8 @@ class BuiltinNode(Node):
 
 _last_freed: tuple[Any, Any] = (None, None)  # (values, their freed copy) of the last release that copied
 _FREED_SAVED = SavedTensor.__new__(SavedTensor)  # a saved value after release: unpack raises
-_FREED_SAVED._tensor = _graph._FREED_MARK
+_FREED_MARK = _graph._FREED_MARK
+_FREED_SAVED._tensor = _FREED_MARK
 
 
 class _SavedList(list):
