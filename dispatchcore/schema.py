@@ -2092,6 +2092,82 @@ def _first_bad_int(items: Any, checks: dict[str, Callable[[Any], bool]]) -> int 
     return None
 
 
+def _printed_arguments(text: str) -> list[tuple[str, str]]:
+    """``(name, type)`` per argument of a printed signature, read as torch's ``_parseOption`` reads it.
+
+    Each ``", "``-separated item splits at its last space: ``"int dim = -1"`` is named ``-1``
+    with the type ``int dim =``; ``"*"`` is an argument named and typed ``*``.
+
+    Example:
+        >>> _printed_arguments("(Tensor input, *, bool stable, int dim = -1)")
+        [('input', 'Tensor'), ('*', '*'), ('stable', 'bool'), ('-1', 'int dim =')]
+    """
+    found = []
+    for item in text[1:-1].split(", "):  # "()" is one argument, named and typed "" (as in torch)
+        cut = item.rfind(" ")
+        end = cut - 4 if "..." in item and cut >= 0 else cut
+        found.append((item[cut + 1:], item[:end] if end >= 0 else item))
+    return found
+
+
+def _printed_type_matches(type_name: str, value: Any) -> bool:
+    """What ``_buildType(...).is_matching`` answers in torch: a Python type name against a printed type."""
+    name = type(value).__name__
+    if type_name == "float":
+        return name in ("float", "int", "long")
+    if type_name == "int":
+        return name in ("int", "long")
+    return name == type_name
+
+
+def _value_desc(value: Any) -> str:
+    """A given argument as torch describes it: its type, and a tuple's or list's element types."""
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(type(v).__name__ for v in value)
+        if isinstance(value, tuple):
+            return f"{type(value).__name__} of ({inner}{',' if len(value) == 1 else ''})"
+        return f"{type(value).__name__} of [{inner}]"
+    return type(value).__name__
+
+
+_MUL64 = 0xC6A4A7935BD1E995
+_MASK64 = (1 << 64) - 1
+
+
+def _cxx_string_hash(key: str) -> int:
+    """libstdc++'s ``std::hash<std::string>`` (``_Hash_bytes``, seed 0xc70f6907) on a 64-bit machine."""
+    data = key.encode()
+    h = (0xC70F6907 ^ (len(data) * _MUL64)) & _MASK64
+    whole = len(data) & ~7
+    for i in range(0, whole, 8):
+        word = int.from_bytes(data[i:i + 8], "little") * _MUL64 & _MASK64
+        h = (h ^ ((word ^ (word >> 47)) * _MUL64 & _MASK64)) * _MUL64 & _MASK64
+    if len(data) & 7:
+        h = (h ^ int.from_bytes(data[whole:], "little")) * _MUL64 & _MASK64
+    h = (h ^ (h >> 47)) * _MUL64 & _MASK64
+    return h ^ (h >> 47)
+
+
+def _cxx_map_order(keys: list[str]) -> list[str]:
+    """The order a libstdc++ ``std::unordered_map<std::string, ...>`` filled with ``keys`` iterates.
+
+    torch's ``format_invalid_args`` copies the keyword arguments into one and prints them (and
+    the unknown ones) in its order. Its first insertion makes 13 buckets; a key whose bucket is
+    empty goes to the front of the node list, else to the front of its bucket's run. Past 13 keys
+    the table would grow and relink: not modelled, insertion order is kept.
+    """
+    if len(keys) > 13:
+        return keys
+    found: list[str] = []
+    buckets: list[int] = []
+    for key in keys:
+        bucket = _cxx_string_hash(key) % 13
+        at = buckets.index(bucket) if bucket in buckets else 0
+        found.insert(at, key)
+        buckets.insert(at, bucket)
+    return found
+
+
 def _py_check(param: PythonParameter, value: Any,
               checks: dict[str, Callable[[Any], bool]]) -> int | None:
     """``FunctionParameter::check``: None if ``value`` fits, else -1 or the failing list index."""
@@ -2166,36 +2242,39 @@ class PythonArgParser:
         raise TypeError(self._invalid_combination(args, kwargs))
 
     def _invalid_combination(self, args: tuple, kwargs: dict[str, Any]) -> str:
-        """``format_invalid_args``: what was given, and each visible signature."""
-        got = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+        """``format_invalid_args`` (torch/csrc/utils/invalid_arguments.cpp), step for step.
+
+        What was given, then each visible signature; under a signature that lists exactly as many
+        arguments as were given, why it did not match: the keywords it does not know, else the
+        given types with the mismatched ones marked ``!type!``. Like torch, this re-reads the
+        *printed* signature: an argument with a default prints as ``int dim = -1``, whose last
+        word (``-1``) is taken as its name and the rest (``int dim =``) as its type, and the ``*``
+        separator counts as an argument; so such arguments never match, by type or by keyword, in
+        torch's message either. Keywords come in the order torch's C++ map iterates them.
+        """
+        order = _cxx_map_order(list(kwargs))
+        got = [type(a).__name__ for a in args] + [f"{k}={type(kwargs[k]).__name__}" for k in order]
         lines = [f"{self.name}() received an invalid combination of arguments - got "
                  f"({', '.join(got)}), but expected one of:"]
         for signature in self.signatures:
             if signature.hidden:
                 continue
             lines.append(f" * {signature}")
-            marks = self._mismatch(signature, args, kwargs)
-            if marks is not None:
-                lines.append("      didn't match because some of the arguments have invalid "
-                             f"types: ({', '.join(marks)})")
+            option = _printed_arguments(str(signature))
+            variadic = "..." in str(signature)
+            count = len(args) + len(kwargs)
+            if not (count == len(option) or (variadic and count > len(option))):
+                continue
+            names = {name for name, _ in option[max(len(option) - len(kwargs), 0):]}
+            unknown = [k for k in order if k not in names]
+            if unknown:
+                lines.append(f"      didn't match because some of the keywords were incorrect: {', '.join(unknown)}")
+                continue
+            marks = []
+            for i in range(count):
+                value = args[i] if i < len(args) else kwargs[option[i][0]]
+                type_name = option[i][1] if i < len(option) else option[-1][1]
+                text = ("" if i < len(args) else f"{option[i][0]}=") + _value_desc(value)
+                marks.append(text if _printed_type_matches(type_name, value) else f"!{text}!")
+            lines.append(f"      didn't match because some of the arguments have invalid types: ({', '.join(marks)})")
         return "\n".join(lines) + "\n"
-
-    def _mismatch(self, signature: PythonSignature, args: tuple,
-                  kwargs: dict[str, Any]) -> list[str] | None:
-        """The given types with the ill-typed ones marked ``!type!``, when only types failed."""
-        params = signature.params
-        names = {p.name for p in params}
-        given = set(kwargs) | {p.name for p in params[:len(args)]}
-        if ("out" in names or len(args) > signature.max_pos_args or not names.issuperset(kwargs)
-                or any(not p.optional and p.name not in given for p in params)):
-            return None  # torch gives no reason for these (nor for signatures with ``out``)
-        marks = []
-        bad = False
-        for param, value in [*zip(params, args), *((p, kwargs[p.name]) for p in params
-                                                   if p.name in kwargs)]:
-            ok = (value is None and param.allow_none) or _py_check(param, value, self.checks) is None
-            bad |= not ok
-            name = type(value).__name__
-            text = name if ok else f"!{name}!"
-            marks.append(text if param in params[:len(args)] else f"{param.name}={text}")
-        return marks if bad else None

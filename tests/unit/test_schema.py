@@ -899,7 +899,9 @@ def test_python_arg_parser_lists_overloads_as_torch_does():
     assert parser.parse((1, 2), {}) == (1, {"size": [1, 2]})
 
 
-def test_python_arg_parser_gives_no_reason_for_signatures_with_out():
+def test_python_arg_parser_explains_only_signatures_listing_as_many_arguments_as_given():
+    """torch's ``_argcountMatch``: ``*`` counts as an argument, so ``(int n, *, Tensor out = None)``
+    lists three and is not explained for two given; ``(float x, int n)`` lists two and is."""
     parser = schema_module.PythonArgParser(
         ["f(int64_t n, *, Tensor out=None)", "f(double x, int64_t n)"], _PY_CHECKS)
     with pytest.raises(TypeError) as info:
@@ -908,9 +910,40 @@ def test_python_arg_parser_gives_no_reason_for_signatures_with_out():
         "f() received an invalid combination of arguments - got (str, out=NoneType), but expected "
         "one of:\n"
         " * (int n, *, Tensor out = None)\n"
-        " * (float x, int n)\n")
+        " * (float x, int n)\n"
+        "      didn't match because some of the keywords were incorrect: out\n")
     with pytest.raises(TypeError, match=r"\(!str!, int\)"):
         parser.parse(("a", 1), {})
+
+
+def test_python_arg_parser_never_matches_an_argument_with_a_default():
+    """torch re-reads ``int k = 2`` as an argument named ``2`` of type ``int k =``: a correct value
+    is still marked, and its keyword is "incorrect" (torch 2.13 does the same, e.g. ``argsort``)."""
+    parser = schema_module.PythonArgParser(["f(int64_t n, int64_t k=2)", "f(double x, double y=1)"], _PY_CHECKS)
+    with pytest.raises(TypeError) as info:
+        parser.parse(("a", 1), {})
+    assert "didn't match because some of the arguments have invalid types: (!str!, !int!)\n" in str(info.value)
+    with pytest.raises(TypeError) as info:
+        parser.parse(("a",), {"k": 1})
+    assert "didn't match because some of the keywords were incorrect: k\n" in str(info.value)
+
+
+def test_python_arg_parser_lists_keywords_in_libstdcxx_map_order():
+    """The order torch's C++ ``std::unordered_map`` iterates: 13 buckets, std::hash of the name."""
+    assert schema_module._cxx_map_order(["stable", "dim"]) == ["dim", "stable"]
+    assert schema_module._cxx_map_order(["stable", "dim", "descending"]) == ["dim", "descending", "stable"]
+    assert schema_module._cxx_map_order(["dim", "keepdim"]) == ["keepdim", "dim"]
+    assert schema_module._cxx_map_order([]) == []
+    many = [f"k{i}" for i in range(14)]
+    assert schema_module._cxx_map_order(many) == many  # past 13 keys: insertion order, documented
+
+
+def test_printed_arguments_are_read_as_torch_reads_them():
+    assert schema_module._printed_arguments("()") == [("", "")]
+    assert schema_module._printed_arguments("(Tensor input, *, bool stable, int dim = -1)") == [
+        ("input", "Tensor"), ("*", "*"), ("stable", "bool"), ("-1", "int dim =")]
+    assert schema_module._value_desc((1,)) == "tuple of (int,)"
+    assert schema_module._value_desc([1.5, "a"]) == "list of [float, str]"
 
 
 def test_python_signature_prints_like_torch():
