@@ -1,8 +1,9 @@
 """Reductions, scans, sorting and norms: the operators, their composites, derivatives and bindings.
 
 The family: ``amin``/``min``/``argmin``, ``any``/``all``, ``prod``, ``var``/``std`` (and
-``var_mean``/``std_mean``), ``cumsum``/``cumprod``, ``sort``/``topk``, ``logsumexp``,
-``linalg_vector_norm``/``norm``, ``count_nonzero``, and the ``max``/``min`` Python API.
+``var_mean``/``std_mean``), ``cumsum``/``cumprod``, ``sort``/``topk`` (and ``argsort``/``msort`` over
+``sort``), ``logsumexp``, ``linalg_vector_norm``/``norm``, ``count_nonzero``, and the ``max``/``min``
+Python API.
 
 Mirrors ``aten/src/ATen/native/ReduceOps.cpp``, ``Sorting.cpp``, ``TensorCompare.cpp`` and
 ``LinearAlgebra.cpp`` as the dispatcher sees them, the formulas of ``derivatives.yaml``
@@ -88,6 +89,12 @@ SCHEMAS: tuple[str, ...] = (
     "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
     "sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) "
     "-> (Tensor(a!) values, Tensor(b!) indices)",
+    "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor",
+    "argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor",
+    "argsort.stable_out(Tensor self, *, bool stable, int dim=-1, bool descending=False, Tensor(a!) out) "
+    "-> Tensor(a!)",
+    "msort(Tensor self) -> Tensor",
+    "msort.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
     "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
     "topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, "
     "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
@@ -396,6 +403,33 @@ def sort_values(self: Tensor, dim: int = -1, descending: bool = False, *, values
     return A.sort.values_stable(self, stable=False, dim=dim, descending=descending, values=values, indices=indices)
 
 
+# argsort and msort (Sorting.cpp): CompositeImplicitAutograd over sort; their out= forms sort into a
+# scratch tensor made with ``empty`` for the half of sort's result they do not return
+def argsort(self: Tensor, dim: int = -1, descending: bool = False) -> Tensor:
+    return A.sort.default(self, dim, descending)[1]
+
+
+def argsort_stable(self: Tensor, *, stable: bool, dim: int = -1, descending: bool = False) -> Tensor:
+    return A.sort.stable(self, stable=stable, dim=dim, descending=descending)[1]
+
+
+def argsort_stable_out(self: Tensor, *, stable: bool, dim: int = -1, descending: bool = False,
+                       out: Tensor) -> Tensor:
+    values = A.empty.memory_format([0], dtype=self.dtype, layout=_layouts.strided, device=self.device)
+    A.sort.values_stable(self, stable=stable, dim=dim, descending=descending, values=values, indices=out)
+    return out
+
+
+def msort(self: Tensor) -> Tensor:
+    return A.sort.default(self, 0, False)[0]
+
+
+def msort_out(self: Tensor, *, out: Tensor) -> Tensor:
+    indices = A.empty.memory_format([0], dtype=int64, layout=_layouts.strided, device=self.device)
+    A.sort.values(self, 0, values=out, indices=indices)
+    return out
+
+
 def shift_source(self: Tensor) -> Tensor:
     """What logsumexp takes its shift's max of: ``self``, or its real part when complex (torch's ``at::real``)."""
     if not self.dtype.is_complex:
@@ -491,6 +525,8 @@ IMPLICIT: dict[str, Callable[..., Any]] = {  # CompositeImplicitAutograd
     **_variance_composites("std_mean"),
     "max.other": extremum_other("max"), "min.other": extremum_other("min"),
     "max.out": extremum_out("max"), "min.out": extremum_out("min"),
+    "argsort": argsort, "argsort.stable": argsort_stable, "argsort.stable_out": argsort_stable_out,
+    "msort": msort, "msort.out": msort_out,
 }
 
 
@@ -866,6 +902,12 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
              "sort(Tensor input, int64_t dim=-1, bool descending=False, *, TensorList[2] out=None)"),
     "Tensor.sort": ("sort(*, bool? stable, int64_t dim=-1, bool descending=False)",
                     "sort(int64_t dim=-1, bool descending=False)"),
+    "argsort": ("argsort(Tensor input, *, bool stable, int64_t dim=-1, bool descending=False, Tensor out=None)",
+                "argsort(Tensor input, int64_t dim=-1, bool descending=False)"),
+    "Tensor.argsort": ("argsort(*, bool stable, int64_t dim=-1, bool descending=False)",
+                       "argsort(int64_t dim=-1, bool descending=False)"),
+    "msort": ("msort(Tensor input, *, Tensor out=None)",),
+    "Tensor.msort": ("msort()",),
     "topk": ("topk(Tensor input, SymInt k, int64_t dim=-1, bool largest=True, bool sorted=True, *, "
              "TensorList[2] out=None)",),
     "Tensor.topk": ("topk(SymInt k, int64_t dim=-1, bool largest=True, bool sorted=True)",),
@@ -1085,6 +1127,21 @@ def _sort(index: int, b: dict[str, Any]) -> Any:
     return return_types.sort_out(A.sort.values(x, b["dim"], b["descending"], values=out[0], indices=out[1]))
 
 
+def _argsort(index: int, b: dict[str, Any]) -> Tensor:
+    x = b["input"]
+    if index == 1:
+        return A.argsort.default(x, b["dim"], b["descending"])
+    if b.get("out") is not None:
+        return A.argsort.stable_out(x, stable=b["stable"], dim=b["dim"], descending=b["descending"], out=b["out"])
+    return A.argsort.stable(x, stable=b["stable"], dim=b["dim"], descending=b["descending"])
+
+
+def _msort(b: dict[str, Any]) -> Tensor:
+    if b.get("out") is not None:
+        return A.msort.out(b["input"], out=b["out"])
+    return A.msort.default(b["input"])
+
+
 def _topk(b: dict[str, Any]) -> Any:
     x, out = b["input"], b.get("out")
     args = (x, b["k"], b["dim"], b["largest"], b["sorted"])
@@ -1142,6 +1199,7 @@ def _build() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any
         "std_mean": _indexed("std_mean", _variance("std_mean")),
         "cumsum": _simple("cumsum", _scan("cumsum")), "cumprod": _simple("cumprod", _scan("cumprod")),
         "sort": _indexed("sort", _sort), "topk": _simple("topk", _topk),
+        "argsort": _indexed("argsort", _argsort), "msort": _simple("msort", _msort),
         "logsumexp": _simple("logsumexp", _logsumexp),
         "count_nonzero": _indexed("count_nonzero", _count_nonzero),
     }

@@ -1,7 +1,7 @@
 """OpInfo entries of the reductions family (``dispatchcore.native.reductions``).
 
-amin/min/argmin, any (full, dim, dims)/all, prod, var/std, cumsum/cumprod, sort/topk, logsumexp, norm and
-count_nonzero, over shapes (0-d, empty, non-contiguous), negative dims and keyword forms.
+amin/min/argmin, any (full, dim, dims)/all, prod, var/std, cumsum/cumprod, sort/argsort/msort/topk,
+logsumexp, norm and count_nonzero, over shapes (0-d, empty, non-contiguous), negative dims and keyword forms.
 """
 
 from __future__ import annotations
@@ -71,6 +71,13 @@ def _sort(rng, dtype):
     yield Sample(x, kwargs={"stable": True, "descending": True}, name="stable")
 
 
+def _msort(rng, dtype):
+    yield Sample(make((4, 3), dtype, rng), name="matrix")
+    yield Sample(make((5,), dtype, rng, noncontig=True), name="noncontig-vector")
+    yield Sample(make((), dtype, rng), name="zero-d")
+    yield Sample(make((0, 2), dtype, rng), name="empty")
+
+
 def _topk(rng, dtype):
     x = make((3, 5), dtype, rng)
     yield Sample(x, args=(2,), name="k2")
@@ -135,6 +142,10 @@ OPS = [
            gradgrad=True),
     OpInfo("sort", call="sort", samples=_sort, dtypes=("float32", "float64", "int64"),
            aten=("sort", "sort.stable"), grad=True, gradgrad=True),
+    OpInfo("argsort", call="argsort", samples=_sort, dtypes=("float32", "float64", "int64"),
+           aten=("sort", "sort.stable"), method_variant="Tensor.argsort"),
+    OpInfo("msort", call="msort", samples=_msort, dtypes=("float32", "float64", "int64"), aten=("sort",),
+           grad=True, gradgrad=True, method_variant="Tensor.msort", supports_out=True),
     OpInfo("topk", call="topk", samples=_topk, dtypes=("float32", "float64", "int64"), aten=("topk",), grad=True,
            gradgrad=True),
     OpInfo("logsumexp", call="logsumexp", samples=_logsumexp, dtypes=FLOATS, aten=("logsumexp",), grad=True,

@@ -148,6 +148,16 @@ CASES = {
     "topk.zero-d": lambda m, T: m.topk(T(ZERO_D), 1),
     "topk.int": lambda m, T: m.topk(T(I), 1, 0),
     "topk.noncontig": lambda m, T: m.topk(_nc(m, X), 2, 0),
+    # argsort / msort (CompositeImplicitAutograd over sort)
+    "argsort": lambda m, T: m.argsort(T(X)),
+    "argsort.dim0.descending": lambda m, T: m.argsort(T(X), 0, True),
+    "argsort.stable.ties": lambda m, T: m.argsort(T(TIES), stable=True, descending=True),
+    "argsort.method.noncontig": lambda m, T: _nc(m, X).argsort(dim=-1),
+    "argsort.zero-d": lambda m, T: m.argsort(T(ZERO_D)),
+    "argsort.stable.out": lambda m, T: m.argsort(T(TIES), stable=True, out=m.empty(0, dtype=m.int64)),
+    "msort": lambda m, T: m.msort(T(X)),
+    "msort.method.int": lambda m, T: T(I).msort(),
+    "msort.out": lambda m, T: m.msort(T(X3), out=m.empty(0)),
     # logsumexp / norm / count_nonzero
     "logsumexp": lambda m, T: m.logsumexp(T(X), 1),
     "logsumexp.dims.keepdim": lambda m, T: m.logsumexp(T(X3), (0, 2), keepdim=True),
@@ -214,6 +224,12 @@ ERRORS = {
     "max.bad-args": lambda m, T: m.max(T(X), "a"),
     "var.bad-args": lambda m, T: m.var(T(X), "a"),
     "sort.method.bad-kwarg": lambda m, T: T(X).sort(dims=0),
+    "argsort.out.dtype": lambda m, T: m.argsort(T(X), stable=True, out=m.empty(0)),
+    "argsort.out.unstable": lambda m, T: m.argsort(T(X), 0, out=m.empty(0, dtype=m.int64)),
+    "argsort.stable-none": lambda m, T: m.argsort(T(X), stable=None),
+    "argsort.dim": lambda m, T: m.argsort(T(X), dim=2),
+    "msort.out.dtype": lambda m, T: m.msort(T(X), out=m.empty(0, dtype=m.int64)),
+    "msort.zero-d.out": lambda m, T: m.msort(T(ZERO_D), dim=0),
 }
 
 
@@ -363,3 +379,24 @@ def test_meta_results_have_cpus_geometry():
         meta = case(dc, dc.empty((3, 4), device="meta").t())
         for c, mt in zip(cpu if isinstance(cpu, tuple) else (cpu,), meta if isinstance(meta, tuple) else (meta,)):
             assert (tuple(mt.shape), mt.stride(), mt.dtype) == (tuple(c.shape), c.stride(), c.dtype)
+
+
+SORTING_CALLS = {
+    "argsort": lambda m, x: m.argsort(x, 0, True),
+    "argsort.stable": lambda m, x: m.argsort(x, stable=True),
+    "argsort.stable.out": lambda m, x: m.argsort(x, stable=True, out=OUT_I[m]),
+    "msort": lambda m, x: x.msort(),
+    "msort.out": lambda m, x: m.msort(x, out=OUT_F[m]),
+}
+OUT_I = {torch: torch.empty(0, dtype=torch.int64), dc: dc.empty(0, dtype=dc.int64)}
+OUT_F = {torch: torch.empty(0), dc: dc.empty(0)}
+
+
+@pytest.mark.parametrize("name", sorted(SORTING_CALLS))
+def test_argsort_and_msort_dispatch_torchs_calls(name, torch_ops):
+    """They decompose above the Python key: a mode sees ``sort`` (and the scratch ``empty`` of an out= form)."""
+    x, y = torch.tensor(X), dc.tensor(X)
+    theirs = torch_ops(lambda: SORTING_CALLS[name](torch, x))
+    with dc.LoggingMode() as log:
+        SORTING_CALLS[name](dc, y)
+    assert [str(r.func) for r in log.records] == theirs
