@@ -121,17 +121,7 @@ def _arg_parser(key: str) -> Any:
         from .factories import _CHECKS  # the dtype/device/... checks the factories use
         from .schema import PythonArgParser
 
-        class _Parser(PythonArgParser):
-            def _invalid_combination(self, args: tuple, kwargs: dict[str, Any]) -> str:
-                # torch prints each keyword with ", " after it when no positional argument
-                # was given: "got (dtype=str, )"
-                text = super()._invalid_combination(args, kwargs)
-                if kwargs and not args:
-                    got = ", ".join(f"{k}={type(v).__name__}" for k, v in kwargs.items())
-                    text = text.replace(f"got ({got})", f"got ({got}, )", 1)
-                return text
-
-        parser = _PARSERS[key] = _Parser(_SIGNATURES[key], _CHECKS)
+        parser = _PARSERS[key] = PythonArgParser(_SIGNATURES[key], _CHECKS)
     return parser
 
 

@@ -1865,7 +1865,7 @@ def parse_schema(text: str, *, allow_typevars: bool = True) -> FunctionSchema:
 # signature type -> (``FunctionParameter::type_name``, kind used by the checks below)
 _PY_TYPES: dict[str, tuple[str, str]] = {
     "Tensor": ("Tensor", "Tensor"), "Scalar": ("Number", "Scalar"), "int64_t": ("int", "int"),
-    "SymInt": ("SymInt", "int"), "double": ("float", "float"), "bool": ("bool", "bool"),
+    "SymInt": ("int", "int"), "double": ("float", "float"), "bool": ("bool", "bool"),
     "IntArrayRef": ("tuple of ints", "int[]"), "SymIntArrayRef": ("tuple of ints", "int[]"),
     "TensorList": ("tuple of Tensors", "Tensor[]"), "ScalarType": ("torch.dtype", "ScalarType"),
     "Layout": ("torch.layout", "Layout"), "MemoryFormat": ("torch.memory_format", "MemoryFormat"),
@@ -2092,6 +2092,16 @@ def _first_bad_int(items: Any, checks: dict[str, Callable[[Any], bool]]) -> int 
     return None
 
 
+def _cxx_tuple_text(items: list[str], positional: bool) -> str:
+    """``(a, b)`` as torch's ``_argDesc`` writes it.
+
+    Each item is followed by ``", "``, and the last one is removed only when a positional
+    argument was given (``got (dtype=str, )`` otherwise).
+    """
+    text = "".join(f"{item}, " for item in items)
+    return f"({text[:-2] if positional else text})"
+
+
 def _printed_arguments(text: str) -> list[tuple[str, str]]:
     """``(name, type)`` per argument of a printed signature, read as torch's ``_parseOption`` reads it.
 
@@ -2255,7 +2265,7 @@ class PythonArgParser:
         order = _cxx_map_order(list(kwargs))
         got = [type(a).__name__ for a in args] + [f"{k}={type(kwargs[k]).__name__}" for k in order]
         lines = [f"{self.name}() received an invalid combination of arguments - got "
-                 f"({', '.join(got)}), but expected one of:"]
+                 f"{_cxx_tuple_text(got, bool(args))}, but expected one of:"]
         for signature in self.signatures:
             if signature.hidden:
                 continue
@@ -2276,5 +2286,6 @@ class PythonArgParser:
                 type_name = option[i][1] if i < len(option) else option[-1][1]
                 text = ("" if i < len(args) else f"{option[i][0]}=") + _value_desc(value)
                 marks.append(text if _printed_type_matches(type_name, value) else f"!{text}!")
-            lines.append(f"      didn't match because some of the arguments have invalid types: ({', '.join(marks)})")
+            lines.append("      didn't match because some of the arguments have invalid types: "
+                         + _cxx_tuple_text(marks, bool(args)))
         return "\n".join(lines) + "\n"

@@ -938,15 +938,7 @@ def _parse(key: str, args: tuple, kwargs: dict[str, Any]) -> tuple[int, dict[str
         from ..factories import _CHECKS
         from ..schema import PythonArgParser
 
-        class _Parser(PythonArgParser):
-            def _invalid_combination(self, args: tuple, kwargs: dict[str, Any]) -> str:
-                text = super()._invalid_combination(args, kwargs)
-                if kwargs and not args:  # torch prints "got (dim=int, )" when no positional was given
-                    got = ", ".join(f"{k}={type(v).__name__}" for k, v in kwargs.items())
-                    text = text.replace(f"got ({got})", f"got ({got}, )", 1)
-                return text
-
-        parser = _PARSERS[key] = _Parser(_signatures(key), _CHECKS)
+        parser = _PARSERS[key] = PythonArgParser(_signatures(key), _CHECKS)
     return parser.parse(args, kwargs)
 
 

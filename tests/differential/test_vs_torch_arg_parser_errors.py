@@ -4,7 +4,8 @@ torch builds them in ``format_invalid_args`` (torch/csrc/utils/invalid_arguments
 re-reading each printed signature: a signature explains itself only when it lists exactly as
 many arguments as were given (``*`` counts, ``()`` counts one); arguments with a default never
 match by type or by keyword (their printed ``int dim = -1`` reads as an argument named ``-1``);
-keywords are listed in the order a libstdc++ ``unordered_map`` iterates them. Each case runs the
+keywords are listed in the order a libstdc++ ``unordered_map`` iterates them, and with no positional
+argument each one keeps its trailing ", " (``got (dim=float, )``). Each case runs the
 same call on both libraries and compares the whole message.
 """
 
@@ -29,6 +30,7 @@ CASES: dict[str, Any] = {
     "argsort-out-without-stable": lambda m, x: m.argsort(x, 0, out=m.empty(0, dtype=m.int64)),
     "argsort-out-none": lambda m, x: m.argsort(x, "a", out=None),
     "method-argsort-bool": lambda m, x: x.argsort(True),
+    "method-argsort-keywords-only": lambda m, x: x.argsort(dim=1.5, descending=False),
     "sort-three-keywords": lambda m, x: m.sort(x, stable=1.5, dim=(1, 2), descending=[1]),
     "sort-all-positional": lambda m, x: m.sort(x, 1.5, False),
     "method-sort": lambda m, x: x.sort(1.5, False),
