@@ -1967,7 +1967,8 @@ class PythonSignature:
         """
         nargs = len(args)
         varargs = self.max_pos_args == 1 and self.params[0].kind == "int[]"
-        if nargs > self.max_pos_args and not varargs:
+        # the varargs form only when the first value is an int (``zeros(True, 2)``: too many arguments)
+        if nargs > self.max_pos_args and not (varargs and _is_strict_int(args[0], checks["Tensor"])):
             return self._fail(raise_error, self._extra_args(nargs))
         bound: dict[str, Any] = {}
         arg_pos = 0
@@ -2021,6 +2022,8 @@ class PythonSignature:
                 bad = _first_bad_int(value, checks)
                 if bad is not None:
                     return self._fail(raise_error, self._unpack_error(param, bad, value))
+                if any(v.__class__ is bool for v in value):  # unpacked as torch does: True is 1
+                    value = bound[param.name] = [int(v) if v.__class__ is bool else v for v in value]
                 for i, item in enumerate(value):
                     if isinstance(item, int) and not -(2**63) <= item < 2**63:
                         return self._fail(raise_error, (
@@ -2085,9 +2088,14 @@ def _is_strict_int(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
 
 
 def _first_bad_int(items: Any, checks: dict[str, Callable[[Any], bool]]) -> int | None:
+    """The first item an int list cannot unpack, or None.
+
+    ``THPUtils_unpackIndex`` takes anything with ``__index__``, a bool too; the first item was
+    already checked strictly.
+    """
     is_tensor = checks["Tensor"]
     for i, item in enumerate(items):
-        if not _is_strict_int(item, is_tensor):
+        if not _is_strict_int(item, is_tensor) and (is_tensor(item) or not hasattr(type(item), "__index__")):
             return i
     return None
 

@@ -13,7 +13,7 @@ builds from every family's ``out=``) is one declaration of its operators, data f
 * ``register_autograd(lib)``: the derivatives (``autograd.kernels.register_derivative``), with
   torch's node names; formulas call dispatched operators, so double backward works.
 * ``FUNCTIONS`` and ``METHODS``: the ``torch.*`` functions and ``Tensor`` methods (dunders
-  included) that call them.
+  included) that call them; :class:`Bindings` parses their arguments as torch's bindings do.
 
 Backend kernels live beside the backends' other kernels, in a module of the same name:
 ``dispatchcore_backends.cpu.<family>.KERNELS`` and ``dispatchcore_backends.meta.<family>.KERNELS``
@@ -24,9 +24,11 @@ torch 2.13 registers it (``torch._C._dispatch_dump``), so tables and dumps match
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
-__all__ = ["FAMILIES", "families"]
+__all__ = ["FAMILIES", "Bindings", "families"]
 
 FAMILIES = ("pointwise", "reductions", "shape", "indexing", "nn", "norms", "embedding_bag", "grid_sampler",
             "random", "activation", "loss", "linalg", "special", "structured")
@@ -49,3 +51,56 @@ def families(package: str = __name__) -> list[ModuleType]:
             if e.name != f"{package}.{name}":
                 raise
     return found
+
+
+class Bindings:
+    """A family's ``torch.*`` functions and ``Tensor`` methods, parsed as torch's generated bindings parse.
+
+    ``signatures`` maps ``"name"`` (the function) and ``"Tensor.name"`` (the method) to torch's
+    binding signatures (``python_torch_functions``' format); each ``PythonArgParser`` is built on
+    first use. ``function``/``method`` make the callables: they parse, then ``call(index, arguments)``
+    with the signature's index and the arguments by name (the method's ``self`` as ``input``).
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> b = Bindings({"Tensor.twice": ("twice(int64_t n=2)",)})
+        >>> twice = b.method("twice", lambda i, a: a["input"] * a["n"])
+        >>> twice(dc.tensor([1.0]), 3)
+        tensor([3.])
+        >>> twice(dc.tensor([1.0]), "a")
+        Traceback (most recent call last):
+        ...
+        TypeError: twice(): argument 'n' (position 1) must be int, not str
+    """
+
+    def __init__(self, signatures: dict[str, tuple[str, ...]]) -> None:
+        self.signatures = signatures
+        self._parsers: dict[str, Any] = {}
+
+    def parse(self, key: str, args: tuple, kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Which of ``key``'s signatures the call fits, and its arguments by name; torch's TypeError if none."""
+        parser = self._parsers.get(key)
+        if parser is None:
+            from ..factories import _CHECKS
+            from ..schema import PythonArgParser
+
+            parser = self._parsers[key] = PythonArgParser(self.signatures[key], _CHECKS)
+        return parser.parse(args, kwargs)
+
+    def function(self, name: str, call: Callable[[int, dict[str, Any]], Any]) -> Callable[..., Any]:
+        def function(*args: Any, **kwargs: Any) -> Any:
+            index, bound = self.parse(name, args, kwargs)
+            return call(index, bound)
+
+        function.__name__ = function.__qualname__ = name
+        return function
+
+    def method(self, name: str, call: Callable[[int, dict[str, Any]], Any]) -> Callable[..., Any]:
+        key = f"Tensor.{name}"
+
+        def method(this: Any, *args: Any, **kwargs: Any) -> Any:
+            index, bound = self.parse(key, args, kwargs)
+            return call(index, {"input": this, **bound})
+
+        method.__name__ = method.__qualname__ = name
+        return method

@@ -47,6 +47,7 @@ from ..ops import aten as A
 from ..shapes import channels_last_strides, is_channels_last_strides, is_non_overlapping_and_dense, wrap_dim
 from ..shapes import contiguous_strides as _contiguous_strides
 from ..tensor import Tensor
+from . import Bindings
 
 __all__ = ["FUNCTIONS", "METHODS", "SCHEMAS", "register", "register_autograd"]
 
@@ -1066,23 +1067,61 @@ def _int_list(value: Any) -> list[int]:
     return [int(v) for v in value]
 
 
-def _varargs(args: tuple) -> list[int]:
-    """``x.flip(0, 1)`` and ``x.flip([0, 1])`` alike."""
-    if len(args) == 1 and not isinstance(args[0], int):
-        return _int_list(args[0])
-    return [int(a) for a in args]
+# Bindings parsed as torch's (``native.Bindings``): a wrong type or count of arguments gets torch's
+# TypeError (``flip(): argument 'dims' (position 2) must be tuple of ints, not str``), and a bool is
+# not taken for an int
+_BIND = Bindings({
+    "flip": ("flip(Tensor input, IntArrayRef dims)",), "Tensor.flip": ("flip(IntArrayRef dims)",),
+    "roll": ("roll(Tensor input, SymIntArrayRef[1] shifts, IntArrayRef[1] dims=None)",),
+    "Tensor.roll": ("roll(SymIntArrayRef[1] shifts, IntArrayRef[1] dims=None)",),
+    "Tensor.repeat": ("repeat(SymIntArrayRef repeats)",),
+    "chunk": ("chunk(Tensor input, int64_t chunks, int64_t dim=0)",),
+    "Tensor.chunk": ("chunk(int64_t chunks, int64_t dim=0)",),
+    "narrow": ("narrow(Tensor input, int64_t dim, Tensor start, SymInt length)",
+               "narrow(Tensor input, int64_t dim, SymInt start, SymInt length)"),
+    "Tensor.narrow": ("narrow(int64_t dim, Tensor start, SymInt length)",
+                      "narrow(int64_t dim, SymInt start, SymInt length)"),
+    "flatten": ("flatten(Tensor input, int64_t start_dim=0, int64_t end_dim=-1)",),
+    "Tensor.flatten": ("flatten(int64_t start_dim=0, int64_t end_dim=-1)",),
+    **{key: sigs for name in ("tril", "triu") for key, sigs in (
+        (name, (f"{name}(Tensor input, int64_t diagonal=0, *, Tensor out=None)",)),
+        (f"Tensor.{name}", (f"{name}(int64_t diagonal=0)",)), (f"Tensor.{name}_", (f"{name}_(int64_t diagonal=0)",)))},
+    **{key: sigs for name in ("movedim", "moveaxis") for key, sigs in (
+        (name, (f"{name}(Tensor input, int64_t source, int64_t destination)",
+                f"{name}(Tensor input, IntArrayRef source, IntArrayRef destination)")),
+        (f"Tensor.{name}", (f"{name}(int64_t source, int64_t destination)",
+                            f"{name}(IntArrayRef source, IntArrayRef destination)")))},
+    "swapaxes": ("swapaxes(Tensor input, int64_t axis0, int64_t axis1)",),
+    "Tensor.swapaxes": ("swapaxes(int64_t axis0, int64_t axis1)",),
+    "swapdims": ("swapdims(Tensor input, int64_t dim0, int64_t dim1)",),
+    "Tensor.swapdims": ("swapdims(int64_t dim0, int64_t dim1)",),
+})
 
 
-def _flip_method(self: Tensor, *dims: Any) -> Tensor:
-    return A.flip.default(self, _varargs(dims))
+def _triangle(name: str, i: int, b: dict[str, Any]) -> Tensor:
+    if b.get("out") is not None:
+        return _handle(f"{name}.out")(b["input"], b["diagonal"], out=b["out"])
+    return _handle(name)(b["input"], b["diagonal"])
 
 
-def _flip(input: Tensor, dims: Any) -> Tensor:
-    return A.flip.default(input, _int_list(dims))
-
-
-def _repeat_method(self: Tensor, *repeats: Any) -> Tensor:
-    return A.repeat.default(self, _varargs(repeats))
+# name -> call(signature index, arguments): the operator each binding calls
+_BOUND: dict[str, Callable[[int, dict[str, Any]], Any]] = {
+    "flip": lambda i, b: A.flip.default(b["input"], _int_list(b["dims"])),
+    "roll": lambda i, b: A.roll.default(b["input"], _int_list(b["shifts"]),
+                                        [] if b["dims"] is None else _int_list(b["dims"])),
+    "repeat": lambda i, b: A.repeat.default(b["input"], _int_list(b["repeats"])),
+    "chunk": lambda i, b: tuple(A.chunk.default(b["input"], b["chunks"], b["dim"])),
+    "narrow": lambda i, b: A.narrow.default(b["input"], b["dim"], int(b["start"]), b["length"]),
+    "flatten": lambda i, b: A.flatten.using_ints(b["input"], b["start_dim"], b["end_dim"]),
+    "tril": lambda i, b: _triangle("tril", i, b), "triu": lambda i, b: _triangle("triu", i, b),
+    "tril_": lambda i, b: _handle("tril_")(b["input"], b["diagonal"]),
+    "triu_": lambda i, b: _handle("triu_")(b["input"], b["diagonal"]),
+    "movedim": lambda i, b: (A.movedim.int(b["input"], b["source"], b["destination"]) if i == 0 else
+                             A.movedim.intlist(b["input"], _int_list(b["source"]), _int_list(b["destination"]))),
+    "swapaxes": lambda i, b: A.swapaxes.default(b["input"], b["axis0"], b["axis1"]),
+    "swapdims": lambda i, b: A.swapdims.default(b["input"], b["dim0"], b["dim1"]),
+}
+_BOUND["moveaxis"] = _BOUND["movedim"]
 
 
 def _split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1094,10 +1133,6 @@ def _split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[T
 
 def _split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(A.split_with_sizes.default(self, _int_list(split_sizes), dim))
-
-
-def _chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    return tuple(A.chunk.default(input, chunks, dim))
 
 
 def _unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1120,56 +1155,12 @@ def _tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tupl
     return tuple(A.tensor_split.indices(input, _int_list(value), dim))
 
 
-def _narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
-    return A.narrow.default(input, dim, int(start), length)
-
-
-def _flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    return A.flatten.using_ints(input, start_dim, end_dim)
-
-
 def _unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:
     return A.unflatten.int(input, dim, _int_list(sizes))
 
 
-def _roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
-    return A.roll.default(input, _int_list(shifts), [] if dims is None else _int_list(dims))
-
-
-def _triangle(name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    def fn(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
-        if out is not None:
-            return _handle(f"{name}.out")(input, diagonal, out=out)
-        return _handle(name)(input, diagonal)
-
-    def fn_(self: Tensor, diagonal: int = 0) -> Tensor:
-        return _handle(f"{name}_")(self, diagonal)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn_.__name__ = fn_.__qualname__ = f"{name}_"
-    return fn, fn_
-
-
-_tril, _tril_ = _triangle("tril")
-_triu, _triu_ = _triangle("triu")
-
-
-def _movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
-    if isinstance(source, int) and isinstance(destination, int):
-        return A.movedim.int(input, source, destination)
-    return A.movedim.intlist(input, _int_list(source), _int_list(destination))
-
-
 def _diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     return A.diagonal.default(input, offset, dim1, dim2)
-
-
-def _swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
-    return A.swapaxes.default(input, axis0, axis1)
-
-
-def _swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
-    return A.swapdims.default(input, dim0, dim1)
 
 
 def _fill(input: Tensor, value: Any) -> Tensor:
@@ -1326,10 +1317,12 @@ def _type_as(self: Tensor, other: Tensor) -> Tensor:
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "flip": _flip, "roll": _roll, "split": _split, "split_with_sizes": _split_with_sizes, "chunk": _chunk,
-    "unbind": _unbind, "tensor_split": _tensor_split, "narrow": _narrow, "flatten": _flatten,
-    "unflatten": _unflatten, "tril": _tril, "triu": _triu, "movedim": _movedim, "moveaxis": _movedim,
-    "diagonal": _diagonal, "swapaxes": _swapaxes, "swapdims": _swapdims, "fill": _fill,
+    **{name: _BIND.function(name, _BOUND[name]) for name in (
+        "flip", "roll", "chunk", "narrow", "flatten", "tril", "triu", "movedim", "moveaxis", "swapaxes", "swapdims")},
+    "split": _split, "split_with_sizes": _split_with_sizes,
+    "unbind": _unbind, "tensor_split": _tensor_split,
+    "unflatten": _unflatten,
+    "diagonal": _diagonal, "fill": _fill,
     "select_scatter": _select_scatter, "slice_scatter": _slice_scatter, "diagonal_scatter": _diagonal_scatter,
     "constant_pad_nd": _constant_pad_nd, "adjoint": _adjoint,
     "zeros_like": _like("zeros_like"), "ones_like": _like("ones_like"), "empty_like": _like("empty_like"),
@@ -1338,11 +1331,11 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 METHODS: dict[str, Any] = {
-    "flip": _flip_method, "roll": _roll, "repeat": _repeat_method, "split": _split,
-    "split_with_sizes": _split_with_sizes, "chunk": _chunk, "unbind": _unbind, "tensor_split": _tensor_split,
-    "narrow": _narrow, "flatten": _flatten, "unflatten": _unflatten, "tril": _tril, "triu": _triu,
-    "tril_": _tril_, "triu_": _triu_, "movedim": _movedim, "moveaxis": _movedim, "diagonal": _diagonal,
-    "swapaxes": _swapaxes, "swapdims": _swapdims, "select_scatter": _select_scatter,
+    **{name: _BIND.method(name, _BOUND[name]) for name in (
+        "flip", "roll", "repeat", "chunk", "narrow", "flatten", "tril", "triu", "tril_", "triu_", "movedim",
+        "moveaxis", "swapaxes", "swapdims")},
+    "split": _split, "split_with_sizes": _split_with_sizes, "unbind": _unbind, "tensor_split": _tensor_split,
+    "unflatten": _unflatten, "diagonal": _diagonal, "select_scatter": _select_scatter,
     "slice_scatter": _slice_scatter, "diagonal_scatter": _diagonal_scatter, "adjoint": _adjoint,
     "expand_as": lambda self, other: A.expand_as.default(self, other),
     "view_as": lambda self, other: A.view_as.default(self, other),

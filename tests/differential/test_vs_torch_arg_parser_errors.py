@@ -49,6 +49,30 @@ CASES: dict[str, Any] = {
 }
 
 
+# the shape family's bindings (``native.Bindings``): a str or a bool where torch wants ints
+SHAPE_CASES: dict[str, Any] = {
+    "flip-str": lambda m, x: m.flip(x, "a"), "method-flip-bool": lambda m, x: x.flip(True),
+    "method-flip-str": lambda m, x: x.flip("a"), "method-flip-vararg-str": lambda m, x: x.flip(0, "a"),
+    "roll-str": lambda m, x: m.roll(x, "a"), "method-roll-bool": lambda m, x: x.roll(True),
+    "method-roll-dims-str": lambda m, x: x.roll(1, "a"),
+    "method-repeat-bool": lambda m, x: x.repeat(True, 1), "method-repeat-str": lambda m, x: x.repeat("a"),
+    "chunk-str": lambda m, x: m.chunk(x, "a"), "method-chunk-bool": lambda m, x: x.chunk(True),
+    "chunk-dim-object": lambda m, x: m.chunk(x, 2, object()),
+    "method-narrow-str": lambda m, x: x.narrow(0, "a", 1), "method-narrow-bool": lambda m, x: x.narrow(0, True, 1),
+    "narrow-str-dim": lambda m, x: m.narrow(x, "a", 0, 1),
+    "method-flatten-str": lambda m, x: x.flatten("a"), "flatten-bool": lambda m, x: m.flatten(x, True),
+    "flatten-too-many": lambda m, x: m.flatten(x, 0, 1, 2),
+    "tril-str": lambda m, x: m.tril(x, "a"), "method-triu-bool": lambda m, x: x.triu(True),
+    "method-tril_-str": lambda m, x: x.tril_("a"), "tril-too-many": lambda m, x: m.tril(x, 0, 1),
+    "movedim-str": lambda m, x: m.movedim(x, "a", 0), "method-movedim-bool": lambda m, x: x.movedim(True, 0),
+    "moveaxis-object": lambda m, x: m.moveaxis(x, object(), object()),
+    "method-swapaxes-str": lambda m, x: x.swapaxes("a", 0), "swapdims-bool": lambda m, x: m.swapdims(x, True, 0),
+    # the varargs form of an int list is taken only when its first value is an int
+    "zeros-str-first": lambda m, x: m.zeros("a", 2), "ones-float-first": lambda m, x: m.ones(1.5, 2),
+    "method-flip-bool-first": lambda m, x: x.flip(True, 1), "method-repeat-bool-first": lambda m, x: x.repeat(True, 1),
+}
+
+
 def _message(fn: Any) -> str:
     with pytest.raises(TypeError) as info:
         fn()
@@ -59,3 +83,16 @@ def _message(fn: Any) -> str:
 def test_invalid_combination_message_is_torchs(name):
     x, y = torch.tensor([3.0, 1.0, 2.0]), dc.tensor([3.0, 1.0, 2.0])
     assert _message(lambda: CASES[name](dc, y)) == _message(lambda: CASES[name](torch, x))
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_CASES))
+def test_shape_binding_refuses_as_torchs(name):
+    x, y = torch.ones(2, 3), dc.ones(2, 3)
+    assert _message(lambda: SHAPE_CASES[name](dc, y)) == _message(lambda: SHAPE_CASES[name](torch, x))
+
+
+def test_an_int_list_unpacks_a_later_bool_as_an_int_as_torch():
+    """Only an int list's first value is checked strictly; the others unpack through ``__index__``."""
+    assert tuple(dc.zeros(2, True).shape) == tuple(torch.zeros(2, True).shape) == (2, 1)
+    assert tuple(dc.zeros([2, True]).shape) == tuple(torch.zeros([2, True]).shape) == (2, 1)
+    assert dc.ones(2, 3).flip(1, False).tolist() == torch.ones(2, 3).flip(1, False).tolist()
