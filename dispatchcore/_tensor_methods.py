@@ -73,6 +73,13 @@ _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 _SIGNATURES: dict[str, tuple[str, ...]] = {
     "Tensor.view": ("view(ScalarType dtype)", "view(SymIntArrayRef size)"),
     "Tensor.reshape": ("reshape(SymIntArrayRef shape)",),
+    # the view methods' signatures (torch's named-dimension overloads are hidden from its messages)
+    "Tensor.transpose": ("transpose(int64_t dim0, int64_t dim1)",),
+    "Tensor.unsqueeze": ("unsqueeze(int64_t dim)",),
+    "Tensor.select": ("select(int64_t dim, SymInt index)",),
+    "Tensor.permute": ("permute(IntArrayRef dims)",),
+    "Tensor.expand": ("expand(SymIntArrayRef size, *, bool implicit=False)",),
+    "Tensor.squeeze": ("squeeze()", "squeeze(int64_t dim)", "squeeze(IntArrayRef dim)"),
     "Tensor.sum": ("sum(*, ScalarType? dtype=None)",
                    "sum(IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None)"),
     "Tensor.mean": ("mean(*, ScalarType? dtype=None)",
@@ -426,6 +433,7 @@ def _dims(args: tuple) -> list[int]:
 
 
 _view, _select, _transpose = fast(A.view.default, 1, 2), fast(A.select.int, 1, 3), fast(A.transpose.int, 1, 3)
+_unsqueeze = fast(A.unsqueeze.default, 1, 2)
 def _view_method(self: Tensor, *shape: Any) -> Tensor:
     # torch also takes view(size=...); a keyword-only parameter would cost ~15 ns on every view
     try:  # See Note [Method arguments]
@@ -450,11 +458,59 @@ def _reshape_method(self: Tensor, *sizes: Any, shape: Any = _UNSET) -> Tensor:
 Tensor.view = _view_method
 # torch's keyword names: reshape(shape=...), permute(dims=...), expand(size=...)
 Tensor.reshape = _reshape_method
-Tensor.permute = lambda self, *order, dims=None: A.permute.default(self, _dims(order if dims is None else (dims,)))
-Tensor.expand = lambda self, *sizes, size=None: A.expand.default(self, _dims(sizes if size is None else (size,)))
-Tensor.transpose = lambda self, dim0, dim1: _transpose(self, dim0, dim1)
-_unsqueeze = fast(A.unsqueeze.default, 1, 2)
-Tensor.unsqueeze = lambda self, dim: _unsqueeze(self, dim)
+
+
+def _permute_method(self: Tensor, *order: Any, dims: Any = None) -> Tensor:
+    try:  # See Note [Method arguments]
+        return A.permute.default(self, _dims(order if dims is None else (dims,)))
+    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+        error = exc
+    check_call("Tensor.permute", order, {"dims": _UNSET if dims is None else dims})
+    raise error
+
+
+def _expand_method(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
+    try:  # See Note [Method arguments]
+        return A.expand.default(self, _dims(sizes if size is None else (size,)))
+    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+        error = exc
+    check_call("Tensor.expand", sizes, {"size": _UNSET if size is None else size})
+    raise error
+
+
+# transpose, unsqueeze, select: fixed arity, torch's keyword names, parsed only when the call fails
+# (Note [Method arguments]); a ``*args`` method would cost every call ~0.2 us
+def _transpose_method(self: Tensor, dim0: Any, dim1: Any) -> Tensor:
+    try:
+        return _transpose(self, dim0, dim1)
+    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+        error = exc
+    check_call("Tensor.transpose", (dim0, dim1), {})
+    raise error
+
+
+def _unsqueeze_method(self: Tensor, dim: Any) -> Tensor:
+    try:
+        return _unsqueeze(self, dim)
+    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+        error = exc
+    check_call("Tensor.unsqueeze", (dim,), {})
+    raise error
+
+
+def _select_method(self: Tensor, dim: Any, index: Any) -> Tensor:
+    try:
+        return _select(self, dim, index)
+    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+        error = exc
+    check_call("Tensor.select", (dim, index), {})
+    raise error
+
+
+Tensor.permute = _permute_method
+Tensor.expand = _expand_method
+Tensor.transpose = _transpose_method
+Tensor.unsqueeze = _unsqueeze_method
 _squeeze, _squeeze_dim = fast(A.squeeze.default), fast(A.squeeze.dim, 1, 2)
 
 
@@ -476,12 +532,16 @@ def _squeeze_kw(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if kwargs:
         if args or set(kwargs) != {"dim"}:
             raise TypeError(f"squeeze() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        return _squeeze_method(self, kwargs["dim"])
-    return _squeeze_method(self, *args)
+    try:  # See Note [Method arguments]
+        return _squeeze_method(self, *args, *kwargs.values())
+    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+        error = exc
+    check_call("Tensor.squeeze", args, kwargs)
+    raise error
 
 
 Tensor.squeeze = _squeeze_kw
-Tensor.select = lambda self, dim, index: _select(self, dim, index)
+Tensor.select = _select_method
 Tensor.as_strided = lambda self, size, stride, storage_offset=None: A.as_strided.default(
     self, list(size), list(stride), storage_offset)
 Tensor.contiguous = fast(A.contiguous.default)

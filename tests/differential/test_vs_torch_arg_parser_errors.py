@@ -67,6 +67,11 @@ SHAPE_CASES: dict[str, Any] = {
     "movedim-str": lambda m, x: m.movedim(x, "a", 0), "method-movedim-bool": lambda m, x: x.movedim(True, 0),
     "moveaxis-object": lambda m, x: m.moveaxis(x, object(), object()),
     "method-swapaxes-str": lambda m, x: x.swapaxes("a", 0), "swapdims-bool": lambda m, x: m.swapdims(x, True, 0),
+    # the fast view methods parse only when the call fails (Note [Method arguments])
+    "method-transpose-str": lambda m, x: x.transpose("a", 0), "method-unsqueeze-str": lambda m, x: x.unsqueeze("a"),
+    "method-select-str": lambda m, x: x.select(0, "a"), "method-permute-str": lambda m, x: x.permute("a"),
+    "method-permute-object": lambda m, x: x.permute(object()), "method-expand-str": lambda m, x: x.expand("a"),
+    "method-squeeze-str": lambda m, x: x.squeeze("a"), "method-squeeze-keyword": lambda m, x: x.squeeze(dim=1.5),
     # the varargs form of an int list is taken only when its first value is an int
     "zeros-str-first": lambda m, x: m.zeros("a", 2), "ones-float-first": lambda m, x: m.ones(1.5, 2),
     "method-flip-bool-first": lambda m, x: x.flip(True, 1), "method-repeat-bool-first": lambda m, x: x.repeat(True, 1),
