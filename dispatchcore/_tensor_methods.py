@@ -460,57 +460,59 @@ Tensor.view = _view_method
 Tensor.reshape = _reshape_method
 
 
-def _permute_method(self: Tensor, *order: Any, dims: Any = None) -> Tensor:
-    try:  # See Note [Method arguments]
-        return A.permute.default(self, _dims(order if dims is None else (dims,)))
-    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
-        error = exc
-    check_call("Tensor.permute", order, {"dims": _UNSET if dims is None else dims})
-    raise error
+def _sizes_method(name: str, op: Any, keyword: str, flag: str = "") -> Any:
+    """``Tensor.permute``/``expand``: the ints as varargs, one list, or torch's keyword.
+
+    ``flag`` names a keyword-only bool the call ignores (``expand``'s ``implicit``, the tracer's).
+    Parsed as torch's binding only when the call fails (Note [Method arguments]).
+    """
+    key = f"Tensor.{name}"
+
+    def method(self: Tensor, *values: Any, **kwargs: Any) -> Tensor:
+        try:
+            if kwargs:
+                rest = {k: v for k, v in kwargs.items() if k != flag}
+                if rest:
+                    if values or len(rest) != 1:
+                        raise TypeError(name)  # a call torch's binding refuses: parsed below
+                    return op(self, _dims((rest[keyword],)))
+            return op(self, _dims(values))
+        except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+            error = exc
+        check_call(key, values, kwargs)
+        raise error
+
+    method.__name__ = method.__qualname__ = name
+    return method
 
 
-def _expand_method(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
-    try:  # See Note [Method arguments]
-        return A.expand.default(self, _dims(sizes if size is None else (size,)))
-    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
-        error = exc
-    check_call("Tensor.expand", sizes, {"size": _UNSET if size is None else size})
-    raise error
-
-
-# transpose, unsqueeze, select: fixed arity, torch's keyword names, parsed only when the call fails
-# (Note [Method arguments]); a ``*args`` method would cost every call ~0.2 us
-def _transpose_method(self: Tensor, dim0: Any, dim1: Any) -> Tensor:
+_CHECKED_TEMPLATE = """
+def {name}(self, {params}):
     try:
-        return _transpose(self, dim0, dim1)
-    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
+        return call(self, {params})
+    except Exception as exc:  # re-raised below when the arguments fit
         error = exc
-    check_call("Tensor.transpose", (dim0, dim1), {})
+    check_call(key, ({params},), {{}})
     raise error
+"""
 
 
-def _unsqueeze_method(self: Tensor, dim: Any) -> Tensor:
-    try:
-        return _unsqueeze(self, dim)
-    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
-        error = exc
-    check_call("Tensor.unsqueeze", (dim,), {})
-    raise error
+def _checked_method(name: str, call: Any, params: str) -> Any:
+    """``Tensor.<name>(self, <params>)``: ``call``, parsed as torch's binding only when it fails.
+
+    Note [Method arguments] for a fixed-arity entry, written once as a template: the method keeps
+    torch's keyword names and costs one frame, as a plain ``lambda`` would (a ``*args`` method
+    costs every call ~0.2 us more).
+    """
+    scope: dict[str, Any] = {"call": call, "check_call": check_call, "key": f"Tensor.{name}"}
+    exec(_CHECKED_TEMPLATE.format(name=name, params=params), scope)  # noqa: S102 - a fixed template
+    return scope[name]
 
 
-def _select_method(self: Tensor, dim: Any, index: Any) -> Tensor:
-    try:
-        return _select(self, dim, index)
-    except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
-        error = exc
-    check_call("Tensor.select", (dim, index), {})
-    raise error
-
-
-Tensor.permute = _permute_method
-Tensor.expand = _expand_method
-Tensor.transpose = _transpose_method
-Tensor.unsqueeze = _unsqueeze_method
+Tensor.permute = _sizes_method("permute", A.permute.default, "dims")
+Tensor.expand = _sizes_method("expand", A.expand.default, "size", "implicit")
+Tensor.transpose = _checked_method("transpose", _transpose, "dim0, dim1")
+Tensor.unsqueeze = _checked_method("unsqueeze", _unsqueeze, "dim")
 _squeeze, _squeeze_dim = fast(A.squeeze.default), fast(A.squeeze.dim, 1, 2)
 
 
@@ -533,7 +535,7 @@ def _squeeze_kw(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if args or set(kwargs) != {"dim"}:
             raise TypeError(f"squeeze() got an unexpected keyword argument '{next(iter(kwargs))}'")
     try:  # See Note [Method arguments]
-        return _squeeze_method(self, *args, *kwargs.values())
+        return _squeeze_method(self, *args) if not kwargs else _squeeze_method(self, kwargs["dim"])
     except Exception as exc:  # noqa: BLE001 - re-raised below when the arguments fit
         error = exc
     check_call("Tensor.squeeze", args, kwargs)
@@ -541,7 +543,7 @@ def _squeeze_kw(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 
 Tensor.squeeze = _squeeze_kw
-Tensor.select = _select_method
+Tensor.select = _checked_method("select", _select, "dim, index")
 Tensor.as_strided = lambda self, size, stride, storage_offset=None: A.as_strided.default(
     self, list(size), list(stride), storage_offset)
 Tensor.contiguous = fast(A.contiguous.default)

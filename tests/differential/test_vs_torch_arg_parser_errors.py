@@ -72,6 +72,11 @@ SHAPE_CASES: dict[str, Any] = {
     "method-select-str": lambda m, x: x.select(0, "a"), "method-permute-str": lambda m, x: x.permute("a"),
     "method-permute-object": lambda m, x: x.permute(object()), "method-expand-str": lambda m, x: x.expand("a"),
     "method-squeeze-str": lambda m, x: x.squeeze("a"), "method-squeeze-keyword": lambda m, x: x.squeeze(dim=1.5),
+    "method-permute-both": lambda m, x: x.permute(1, 0, dims=[1, 0]),
+    "method-permute-bad-keyword": lambda m, x: x.permute(dim=[1, 0]),
+    "method-expand-both": lambda m, x: x.expand(2, 3, size=[2, 3]),
+    "method-expand-str-implicit": lambda m, x: x.expand("a", implicit=True),
+    "method-transpose-one": lambda m, x: x.transpose(0, "a"),
     # the varargs form of an int list is taken only when its first value is an int
     "zeros-str-first": lambda m, x: m.zeros("a", 2), "ones-float-first": lambda m, x: m.ones(1.5, 2),
     "method-flip-bool-first": lambda m, x: x.flip(True, 1), "method-repeat-bool-first": lambda m, x: x.repeat(True, 1),
@@ -101,3 +106,13 @@ def test_an_int_list_unpacks_a_later_bool_as_an_int_as_torch():
     assert tuple(dc.zeros(2, True).shape) == tuple(torch.zeros(2, True).shape) == (2, 1)
     assert tuple(dc.zeros([2, True]).shape) == tuple(torch.zeros([2, True]).shape) == (2, 1)
     assert dc.ones(2, 3).flip(1, False).tolist() == torch.ones(2, 3).flip(1, False).tolist()
+
+
+def test_view_methods_keep_torchs_keywords():
+    for lib in (torch, dc):
+        x = lib.ones(1, 3)
+        assert tuple(x.expand(size=[2, 3], implicit=False).shape) == (2, 3)
+        assert tuple(x.permute(dims=[1, 0]).shape) == (3, 1)
+        assert tuple(x.transpose(dim0=0, dim1=1).shape) == (3, 1)
+        assert tuple(x.unsqueeze(dim=0).shape) == (1, 1, 3)
+        assert tuple(x.select(dim=1, index=2).shape) == (1,)
