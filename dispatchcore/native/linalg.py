@@ -1,4 +1,4 @@
-"""Vector products: ``dot``, ``vdot`` and ``mv``, their ``out=`` forms, derivatives and bindings.
+"""Vector products: ``dot``, ``vdot``, ``mv``, ``outer``/``ger``, their ``out=`` forms, derivatives and bindings.
 
 Mirrors ``aten/src/ATen/native/Blas.cpp`` (``dot``, ``vdot``, ``mv``, ``dot_check`` and the
 ``out=`` kernels) and ``addmv``'s checks in ``LinearAlgebra.cpp``, registered at the keys torch
@@ -6,7 +6,8 @@ Mirrors ``aten/src/ATen/native/Blas.cpp`` (``dot``, ``vdot``, ``mv``, ``dot_chec
 cuda}``); ``mv`` is CompositeExplicitAutograd (torch fills a new vector with ``addmv_``; here it is
 ``mm`` with a one-column view, behind addmv's checks); the ``out=`` forms are CompositeExplicitAutograd.
 ``matmul`` (``_composites.py``) lowers 1-D @ 1-D to ``dot`` and matrix @ vector to ``mv``, as
-``_matmul_impl`` does. Invariant: every backend makes the checks here, in torch's order, so a bad
+``_matmul_impl`` does. ``outer`` and ``ger`` are CompositeImplicitAutograd, as in torch: a view of
+``self`` as a column times ``vec2``. Invariant: every backend makes the checks here, in torch's order, so a bad
 call raises torch's error of torch's type whatever the device.
 """
 
@@ -22,8 +23,8 @@ from ..ops import aten as A
 from ..tensor import Tensor
 from .structured import check_out_dtype
 
-__all__ = ["FUNCTIONS", "METHODS", "SCHEMAS", "dot_check", "explicit_kernels", "mv_check", "mv_shape_check",
-           "register", "register_autograd", "resize_output"]
+__all__ = ["FUNCTIONS", "IMPLICIT", "METHODS", "SCHEMAS", "dot_check", "explicit_kernels", "mv_check",
+           "mv_shape_check", "register", "register_autograd", "resize_output"]
 
 _OUT = "*, Tensor(a!) out) -> Tensor(a!)"
 SCHEMAS: tuple[str, ...] = (
@@ -33,6 +34,10 @@ SCHEMAS: tuple[str, ...] = (
     f"vdot.out(Tensor self, Tensor other, {_OUT}",
     "mv(Tensor self, Tensor vec) -> Tensor",
     f"mv.out(Tensor self, Tensor vec, {_OUT}",
+    "outer(Tensor self, Tensor vec2) -> Tensor",
+    f"outer.out(Tensor self, Tensor vec2, {_OUT}",
+    "ger(Tensor self, Tensor vec2) -> Tensor",
+    f"ger.out(Tensor self, Tensor vec2, {_OUT}",
 )
 
 
@@ -120,15 +125,48 @@ def _dot_out(functional: Callable[[Tensor, Tensor], Tensor]) -> Callable[..., Te
     return out_kernel
 
 
+# --- outer and ger (LinearAlgebra.cpp): CompositeImplicitAutograd, ``self`` as a column times ``vec2`` ---
+def _check_1d(t: Tensor, name: str) -> None:
+    if t.dim() != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.dim()}-D")
+
+
+def outer(self: Tensor, vec2: Tensor) -> Tensor:
+    _check_1d(self, "self")
+    _check_1d(vec2, "vec2")
+    return _ger(self, vec2)
+
+
+def outer_out(self: Tensor, vec2: Tensor, *, out: Tensor) -> Tensor:
+    _check_1d(self, "self")
+    _check_1d(vec2, "vec2")
+    return A.mul.out(A.reshape.default(self, [self.shape[0], 1]), vec2, out=out)
+
+
+def ger(self: Tensor, vec2: Tensor) -> Tensor:
+    return A.outer.default(self, vec2)
+
+
+def ger_out(self: Tensor, vec2: Tensor, *, out: Tensor) -> Tensor:
+    warnings.warn("torch.ger is deprecated and will be removed in a future PyTorch release. Use torch.outer "
+                  "instead.", UserWarning, stacklevel=2)  # torch's ger.out warns on every call, ger does not
+    return A.outer.out(self, vec2, out=out)
+
+
+IMPLICIT: dict[str, Callable[..., Any]] = {"outer": outer, "outer.out": outer_out, "ger": ger, "ger.out": ger_out}
+
+
 def explicit_kernels() -> dict[str, Callable[..., Any]]:
     """The CompositeExplicitAutograd kernels, by overload (the Meta backend registers them too, as torch does)."""
     return {"mv": mv, "mv.out": mv_out, "dot.out": _dot_out(A.dot.default), "vdot.out": _dot_out(A.vdot.default)}
 
 
 def register(lib: Library) -> None:
-    """Register the CompositeExplicitAutograd kernels (``mv`` and the ``out=`` forms)."""
+    """Register the CompositeExplicitAutograd kernels (``mv`` and the ``out=`` forms) and the composites."""
     for name, kernel in explicit_kernels().items():
         lib.impl(name, kernel, "CompositeExplicitAutograd")
+    for name, kernel in IMPLICIT.items():
+        lib.impl(name, kernel, "CompositeImplicitAutograd")
 
 
 # --- derivatives (derivatives.yaml; conj() of a real tensor is the tensor, no call) ---------------------
@@ -158,6 +196,8 @@ _SIGNATURES: dict[str, tuple[str, str, str]] = {
     "dot": ("tensor", "dot(Tensor input, Tensor tensor, *, Tensor out=None)", "dot(Tensor tensor)"),
     "vdot": ("other", "vdot(Tensor input, Tensor other, *, Tensor out=None)", "vdot(Tensor other)"),
     "mv": ("vec", "mv(Tensor input, Tensor vec, *, Tensor out=None)", "mv(Tensor vec)"),
+    "outer": ("vec2", "outer(Tensor input, Tensor vec2, *, Tensor out=None)", "outer(Tensor vec2)"),
+    "ger": ("vec2", "ger(Tensor input, Tensor vec2, *, Tensor out=None)", "ger(Tensor vec2)"),
 }
 _PARSERS: dict[str, Any] = {}
 

@@ -1,4 +1,6 @@
-"""``dot``/``vdot``/``mv``, ``index_add``/``put``, ``xlogy``/``logit`` against torch 2.13, beyond the conformance grid.
+"""``dot``/``vdot``/``mv``/``outer``/``ger``, ``index_add``/``put``, ``xlogy``/``logit`` against torch 2.13.
+
+Beyond the conformance grid.
 
 Each case is one call written against a module (``dispatchcore`` or ``torch``) and its ``ops.aten``;
 both run it and must agree on the result's dtype, shape, strides, device and values (exact for
@@ -190,12 +192,24 @@ _CASES: dict[str, Callable[[Any, Any], Any]] = {
         _t(L, (3,), 1), _t(L, (3,), 2, "float32", 0, 1), grad_input=L.empty(0, dtype=L.int64)),
     "logit_backward-float16": lambda L, A: A.logit_backward.default(
         _t(L, (5,), 1, "float16"), _t(L, (5,), 2, "float16", 0, 1)),
+    # --- outer / ger (CompositeImplicitAutograd: a column view of self times vec2) ---------------------------
+    "outer": lambda L, A: L.outer(_t(L, (3,), 1), _t(L, (2,), 2)),
+    "outer-int-bool": lambda L, A: L.outer(_i(L, [1, 2]), _i(L, [True, False], "bool")),
+    "outer-noncontig": lambda L, A: L.outer(_t(L, (6,), 1)[::2], _perm(L)[0]),
+    "outer-self-dims": lambda L, A: L.outer(_perm(L), _t(L, (2,), 2)),
+    "outer-vec2-zero-d": lambda L, A: L.outer(_t(L, (3,), 1), _t(L, (), 2)),
+    "outer.out": lambda L, A: L.outer(_t(L, (3,), 1), _t(L, (2,), 2), out=L.empty(0, dtype=L.float64)),
+    "outer.out-cast": lambda L, A: L.outer(_t(L, (3,), 1), _t(L, (2,), 2), out=L.empty(0, dtype=L.int64)),
+    "ger-method": lambda L, A: _t(L, (3,), 1).ger(_t(L, (2,), 2, "float64")),
+    "ger.out": lambda L, A: L.ger(_t(L, (3,), 1), _t(L, (2,), 2), out=L.empty(0)),
+    "ger-binding": lambda L, A: L.ger(_t(L, (3,), 1), 2),
     # --- on meta: the CPU result's geometry ------------------------------------------------------------
     **{f"meta-{name}": (lambda L, A, _f=f: _f(L, A, "meta")) for name, f in {
         "dot": lambda L, A, d: L.dot(_t(L, (3,), 1, device=d), _t(L, (3,), 2, device=d)),
         "vdot.out": lambda L, A, d: L.vdot(_t(L, (3,), 1, device=d), _t(L, (3,), 2, device=d),
                                            out=L.empty(2, device=d)),
         "mv": lambda L, A, d: L.mv(_perm(L, d), _t(L, (4,), 2, device=d)),
+        "outer": lambda L, A, d: L.outer(_t(L, (3,), 1, device=d), _t(L, (2,), 2, device=d)),
         "mv.out": lambda L, A, d: L.mv(_t(L, (2, 3), 1, device=d), _t(L, (3,), 2, device=d),
                                        out=L.empty(2, 2, device=d)[:, 0]),
         "matmul-vectors": lambda L, A, d: L.matmul(_t(L, (3,), 1, device=d), _t(L, (3,), 2, device=d)),
@@ -304,3 +318,31 @@ def test_as_strided_backward_through_index_add_matches_torch(case: str) -> None:
         return g.numpy()
 
     np.testing.assert_array_equal(grad(dc), grad(torch))
+
+
+OUTER_CALLS = {
+    "outer": lambda L, x, y: L.outer(x, y),
+    "ger": lambda L, x, y: x.ger(y),
+    "outer.out": lambda L, x, y: L.outer(x, y, out=OUTER_OUT[L]),
+    "ger.out": lambda L, x, y: L.ger(x, y, out=OUTER_OUT[L]),
+}
+OUTER_OUT = {torch: torch.empty(0), dc: dc.empty(0)}
+
+
+@pytest.mark.parametrize("name", sorted(OUTER_CALLS))
+def test_outer_and_ger_dispatch_torchs_calls_and_warnings(name, torch_ops):
+    """A mode sees ``view`` then ``mul`` (or ``mul.out``); only ger's out= form warns, on every call."""
+    x, y = torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0, 5.0])
+    a, b = dc.tensor([1.0, 2.0]), dc.tensor([3.0, 4.0, 5.0])
+    with warnings.catch_warnings(record=True) as theirs_warned:
+        warnings.simplefilter("always")
+        theirs = torch_ops(lambda: OUTER_CALLS[name](torch, x, y))
+    with warnings.catch_warnings(record=True) as mine_warned, dc.LoggingMode() as log:
+        warnings.simplefilter("always")
+        OUTER_CALLS[name](dc, a, b)
+    assert [str(r.func) for r in log.records] == theirs
+
+    def texts(caught):
+        return [str(w.message).split(" (Triggered")[0] for w in caught]
+
+    assert texts(mine_warned) == texts(theirs_warned)
