@@ -1,8 +1,8 @@
 """Reductions, scans, sorting and norms: the operators, their composites, derivatives and bindings.
 
 The family: ``amin``/``min``/``argmin``, ``any``/``all``, ``prod``, ``var``/``std`` (and
-``var_mean``/``std_mean``), ``cumsum``/``cumprod``, ``sort``/``topk`` (and ``argsort``/``msort`` over
-``sort``), ``logsumexp``, ``linalg_vector_norm``/``norm``, ``count_nonzero``, and the ``max``/``min``
+``var_mean``/``std_mean``), ``cumsum``/``cumprod``, ``diff``, ``sort``/``topk`` (and ``argsort``/``msort``
+over ``sort``), ``logsumexp``, ``linalg_vector_norm``/``norm``, ``count_nonzero``, and the ``max``/``min``
 Python API.
 
 Mirrors ``aten/src/ATen/native/ReduceOps.cpp``, ``Sorting.cpp``, ``TensorCompare.cpp`` and
@@ -95,6 +95,9 @@ SCHEMAS: tuple[str, ...] = (
     "-> Tensor(a!)",
     "msort(Tensor self) -> Tensor",
     "msort.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    "diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor",
+    "diff.out(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor(a!) out) "
+    "-> Tensor(a!)",
     "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
     "topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, "
     "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
@@ -430,6 +433,79 @@ def msort_out(self: Tensor, *, out: Tensor) -> Tensor:
     return out
 
 
+# diff (ReduceOps.cpp): CompositeImplicitAutograd; each order is ``narrow(1) - narrow(0)`` along ``dim``
+# (logical_xor for bool), the right operand made first, as torch's compiled expression makes it
+def _diff_check(self: Tensor, n: int, dim: int, prepend: Tensor | None, append: Tensor | None) -> None:
+    if self.dim() < 1:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    for other in (prepend, append):
+        if other is None:
+            continue
+        wrapped = wrap_dim(dim, self.dim())
+        if other.dim() != self.dim():
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for i in range(other.dim()):
+            if i != wrapped and other.shape[i] != self.shape[i]:
+                raise RuntimeError(
+                    "diff expects the shape of tensor to prepend or append to match that of input except along "
+                    f"the differencing dimension; input.size({i}) = {self.shape[i]}, but got tensor.size({i}) = "
+                    f"{other.shape[i]}")
+
+
+def _diff_step(result: Tensor, dim: int, length: int, out: Tensor | None = None) -> Tensor:
+    """One order: ``narrow(result, dim, 1, length) - narrow(result, dim, 0, length)``."""
+    low = A.narrow.default(result, dim, 0, length)
+    high = A.narrow.default(result, dim, 1, length)
+    if result.dtype is _bool:
+        return A.logical_xor.default(high, low) if out is None else A.logical_xor.out(high, low, out=out)
+    return A.sub.Tensor(high, low) if out is None else A.sub.out(high, low, out=out)
+
+
+def _diff_input(self: Tensor, n: int, dim: int, prepend: Tensor | None, append: Tensor | None) -> Tensor:
+    """``self`` with ``prepend``/``append`` joined along ``dim`` (one ``cat``), when given and ``n`` > 0."""
+    if (prepend is None and append is None) or n == 0:
+        return self
+    return A.cat.default([t for t in (prepend, self, append) if t is not None], dim)
+
+
+def _diff_orders(self: Tensor, n: int, dim: int) -> Tensor:
+    if n == 0:
+        return A.copy_.default(A.zeros_like.default(self), self)
+    size = self.shape[wrap_dim(dim, self.dim())]
+    result = self
+    for length in range(size - 1, size - 1 - min(n, size), -1):
+        result = _diff_step(result, dim, length)
+    return result
+
+
+def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    _diff_check(self, n, dim, prepend, append)
+    return _diff_orders(_diff_input(self, n, dim, prepend, append), n, dim)
+
+
+def diff_out(self: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None,
+             *, out: Tensor) -> Tensor:
+    _diff_check(self, n, dim, prepend, append)
+    x = _diff_input(self, n, dim, prepend, append)
+    if n == 0:
+        if tuple(out.shape) != tuple(x.shape):
+            from .linalg import resize_output
+
+            resize_output(out, list(x.shape))
+        if out.dtype is not x.dtype:
+            raise RuntimeError(f"expected scalar_type {SCALAR_TYPE_NAMES[x.dtype.name]} but found "
+                               f"{SCALAR_TYPE_NAMES[out.dtype.name]}")
+        return A.copy_.default(out, x)
+    size = x.shape[wrap_dim(dim, x.dim())]
+    n = min(n, size)
+    previous = _diff_orders(x, n - 1, dim) if n > 1 else x
+    _diff_step(previous, dim, size - n, out)
+    return out
+
+
 def shift_source(self: Tensor) -> Tensor:
     """What logsumexp takes its shift's max of: ``self``, or its real part when complex (torch's ``at::real``)."""
     if not self.dtype.is_complex:
@@ -526,7 +602,7 @@ IMPLICIT: dict[str, Callable[..., Any]] = {  # CompositeImplicitAutograd
     "max.other": extremum_other("max"), "min.other": extremum_other("min"),
     "max.out": extremum_out("max"), "min.out": extremum_out("min"),
     "argsort": argsort, "argsort.stable": argsort_stable, "argsort.stable_out": argsort_stable_out,
-    "msort": msort, "msort.out": msort_out,
+    "msort": msort, "msort.out": msort_out, "diff": diff, "diff.out": diff_out,
 }
 
 
@@ -908,6 +984,9 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
                        "argsort(int64_t dim=-1, bool descending=False)"),
     "msort": ("msort(Tensor input, *, Tensor out=None)",),
     "Tensor.msort": ("msort()",),
+    "diff": ("diff(Tensor input, int64_t n=1, int64_t dim=-1, Tensor? prepend=None, Tensor? append=None, *, "
+             "Tensor out=None)",),
+    "Tensor.diff": ("diff(int64_t n=1, int64_t dim=-1, Tensor? prepend=None, Tensor? append=None)",),
     "topk": ("topk(Tensor input, SymInt k, int64_t dim=-1, bool largest=True, bool sorted=True, *, "
              "TensorList[2] out=None)",),
     "Tensor.topk": ("topk(SymInt k, int64_t dim=-1, bool largest=True, bool sorted=True)",),
@@ -1134,6 +1213,11 @@ def _msort(b: dict[str, Any]) -> Tensor:
     return A.msort.default(b["input"])
 
 
+def _diff(b: dict[str, Any]) -> Tensor:
+    args = (b["input"], b["n"], b["dim"], b["prepend"], b["append"])
+    return A.diff.default(*args) if b.get("out") is None else A.diff.out(*args, out=b["out"])
+
+
 def _topk(b: dict[str, Any]) -> Any:
     x, out = b["input"], b.get("out")
     args = (x, b["k"], b["dim"], b["largest"], b["sorted"])
@@ -1191,7 +1275,7 @@ def _build() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any
         "std_mean": _indexed("std_mean", _variance("std_mean")),
         "cumsum": _simple("cumsum", _scan("cumsum")), "cumprod": _simple("cumprod", _scan("cumprod")),
         "sort": _indexed("sort", _sort), "topk": _simple("topk", _topk),
-        "argsort": _indexed("argsort", _argsort), "msort": _simple("msort", _msort),
+        "argsort": _indexed("argsort", _argsort), "msort": _simple("msort", _msort), "diff": _simple("diff", _diff),
         "logsumexp": _simple("logsumexp", _logsumexp),
         "count_nonzero": _indexed("count_nonzero", _count_nonzero),
     }

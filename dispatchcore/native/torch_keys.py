@@ -283,6 +283,8 @@ TORCH_KEYS: dict[str, str] = {
     "diagonal_backward": "AEM",
     "diagonal_backward.out": "AEMV",
     "diagonal_scatter": "AMN",
+    "diff": "I",
+    "diff.out": "I",
     "div.Scalar": "AEM",
     "div.Scalar_mode": "AEM",
     "div.Tensor": "ACMN",

@@ -1,6 +1,6 @@
 """OpInfo entries of the reductions family (``dispatchcore.native.reductions``).
 
-amin/min/argmin, any (full, dim, dims)/all, prod, var/std, cumsum/cumprod, sort/argsort/msort/topk,
+amin/min/argmin, any (full, dim, dims)/all, prod, var/std, cumsum/cumprod, diff, sort/argsort/msort/topk,
 logsumexp, norm and count_nonzero, over shapes (0-d, empty, non-contiguous), negative dims and keyword forms.
 """
 
@@ -78,6 +78,18 @@ def _msort(rng, dtype):
     yield Sample(make((0, 2), dtype, rng), name="empty")
 
 
+def _diff(rng, dtype):
+    x = make((3, 4), dtype, rng)
+    yield Sample(x, name="last-dim")
+    yield Sample(x, args=(2, 0), name="second-order-dim0")
+    yield Sample(make((4, 3), dtype, rng, noncontig=True), kwargs={"dim": -1}, name="noncontig")
+    yield Sample(x, kwargs={"prepend": make((3, 1), dtype, rng), "append": make((3, 2), dtype, rng)},
+                 name="prepend-append")
+    yield Sample(x, kwargs={"n": 0}, name="order-zero")
+    yield Sample(make((0, 3), dtype, rng), args=(1, 0), name="empty")
+    yield Sample(make((), dtype, rng), name="error-zero-d")
+
+
 def _topk(rng, dtype):
     x = make((3, 5), dtype, rng)
     yield Sample(x, args=(2,), name="k2")
@@ -146,6 +158,8 @@ OPS = [
            aten=("sort", "sort.stable"), method_variant="Tensor.argsort"),
     OpInfo("msort", call="msort", samples=_msort, dtypes=("float32", "float64", "int64"), aten=("sort",),
            grad=True, gradgrad=True, method_variant="Tensor.msort", supports_out=True),
+    OpInfo("diff", call="diff", samples=_diff, dtypes=("float32", "float64", "int64", "bool"), aten=("slice.Tensor",),
+           grad=True, gradgrad=True, method_variant="Tensor.diff", supports_out=True),
     OpInfo("topk", call="topk", samples=_topk, dtypes=("float32", "float64", "int64"), aten=("topk",), grad=True,
            gradgrad=True),
     OpInfo("logsumexp", call="logsumexp", samples=_logsumexp, dtypes=FLOATS, aten=("logsumexp",), grad=True,

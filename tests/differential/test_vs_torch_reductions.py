@@ -158,6 +158,16 @@ CASES = {
     "msort": lambda m, T: m.msort(T(X)),
     "msort.method.int": lambda m, T: T(I).msort(),
     "msort.out": lambda m, T: m.msort(T(X3), out=m.empty(0)),
+    # diff (CompositeImplicitAutograd: narrow, narrow, sub per order)
+    "diff": lambda m, T: m.diff(T(X)),
+    "diff.n2.dim0": lambda m, T: T(X3).diff(2, 0),
+    "diff.bool": lambda m, T: m.diff(T(B)),
+    "diff.prepend.append": lambda m, T: m.diff(T(X), 1, 1, T(X[:, :1]), T(X[:, :2])),
+    "diff.n0.prepend": lambda m, T: m.diff(T(X), n=0, prepend=T(X[:, :1])),
+    "diff.n-past-size": lambda m, T: m.diff(T(X), n=9),
+    "diff.int": lambda m, T: m.diff(T(I), dim=0),
+    "diff.out.n2": lambda m, T: m.diff(T(X), 2, out=m.empty(0)),
+    "diff.out.n0.resized": lambda m, T: m.diff(T(X), n=0, out=m.empty(5)),
     # logsumexp / norm / count_nonzero
     "logsumexp": lambda m, T: m.logsumexp(T(X), 1),
     "logsumexp.dims.keepdim": lambda m, T: m.logsumexp(T(X3), (0, 2), keepdim=True),
@@ -229,6 +239,13 @@ ERRORS = {
     "argsort.stable-none": lambda m, T: m.argsort(T(X), stable=None),
     "argsort.dim": lambda m, T: m.argsort(T(X), dim=2),
     "msort.out.dtype": lambda m, T: m.msort(T(X), out=m.empty(0, dtype=m.int64)),
+    "diff.zero-d": lambda m, T: m.diff(T(ZERO_D)),
+    "diff.negative-n": lambda m, T: m.diff(T(X), n=-1),
+    "diff.prepend-dims": lambda m, T: m.diff(T(X), prepend=T(X[0])),
+    "diff.append-size": lambda m, T: m.diff(T(X), append=T(X[:2, :1])),
+    "diff.out.n0.dtype": lambda m, T: m.diff(T(X), n=0, out=m.empty(0, dtype=m.int64)),
+    "diff.out.cast": lambda m, T: m.diff(T(X), out=m.empty(0, dtype=m.int64)),
+    "diff.bad-n": lambda m, T: m.diff(T(X), "a"),
     "msort.zero-d.out": lambda m, T: m.msort(T(ZERO_D), dim=0),
 }
 
@@ -384,17 +401,20 @@ def test_meta_results_have_cpus_geometry():
 SORTING_CALLS = {
     "argsort": lambda m, x: m.argsort(x, 0, True),
     "argsort.stable": lambda m, x: m.argsort(x, stable=True),
-    "argsort.stable.out": lambda m, x: m.argsort(x, stable=True, out=OUT_I[m]),
+    "argsort.stable.out": lambda m, x: m.argsort(x, stable=True, out=m.empty(0, dtype=m.int64)),
     "msort": lambda m, x: x.msort(),
-    "msort.out": lambda m, x: m.msort(x, out=OUT_F[m]),
+    "msort.out": lambda m, x: m.msort(x, out=m.empty(0)),
+    "diff.n2": lambda m, x: m.diff(x, 2, 0),
+    "diff.prepend": lambda m, x: x.diff(prepend=x),
+    "diff.out.n2": lambda m, x: m.diff(x, n=2, out=m.empty(0)),
+    "diff.n0": lambda m, x: m.diff(x, n=0),
 }
-OUT_I = {torch: torch.empty(0, dtype=torch.int64), dc: dc.empty(0, dtype=dc.int64)}
-OUT_F = {torch: torch.empty(0), dc: dc.empty(0)}
 
 
 @pytest.mark.parametrize("name", sorted(SORTING_CALLS))
-def test_argsort_and_msort_dispatch_torchs_calls(name, torch_ops):
-    """They decompose above the Python key: a mode sees ``sort`` (and the scratch ``empty`` of an out= form)."""
+def test_composites_over_sort_and_diff_dispatch_torchs_calls(name, torch_ops):
+    """They decompose above the Python key: a mode sees ``sort`` (and the scratch ``empty`` of an
+    out= form), or ``diff``'s ``cat``, ``slice`` and ``sub`` calls, in torch's order."""
     x, y = torch.tensor(X), dc.tensor(X)
     theirs = torch_ops(lambda: SORTING_CALLS[name](torch, x))
     with dc.LoggingMode() as log:
