@@ -7,7 +7,7 @@ for torch keep working. Mirrors the error texts of ``c10/core/dispatch/OperatorE
 
 from __future__ import annotations
 
-__all__ = ["DispatchError", "RegistrationError", "SchemaError"]
+__all__ = ["DispatchError", "RegistrationError", "SchemaError", "tp_name"]
 
 
 class DispatchError(NotImplementedError):
@@ -25,3 +25,19 @@ class RegistrationError(RuntimeError):
 
 class SchemaError(RuntimeError):
     """A function schema could not be parsed, or arguments do not fit a schema."""
+
+
+def tp_name(cls: type) -> str:
+    """A type's ``tp_name``, as torch's messages print a given value's type (``THPUtils_typename``).
+
+    A class statement's type is its name (``list``, ``Tensor``, ``Foo``); a type defined in C
+    outside the builtins also names its module (``numpy.float64``, ``numpy.ndarray``).
+
+    Example:
+        >>> import numpy as np
+        >>> tp_name(int), tp_name(np.float64)
+        ('int', 'numpy.float64')
+    """
+    if cls.__flags__ & (1 << 9) or cls.__module__ == "builtins":  # Py_TPFLAGS_HEAPTYPE: a class statement
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"

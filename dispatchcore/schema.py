@@ -21,7 +21,7 @@ import numpy as np
 
 from .dtypes import device as _device
 from .dtypes import dtype as _dtype
-from .errors import SchemaError
+from .errors import SchemaError, tp_name
 from .layouts import layout as _layout
 from .layouts import memory_format as _memory_format
 
@@ -2001,16 +2001,16 @@ class PythonSignature:
                     return None
                 elif is_kwd:
                     raise TypeError(f"{self.name}(): argument '{param.name}' must be "
-                                    f"{param.type_name}, not {type(value).__name__}")
+                                    f"{param.type_name}, not {_typename(value)}")
                 elif failed >= 0:
                     raise TypeError(
                         f"{self.name}(): argument '{param.name}' (position {arg_pos + 1}) must be "
                         f"{param.type_name}, but found element of type "
-                        f"{type(value[failed]).__name__} at pos {failed}")
+                        f"{_typename(value[failed])} at pos {failed}")
                 else:
                     raise TypeError(
                         f"{self.name}(): argument '{param.name}' (position {arg_pos + 1}) must be "
-                        f"{param.type_name}, not {type(value).__name__}")
+                        f"{param.type_name}, not {_typename(value)}")
             if not is_kwd:
                 arg_pos += 1
         if remaining > 0:
@@ -2064,7 +2064,7 @@ class PythonSignature:
     def _unpack_error(self, param: PythonParameter, index: int, items: Any) -> str:
         return (f"{self.name}(): argument '{param.name}' failed to unpack the object at pos "
                 f"{index + 1} with error \"type must be {param.type_name},but got "
-                f"{type(items[index]).__name__}\"")
+                f"{_typename(items[index])}\"")
 
 
 _MISSING: Any = object()
@@ -2085,6 +2085,10 @@ def _is_strict_int(value: Any, is_tensor: Callable[[Any], bool]) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or (
         type(value).__module__ == "numpy" and _has(value, "__index__")
         and not isinstance(value, bool) and type(value).__name__ != "bool")
+
+
+def _typename(value: Any) -> str:
+    return tp_name(type(value))
 
 
 def _first_bad_int(items: Any, checks: dict[str, Callable[[Any], bool]]) -> int | None:
@@ -2130,7 +2134,7 @@ def _printed_arguments(text: str) -> list[tuple[str, str]]:
 
 def _printed_type_matches(type_name: str, value: Any) -> bool:
     """What ``_buildType(...).is_matching`` answers in torch: a Python type name against a printed type."""
-    name = type(value).__name__
+    name = _typename(value)
     if type_name == "float":
         return name in ("float", "int", "long")
     if type_name == "int":
@@ -2141,11 +2145,11 @@ def _printed_type_matches(type_name: str, value: Any) -> bool:
 def _value_desc(value: Any) -> str:
     """A given argument as torch describes it: its type, and a tuple's or list's element types."""
     if isinstance(value, (tuple, list)):
-        inner = ", ".join(type(v).__name__ for v in value)
+        inner = ", ".join(_typename(v) for v in value)
         if isinstance(value, tuple):
-            return f"{type(value).__name__} of ({inner}{',' if len(value) == 1 else ''})"
-        return f"{type(value).__name__} of [{inner}]"
-    return type(value).__name__
+            return f"{_typename(value)} of ({inner}{',' if len(value) == 1 else ''})"
+        return f"{_typename(value)} of [{inner}]"
+    return _typename(value)
 
 
 _MUL64 = 0xC6A4A7935BD1E995
@@ -2271,7 +2275,7 @@ class PythonArgParser:
         torch's message either. Keywords come in the order torch's C++ map iterates them.
         """
         order = _cxx_map_order(list(kwargs))
-        got = [type(a).__name__ for a in args] + [f"{k}={type(kwargs[k]).__name__}" for k in order]
+        got = [_typename(a) for a in args] + [f"{k}={_typename(kwargs[k])}" for k in order]
         lines = [f"{self.name}() received an invalid combination of arguments - got "
                  f"{_cxx_tuple_text(got, bool(args))}, but expected one of:"]
         for signature in self.signatures:

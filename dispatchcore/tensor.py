@@ -18,6 +18,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from .dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES, _by_np, device, privateuse1_backend_name
+from .errors import tp_name as _tp_name
 from .keys import DispatchKey
 from .keyset import key_bits, tensor_keyset
 from .tls import inference_active as _inference_active
@@ -851,13 +852,6 @@ def _grad_dtype(t: Tensor) -> Any:
 # caffe2::TypeMeta's names (what torch prints for a gradient's dtype) and ScalarType's names
 _CPP_TYPE_NAMES = TYPEMETA_NAMES
 _SCALAR_TYPE_NAMES = SCALAR_TYPE_NAMES
-
-
-def _tp_name(cls: type) -> str:
-    """A type's ``tp_name``, as ``THPUtils_typename`` prints it: ``list``, ``numpy.ndarray``, ``Foo``."""
-    if cls.__flags__ & (1 << 9) or cls.__module__ == "builtins":  # Py_TPFLAGS_HEAPTYPE: a class statement
-        return cls.__name__
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _check_assigned_grad(t: Tensor, grad: Any) -> None:

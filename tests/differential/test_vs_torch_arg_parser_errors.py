@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 import dispatchcore as dc
@@ -46,6 +47,10 @@ CASES: dict[str, Any] = {
     "view-str": lambda m, x: x.view("a"),
     "var-str": lambda m, x: m.var(x, "a"),
     "var-dim-str": lambda m, x: m.var(x, 0, "a"),
+    # a given value's type is named by its tp_name: numpy's scalars print with their module
+    "argsort-numpy-float": lambda m, x: m.argsort(x, np.float64(1.5), False),
+    "argsort-numpy-keyword": lambda m, x: m.argsort(x, dim=np.float64(1.5), descending=False),
+    "view-numpy-float": lambda m, x: x.view(np.float32(1.5)),
 }
 
 
@@ -67,6 +72,11 @@ SHAPE_CASES: dict[str, Any] = {
     "movedim-str": lambda m, x: m.movedim(x, "a", 0), "method-movedim-bool": lambda m, x: x.movedim(True, 0),
     "moveaxis-object": lambda m, x: m.moveaxis(x, object(), object()),
     "method-swapaxes-str": lambda m, x: x.swapaxes("a", 0), "swapdims-bool": lambda m, x: m.swapdims(x, True, 0),
+    "chunk-numpy-float": lambda m, x: m.chunk(x, np.float64(2)),
+    "chunk-numpy-keyword": lambda m, x: m.chunk(x, chunks=np.float64(2)),
+    "method-flip-numpy-element": lambda m, x: x.flip([0, np.float64(1)]),
+    "method-flip-numpy-first": lambda m, x: x.flip([np.float64(1)]),
+    "zeros-numpy-vararg": lambda m, x: m.zeros(2, np.float32(1)),
     # the fast view methods parse only when the call fails (Note [Method arguments])
     "method-transpose-str": lambda m, x: x.transpose("a", 0), "method-unsqueeze-str": lambda m, x: x.unsqueeze("a"),
     "method-select-str": lambda m, x: x.select(0, "a"), "method-permute-str": lambda m, x: x.permute("a"),
