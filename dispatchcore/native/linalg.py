@@ -140,7 +140,7 @@ def outer(self: Tensor, vec2: Tensor) -> Tensor:
 def outer_out(self: Tensor, vec2: Tensor, *, out: Tensor) -> Tensor:
     _check_1d(self, "self")
     _check_1d(vec2, "vec2")
-    return A.mul.out(A.reshape.default(self, [self.shape[0], 1]), vec2, out=out)
+    return A.mul.out(_column(self), vec2, out=out)
 
 
 def ger(self: Tensor, vec2: Tensor) -> Tensor:
@@ -170,9 +170,14 @@ def register(lib: Library) -> None:
 
 
 # --- derivatives (derivatives.yaml; conj() of a real tensor is the tensor, no call) ---------------------
+def _column(t: Tensor) -> Tensor:
+    """``t.reshape({t.size(0), 1})``: a vector as a one-column matrix (``outer``'s left operand)."""
+    return A.reshape.default(t, [t.shape[0], 1])
+
+
 def _ger(g: Tensor, vec: Tensor) -> Tensor:
     """``grad.ger(vec)``: ``outer`` is ``grad.reshape({grad.size(0), 1}) * vec``."""
-    return A.mul.Tensor(A.reshape.default(g, [g.shape[0], 1]), vec)
+    return A.mul.Tensor(_column(g), vec)
 
 
 def register_autograd(lib: Library) -> None:
