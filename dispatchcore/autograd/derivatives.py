@@ -378,6 +378,14 @@ def _max_backward(g: Any, self: Any, result: Any) -> Any:
     return A.masked_fill_.Tensor(zeros, mask, _div(g, A.sum.default(mask)))
 
 
+def _mean_all_backward(g: Any, self_shape: tuple[int, ...]) -> Any:
+    """``mean()``'s backward: ``_mean_backward`` of a full reduction (expand the 0-d grad, divide by numel)."""
+    count = 1
+    for n in self_shape:  # a 0-d input has one element
+        count *= n
+    return _div_scalar(_expand(g, list(self_shape)), count)
+
+
 def _mean_backward(g: Any, self_shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
     count = 1
     for d in _reduced_dims(dim, len(self_shape)):
@@ -564,7 +572,7 @@ def register(lib: Library) -> None:
     # reductions
     r(lib, "sum", "SumBackward0", ("self",), lambda g, self_shape: _expand(g, list(self_shape)))
     r(lib, "sum.dim_IntList", "SumBackward1", ("self",), _sum_backward_dims)
-    r(lib, "mean", "MeanBackward0", ("self",), lambda g, self_shape: _mean_backward(g, self_shape, None, False))
+    r(lib, "mean", "MeanBackward0", ("self",), _mean_all_backward)
     r(lib, "mean.dim", "MeanBackward1", ("self",), _mean_backward)
     r(lib, "amax", "AmaxBackward0", ("self",), _amax_backward)
     r(lib, "max", "MaxBackward1", ("self",), _max_backward)

@@ -50,7 +50,7 @@ from ..tensor import TENSOR_DTYPE, AutogradMeta
 from ..tensor import Tensor as _Tensor
 from ..tls import per_thread as _pt
 from . import graph as _graph
-from .graph import _ZERO_NRS, AccumulateGrad, Node, SavedTensor, gradient_edge  # noqa: F401  # _ZERO_NRS: the generated recorders'
+from .graph import _LONE_ZERO, _ZERO_NRS, AccumulateGrad, Node, SavedTensor, gradient_edge  # noqa: F401  # _LONE_ZERO, _ZERO_NRS: the generated recorders'
 from .graph import flat_edges as _flat_edges
 from .graph import grad_accumulator as _grad_accumulator
 from .graph import lone_edge as _lone_edge  # noqa: F401  # the generated recorders'
@@ -291,7 +291,8 @@ class BuiltinNode(Node):
 
     After the formula, each gradient is checked against its input's metadata as the engine's
     ``validate_outputs`` does: a broadcast gradient is summed back to the input's shape, and
-    one of another dtype is cast to the input's dtype.
+    one of another dtype is cast to the input's dtype. ``apply`` here interprets a derivative;
+    each derivative's node class runs the same work written out (Note [Generated applies]).
     """
 
     __slots__ = ("_values", "_in_meta")
@@ -425,6 +426,164 @@ def _validate_outputs(node: BuiltinNode, grads: tuple[Any, ...]) -> tuple[Any, .
     return grads if out is None else tuple(out)
 
 
+# Note [Generated applies]: torchgen writes each node's ``apply`` as straight-line C++: unpack
+# the saved variables, then, for each input whose gradient the graph needs, call its formula.
+# ``BuiltinNode.apply`` interprets the same steps for any derivative: it copies the saved-values
+# dict to unpack it, loops over the formulas and spreads their parameters: 1-2 us a node (2.3 of
+# an MmBackward0's 8.8 us). ``_generated_apply`` writes that work once per
+# derivative as one Python function, which becomes its node class's ``apply``: each value a
+# formula reads is a local, a saved input is unpacked inline (SavedTensor.unpack's checks, in its
+# order; anything else goes through ``unpack``), each formula is called with its parameters
+# spelled out, and the result is checked as the interpreter checks it. Values are unpacked
+# before any formula runs, in the plan's order, as the interpreter and torch do (a mode sees the
+# ``detach`` of a saved output there); a per-input derivative unpacks the values it saved, which
+# are those of the inputs that had an edge. The source is kept on the function
+# (``apply.source``); the interpreter stays the reference, and a test runs both on each
+# scenario.
+_APPLY_UNPACK = """\
+    x = v.get({name!r})
+    if x.__class__ is _SavedTensor:  # SavedTensor.unpack, inline for a saved input
+        t = x._tensor
+        {local} = t if t is not None and t is not _FREED_MARK and x._output is None and t._vc[0] == x._version \\
+            else x.unpack(self)
+    else:
+        {local} = _unpack(x, self) if x.__class__ is _SavedList else x
+"""
+_APPLY_FORMULA = """\
+    if e{i} is not None and (keep is None or e{i} in keep):
+        r{i} = f{i}(grad, {args})
+        if fit and r{i} is not None:  # validate_outputs' test, made as each gradient comes
+            data = r{i}._data
+            shape, dt = in_meta[{i}]
+            if data.shape != shape or (data.dtype is not dt and data.dtype != dt):
+                fit = False
+"""
+
+
+def _saved_tensor_names(d: Derivative) -> list[str]:
+    """The values of ``d``'s nodes that may hold a SavedTensor, in the plan's order.
+
+    An argument or an output may (a tensor, a list of them, or a wrapped number kept as is);
+    metadata (shapes, strides, dtypes, devices, geometries) never does.
+    """
+    names = [a.name for a in d.op.schema.arguments]
+    entries = sorted((d._plan_entry(p, names) for p in d.saves_all), key=lambda e: (e[1] == _RESULT, e[0]))
+    return [e[0] for e in entries if e[1] == _ARG or e[1] == _RESULT]
+
+
+def _generated_apply(d: Derivative) -> Callable[..., Any]:
+    """The ``apply`` of ``d``'s nodes: ``BuiltinNode.apply``'s work for ``d`` (Note [Generated applies])."""
+    saved = _saved_tensor_names(d)
+    local = {name: f"s{k}" for k, name in enumerate(saved)}
+    lines = ["def apply(self, grads, keep=None, validate=True):",
+             "    edges = self._next",
+             "    if edges.__class__ is tuple:",
+             "        lone, n = -1, len(edges)",
+             "    else:  # a lone edge (Note [Flat edges])",
+             "        lone, _, n = self._nrs"]
+    if d.single_grad:
+        lines += ["    grad = grads[0]", "    if grad is None:", "        return (None,) * n"]
+    else:
+        lines += ["    if all(g is None for g in grads):", "        return (None,) * n", "    grad = grads"]
+    if d.saves_all:
+        lines.append("    v = self._values")
+    lines += [_APPLY_UNPACK.format(name=name, local=name_local).rstrip("\n") for name, name_local in local.items()]
+    scope: dict[str, Any] = {"_SavedTensor": SavedTensor, "_SavedList": _SavedList, "_unpack": _unpack,
+                             "_FREED_MARK": _FREED_MARK, "_validate_outputs": _validate_outputs,
+                             "_next_nodes": _next_nodes}
+    if d.per_input is None:
+        scope["f"] = d.formula
+        args = [f"{p}={local.get(p, f'v[{p!r}]')}" for p in d.saves_all]
+        if d.wants_mask:
+            lines.append("    mask = tuple(e is not None and (keep is None or e in keep) for e in _next_nodes(self))")
+            args.append("grad_input_mask=mask")
+        lines += [f"    result = f(grad{''.join(', ' + a for a in args)})",
+                  "    if type(result) is not tuple:",
+                  "        result = (result,)",
+                  "    if not validate:",
+                  "        return result",
+                  "    if len(result) == 1:  # validate_outputs' test for one gradient, inline",
+                  "        g = result[0]",
+                  "        meta = self._in_meta[0]",
+                  "        if g is None or meta is None:",
+                  "            return result",
+                  "        data = g._data",
+                  "        shape, dt = meta",
+                  "        if data.shape == shape and (data.dtype is dt or data.dtype == dt):",
+                  "            return result",
+                  "    return _validate_outputs(self, result)"]
+    else:
+        n = len(d.per_input)
+        lines += ["    if lone < 0:",
+                  f"        {', '.join(f'e{i}' for i in range(n))}{',' if n == 1 else ''} = edges",
+                  "    else:",
+                  *(f"        e{i} = edges if lone == {i} else None" for i in range(n)),
+                  f"    {' = '.join(f'r{i}' for i in range(n))} = None",
+                  "    fit = True",
+                  "    in_meta = self._in_meta"]
+        for i in d.run_order:
+            f, params = d.per_input[i]
+            if f is None:
+                continue
+            scope[f"f{i}"] = f
+            spelled = ", ".join(local.get(p, f"v[{p!r}]") for p in params)
+            lines.append(_APPLY_FORMULA.format(i=i, args=spelled).rstrip("\n"))
+        lines += [f"    result = ({', '.join(f'r{i}' for i in range(n))}{',' if n == 1 else ''})",
+                  "    if fit:",
+                  "        return result",
+                  "    return _validate_outputs(self, result) if validate else result"]
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, f"<apply of {d.node_name} ({d.op.name})>", "exec"), scope)  # noqa: S102
+    apply: Any = scope["apply"]
+    apply.source = source
+    return apply
+
+
+_RELEASE_ONE = """\
+    x = values.get({name!r})
+    if x.__class__ is _SavedTensor:
+        if x._tensor is not None:  # SavedTensor.free, inline
+            x._tensor = _FREED_MARK
+    elif x.__class__ is _Tensor:  # a wrapped number saved as is: the dict may be shared, copied first
+        return _release_general(self)
+"""
+
+
+def _generated_release(d: Derivative) -> Callable[..., Any]:
+    """The ``_release_variables`` of ``d``'s nodes (torchgen's ``release_variables``; Note [Generated applies]).
+
+    It frees the values that may hold a tensor, by name, and hands a wrapped number to
+    ``BuiltinNode._release_variables``, which copies a shared dict before it marks it freed.
+    """
+    lines = ["def release(self):", "    values = self._values"]
+    lines += [_RELEASE_ONE.format(name=name).rstrip("\n") for name in _saved_tensor_names(d)]
+    if len(lines) == 2:
+        lines.append("    return None  # saves no tensor")
+    source = "\n".join(lines) + "\n"
+    scope = {"_SavedTensor": SavedTensor, "_Tensor": _Tensor, "_FREED_MARK": _FREED_MARK,
+             "_release_general": BuiltinNode._release_variables}
+    exec(compile(source, f"<release of {d.node_name} ({d.op.name})>", "exec"), scope)  # noqa: S102
+    release: Any = scope["release"]
+    release.source = source
+    return release
+
+
+def _apply_first(self: BuiltinNode, grads: tuple[Any, ...], keep: Any = None, validate: bool = True) -> Any:
+    """A node class's ``apply`` until its first call, which puts the generated one in its place.
+
+    Written on first use, not at registration: most of the ~370 derivatives never run in a
+    program, and writing them all would cost every import ~0.1 s.
+    """
+    apply = type(self).apply = self._deriv.generated_apply  # type: ignore[method-assign]
+    return apply(self, grads, keep, validate)
+
+
+def _release_first(self: BuiltinNode) -> None:
+    """A node class's ``_release_variables`` until its first call, as ``_apply_first``."""
+    release = type(self)._release_variables = self._deriv.generated_release  # type: ignore[method-assign]
+    release(self)
+
+
 def _reduce_grad(g: Any, shape: tuple[int, ...], name: str, index: int) -> Any:
     gshape = tuple(g._data.shape)
     lead = len(gshape) - len(shape)
@@ -479,7 +638,8 @@ class CopySlices(Node):
         grad_slice = aten.as_strided.default(result, list(vsize), list(vstride), voffset - boffset)
         fn = self._fn
         slice_clone = aten.clone.default(grad_slice, memory_format=_CONTIGUOUS_FORMAT)
-        builtin = fn if isinstance(fn, BuiltinNode) and type(fn).apply is BuiltinNode.apply else None
+        builtin = (fn if isinstance(fn, BuiltinNode)
+                   and type(fn).apply in (fn._deriv.generated_apply, _apply_first, BuiltinNode.apply) else None)
         if builtin is not None:  # fn's gradients are validated after the copy, by the engine in torch
             if keep is not None:  # fn's first input stands for the base: needed when the base's history is
                 view_edge = _next_nodes(builtin)[0]
@@ -584,6 +744,25 @@ class Derivative:
         for p in self.saves_all:
             self._plan_entry(p, names)  # validates the name
         self._plans: dict[tuple[bool, ...], tuple[tuple[Any, ...], ...]] = {}
+        # See Note [Generated applies]: the node class's apply and release, written on first call
+        self._apply: Callable[..., Any] | None = None
+        self._release: Callable[..., Any] | None = None
+        self.node_class.apply = _apply_first  # type: ignore[method-assign]
+        self.node_class._release_variables = _release_first  # type: ignore[method-assign]
+
+    @property
+    def generated_apply(self) -> Callable[..., Any]:
+        """The ``apply`` of this derivative's nodes, written once (Note [Generated applies])."""
+        if self._apply is None:
+            self._apply = _generated_apply(self)
+        return self._apply
+
+    @property
+    def generated_release(self) -> Callable[..., Any]:
+        """The ``_release_variables`` of this derivative's nodes, written once (Note [Generated applies])."""
+        if self._release is None:
+            self._release = _generated_release(self)
+        return self._release
 
     def _plan_entry(self, p: str, names: list[str]) -> tuple[Any, ...]:
         """``(name, kind, position, argument, default, is the mutated argument)`` of one saved value."""
@@ -1025,11 +1204,15 @@ def _recorder_factory(positions: tuple[int, ...]) -> tuple[str, Callable[..., An
     """
     n = len(positions)
     ks = range(n)
+    # a lone edge's place is a shared tuple when its input_nr is 0 (lone_edge, inline: a call less)
     if n == 1:
-        edges = ["    next_fns, nrs = f0, _lone_edge(0, n0, 1)"]
+        edges = ["    next_fns, nrs = f0, _LONE_ZERO[1][0] if not n0 else _lone_edge(0, n0, 1)"]
     elif n == 2:
-        edges = ["    if f1 is None:", "        next_fns, nrs, needed = f0, _lone_edge(0, n0, 2), f0 is not None",
-                 "    elif f0 is None:", "        next_fns, nrs, needed = f1, _lone_edge(1, n1, 2), 2",
+        edges = ["    if f1 is None:",
+                 "        nrs = _LONE_ZERO[2][0] if not n0 else _lone_edge(0, n0, 2)",
+                 "        next_fns, needed = f0, f0 is not None",
+                 "    elif f0 is None:",
+                 "        next_fns, nrs, needed = f1, _LONE_ZERO[2][1] if not n1 else _lone_edge(1, n1, 2), 2",
                  "    else:", "        next_fns, nrs, needed = (f0, f1), (n0, n1) if n0 or n1 else _ZERO_NRS[2], 3"]
     else:
         edges = [f"    next_fns, nrs = _flat_edges(({', '.join(f'f{k}' for k in ks)}), "
