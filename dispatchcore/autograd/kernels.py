@@ -437,9 +437,10 @@ def _validate_outputs(node: BuiltinNode, grads: tuple[Any, ...]) -> tuple[Any, .
 # spelled out, and the result is checked as the interpreter checks it. Values are unpacked
 # before any formula runs, in the plan's order, as the interpreter and torch do (a mode sees the
 # ``detach`` of a saved output there); a per-input derivative unpacks the values it saved, which
-# are those of the inputs that had an edge. The source is kept on the function
-# (``apply.source``); the interpreter stays the reference, and a test runs both on each
-# scenario.
+# are those of the inputs that had an edge. The node's release is written alongside (torchgen's
+# ``release_variables``): it frees, by name, only the values that may hold a tensor. Both are
+# written on the node class's first call (``_apply_first``). The source is kept on the function
+# (``apply.source``); the interpreter stays the reference, and a test runs both on each scenario.
 _APPLY_UNPACK = """\
     x = v.get({name!r})
     if x.__class__ is _SavedTensor:  # SavedTensor.unpack, inline for a saved input
