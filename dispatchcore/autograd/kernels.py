@@ -746,24 +746,22 @@ class Derivative:
             self._plan_entry(p, names)  # validates the name
         self._plans: dict[tuple[bool, ...], tuple[tuple[Any, ...], ...]] = {}
         # See Note [Generated applies]: the node class's apply and release, written on first call
-        self._apply: Callable[..., Any] | None = None
-        self._release: Callable[..., Any] | None = None
         self.node_class.apply = _apply_first  # type: ignore[method-assign]
         self.node_class._release_variables = _release_first  # type: ignore[method-assign]
 
+    # Each is written once: threads racing to write one keep the first stored (dict.setdefault is
+    # atomic), so the node class and the derivative always hold the same function.
     @property
     def generated_apply(self) -> Callable[..., Any]:
         """The ``apply`` of this derivative's nodes, written once (Note [Generated applies])."""
-        if self._apply is None:
-            self._apply = _generated_apply(self)
-        return self._apply
+        apply = self.__dict__.get("_apply")
+        return apply if apply is not None else self.__dict__.setdefault("_apply", _generated_apply(self))
 
     @property
     def generated_release(self) -> Callable[..., Any]:
         """The ``_release_variables`` of this derivative's nodes, written once (Note [Generated applies])."""
-        if self._release is None:
-            self._release = _generated_release(self)
-        return self._release
+        release = self.__dict__.get("_release")
+        return release if release is not None else self.__dict__.setdefault("_release", _generated_release(self))
 
     def _plan_entry(self, p: str, names: list[str]) -> tuple[Any, ...]:
         """``(name, kind, position, argument, default, is the mutated argument)`` of one saved value."""

@@ -221,3 +221,31 @@ def test_generated_release_frees_what_the_interpreter_frees(interpreted):
     interpreted()
     assert released() == generated
     assert generated[0][0] is False and generated[0][1]["other"] == ("SavedTensor", True)  # the copy, freed
+
+
+def test_threads_racing_to_the_first_backward_leave_one_apply_on_the_class_and_the_derivative(monkeypatch):
+    import threading
+
+    d = K._derivatives["aten::mm"]
+    monkeypatch.setattr(d.node_class, "apply", K._apply_first)  # as before the class's first call
+    monkeypatch.setattr(d.node_class, "_release_variables", K._release_first)
+    monkeypatch.delitem(d.__dict__, "_apply", raising=False)
+    monkeypatch.delitem(d.__dict__, "_release", raising=False)
+    start, grads, errors = threading.Barrier(8), [], []
+
+    def backward() -> None:
+        try:
+            (a,) = _leaves((3, 4))
+            start.wait()
+            (a @ a.t()).sum().backward()
+            grads.append(a.grad.tolist())
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=backward) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(grads) == 8 and all(g == grads[0] for g in grads)
+    assert d.node_class.apply is d.generated_apply and d.node_class._release_variables is d.generated_release
