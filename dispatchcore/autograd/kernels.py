@@ -429,15 +429,15 @@ def _validate_outputs(node: BuiltinNode, grads: tuple[Any, ...]) -> tuple[Any, .
 # Note [Generated applies]: torchgen writes each node's ``apply`` as straight-line C++: unpack
 # the saved variables, then, for each input whose gradient the graph needs, call its formula.
 # ``BuiltinNode.apply`` interprets the same steps for any derivative: it copies the saved-values
-# dict to unpack it, loops over the formulas and spreads their parameters: 1-2 us a node (2.3 of
-# an MmBackward0's 8.8 us). ``_generated_apply`` writes that work once per
-# derivative as one Python function, which becomes its node class's ``apply``: each value a
-# formula reads is a local, a saved input is unpacked inline (SavedTensor.unpack's checks, in its
-# order; anything else goes through ``unpack``), each formula is called with its parameters
-# spelled out, and the result is checked as the interpreter checks it. Values are unpacked
-# before any formula runs, in the plan's order, as the interpreter and torch do (a mode sees the
-# ``detach`` of a saved output there); a per-input derivative unpacks the values it saved, which
-# are those of the inputs that had an edge. The node's release is written alongside (torchgen's
+# dict to unpack it, loops over the formulas and spreads their parameters, 1-2 us a node (2.3 of
+# an MmBackward0's 8.8 us). ``_generated_apply`` writes that work once per derivative as one
+# Python function, which becomes its node class's ``apply``: each value a formula reads is a
+# local, a saved input is unpacked inline (SavedTensor.unpack's checks, in its order; anything
+# else goes through ``unpack``), each formula is called with its parameters spelled out, and the
+# result is checked as the interpreter checks it. Values are unpacked before any formula runs,
+# in the plan's order, as the interpreter and torch do (a mode sees the ``detach`` of a saved
+# output there); a per-input derivative unpacks the values it saved, which are those of the
+# inputs that had an edge. The node's release is written alongside (torchgen's
 # ``release_variables``): it frees, by name, only the values that may hold a tensor. Both are
 # written on the node class's first call (``_apply_first``). The source is kept on the function
 # (``apply.source``); the interpreter stays the reference, and a test runs both on each scenario.
