@@ -251,14 +251,14 @@ class inference_mode(_DecoratorContextManager):  # noqa: N801 - torch's name
         # One memo per mode, (state entered from, state inside), as tls.py's Note [Guard memos]:
         # entering is one identity test and two tuple stores.
         if self._mode:
-            last = _inference_on
-            st.keys = last[1] if last[0] is state else _inference_keys(state, True)
+            entered_from, inside = _inference_on
+            st.keys = inside if entered_from is state else _inference_keys(state, True)
             st.autograd = _IN_INFERENCE
             if not saved[1]:
                 _active_append(None)  # See Note [Inference mode anywhere]
         else:
-            last = _inference_off
-            st.keys = last[1] if last[0] is state else _inference_keys(state, False)
+            entered_from, inside = _inference_off
+            st.keys = inside if entered_from is state else _inference_keys(state, False)
             st.autograd = _OUT_OF_INFERENCE
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:

@@ -83,7 +83,7 @@ _FLOAT_KINDS = "fc"  # numpy dtype kinds of differentiable (floating and complex
 
 # The (state, below) pair of the last below_state() call. Consecutive ops almost always start
 # from the same state object, and one identity test costs half of hashing the tuple for
-# _below_cache; kernels read it as ``last[1] if last[0] is state``. Rebound whole (thread-safe).
+# _below_cache; kernels read it as ``entered_from, below = _last_below``. Rebound whole (thread-safe).
 _last_below: tuple[Any, Any] = (None, None)
 
 
@@ -113,8 +113,8 @@ def enter_below() -> tuple[int, int, int]:
     """
     st = _pt.state
     state = st.keys
-    last = _last_below
-    st.keys = last[1] if last[0] is state else below_state(state)
+    entered_from, below = _last_below
+    st.keys = below if entered_from is state else below_state(state)
     return state
 
 
@@ -1294,8 +1294,8 @@ def make_autograd_kernel(d: Derivative, *, view: bool = False) -> Callable[..., 
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
         # AutoDispatchBelowADInplaceOrView, set directly: the kernel below must not record again
         state = st.keys
-        last = _last_below
-        st.keys = last[1] if last[0] is state else below_state(state)
+        entered_from, below = _last_below
+        st.keys = below if entered_from is state else below_state(state)
         try:
             if kwargs:
                 result = fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
@@ -1478,8 +1478,8 @@ def _make_view_kernel(d: Derivative) -> Callable[..., Any]:
         except KeyError:
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
         state = st.keys
-        last = _last_below
-        st.keys = last[1] if last[0] is state else below_state(state)
+        entered_from, below = _last_below
+        st.keys = below if entered_from is state else below_state(state)
         try:
             if kwargs:
                 out = fn(self, *args, **kwargs) if first is None else fn(first, self, *args, **kwargs)
@@ -1620,8 +1620,8 @@ def _make_inplace_kernel(d: Derivative) -> Callable[..., Any]:
         except KeyError:
             fn, first = redispatch, bits & _AFTER_AUTOGRAD
         state = st.keys
-        last = _last_below
-        st.keys = last[1] if last[0] is state else below_state(state)
+        entered_from, below = _last_below
+        st.keys = below if entered_from is state else below_state(state)
         try:
             if fn is _builtin_adiov(op) and mutated_pos == 0:  # See Note [Fused ADInplaceOrView]
                 if self._vc is None and not st.autograd[1]:
