@@ -3,12 +3,12 @@
 Note [Generated applies] writes every derivative's ``apply`` and ``_release_variables`` as
 straight-line Python. The interpreter (``BuiltinNode``'s methods) stays the reference: each
 scenario here runs once with the generated methods and once with every node class sent back
-to the interpreter, and both runs
-must give the same gradients (values, dtypes, layouts), the same calls seen by a mode, the same
-dispatch trace and the same errors. The scenarios cover what the interpreter handles: a lone
-edge, the gradients only some inputs need (``autograd.grad``), broadcast and dtype-cast
-gradients, saved outputs, wrapped numbers, tensor lists, ``grad_input_mask``, several
-differentiable outputs, freed and modified saved values, double backward and CopySlices.
+to the interpreter, and both runs must give the same gradients (values, dtypes, layouts), the
+same calls seen by a mode, the same dispatch trace and the same errors. The scenarios cover
+what the interpreter handles: a lone edge, the gradients only some inputs need
+(``autograd.grad``), broadcast and dtype-cast gradients, saved outputs, wrapped numbers, tensor
+lists, ``grad_input_mask``, several differentiable outputs, freed and modified saved values,
+double backward and CopySlices.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ def interpreted(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     return use_interpreter
 
 
-def _leaves(*shapes: tuple[int, ...], dtype: Any = dc.float32, seed: int = 0) -> list[Any]:
-    r = np.random.default_rng(seed)
-    return [dc.tensor(r.standard_normal(s).astype(dtype.numpy_dtype if hasattr(dtype, "numpy_dtype")
-                                                 else np.float32), requires_grad=True) for s in shapes]
+def _leaves(*shapes: tuple[int, ...]) -> list[Any]:
+    """float32 leaves that require grad, the same values on every call."""
+    r = np.random.default_rng(0)
+    return [dc.tensor(r.standard_normal(s).astype(np.float32), requires_grad=True) for s in shapes]
 
 
 def _mlp() -> tuple[Any, list[Any]]:
