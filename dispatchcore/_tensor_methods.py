@@ -20,6 +20,7 @@ from . import layouts as _layouts
 from . import overrides as _overrides
 from .dtypes import device as as_device
 from .dtypes import dtype as dtype_cls
+from .native import Bindings
 from .ops import aten
 from .schema import _parse_device
 from .tensor import Tensor, wrap_cpu
@@ -118,18 +119,7 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
               "where(Tensor condition, Tensor input, Scalar other)",
               "where(Tensor condition, Scalar self, Scalar other)"),
 }
-_PARSERS: dict[str, Any] = {}
-
-
-def _arg_parser(key: str) -> Any:
-    """The ``PythonArgParser`` of ``_SIGNATURES[key]``, built on first use (a cold path)."""
-    parser = _PARSERS.get(key)
-    if parser is None:
-        from .factories import _CHECKS  # the dtype/device/... checks the factories use
-        from .schema import PythonArgParser
-
-        parser = _PARSERS[key] = PythonArgParser(_SIGNATURES[key], _CHECKS)
-    return parser
+_BINDINGS = Bindings(_SIGNATURES)  # each signature's PythonArgParser, built on first use (a cold path)
 
 
 def _py_dtype(value: Any) -> Any:
@@ -145,7 +135,7 @@ def check_call(key: str, args: tuple, kwargs: dict[str, Any]) -> None:
     ``key`` is ``"Tensor.<method>"`` (the arguments after ``self``) or a ``torch.*`` function's
     name. See Note [Method arguments].
     """
-    _arg_parser(key).parse(args, {k: v for k, v in kwargs.items() if v is not _UNSET})
+    _BINDINGS.parse(key, args, {k: v for k, v in kwargs.items() if v is not _UNSET})
 
 
 _NOT_HANDLED = _overrides._NOT_HANDLED

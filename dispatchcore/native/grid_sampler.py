@@ -35,6 +35,7 @@ from .._library import Library
 from ..dtypes import SCALAR_TYPE_NAMES
 from ..ops import aten as A
 from ..tensor import Tensor
+from . import Bindings
 
 __all__ = ["FUNCTIONS", "METHODS", "SCHEMAS", "backward_check", "forward_check", "register", "register_autograd"]
 
@@ -314,26 +315,17 @@ def register_autograd(lib: Library) -> None:
 
 
 # --- torch.* functions ------------------------------------------------------------------------------------------
-_PARSERS: dict[str, Any] = {}
-_SIGNATURES: dict[str, str] = {
-    name: f"{name}(Tensor input, Tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners)"
+_BINDINGS = Bindings({
+    name: (f"{name}(Tensor input, Tensor grid, int64_t interpolation_mode, int64_t padding_mode, "
+           "bool align_corners)",)
     for name in ("grid_sampler", "grid_sampler_2d")
-}
+})
 
 
 def _binding(name: str) -> Callable[..., Any]:
     """``torch.<name>``: torch's argument parsing (its TypeError texts), then the operator."""
-    def function(*args: Any, **kwargs: Any) -> Tensor:
-        parser = _PARSERS.get(name)
-        if parser is None:
-            from ..factories import _CHECKS
-            from ..schema import PythonArgParser
-
-            parser = _PARSERS[name] = PythonArgParser((_SIGNATURES[name],), _CHECKS)
-        bound = parser.parse(args, kwargs)[1]
-        return getattr(A, name).default(*bound.values())
-
-    function.__name__ = function.__qualname__ = name
+    # the operator is looked up per call: this module is imported before aten defines it
+    function = _BINDINGS.function(name, lambda _, bound: getattr(A, name).default(*bound.values()))
     function.__doc__ = (f"``torch.{name}(input, grid, interpolation_mode, padding_mode, align_corners)``.\n\n"
                         "    Example:\n"
                         "        >>> import dispatchcore as dc\n"
@@ -344,5 +336,5 @@ def _binding(name: str) -> Callable[..., Any]:
     return function
 
 
-FUNCTIONS: dict[str, Callable[..., Any]] = {name: _binding(name) for name in _SIGNATURES}
+FUNCTIONS: dict[str, Callable[..., Any]] = {name: _binding(name) for name in _BINDINGS.signatures}
 METHODS: dict[str, Callable[..., Any]] = {}
