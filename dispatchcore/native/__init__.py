@@ -57,9 +57,11 @@ class Bindings:
     """A family's ``torch.*`` functions and ``Tensor`` methods, parsed as torch's generated bindings parse.
 
     ``signatures`` maps ``"name"`` (the function) and ``"Tensor.name"`` (the method) to torch's
-    binding signatures (``python_torch_functions``' format); each ``PythonArgParser`` is built on
-    first use. ``function``/``method`` make the callables: they parse, then ``call(index, arguments)``
-    with the signature's index and the arguments by name (the method's ``self`` as ``input``).
+    binding signatures (``python_torch_functions``' format); ``derive(key)`` gives those of a key
+    the dict does not list (a family whose bindings share signatures under other names). Each
+    ``PythonArgParser`` is built on first use. ``function``/``method`` make the callables: they
+    parse, then ``call(index, arguments)`` with the signature's index and the arguments by name
+    (the method's ``self`` as ``input``).
 
     Example:
         >>> import dispatchcore as dc
@@ -73,18 +75,25 @@ class Bindings:
         TypeError: twice(): argument 'n' (position 1) must be int, not str
     """
 
-    def __init__(self, signatures: dict[str, tuple[str, ...]]) -> None:
+    def __init__(self, signatures: dict[str, tuple[str, ...]],
+                 derive: Callable[[str], tuple[str, ...]] | None = None) -> None:
         self.signatures = signatures
+        self._derive = derive
         self._parsers: dict[str, Any] = {}
 
     def parse(self, key: str, args: tuple, kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Which of ``key``'s signatures the call fits, and its arguments by name; torch's TypeError if none."""
         parser = self._parsers.get(key)
         if parser is None:
-            from ..factories import _CHECKS
+            from ..factories import _CHECKS  # the dtype/device/... checks the factories' bindings use
             from ..schema import PythonArgParser
 
-            parser = self._parsers[key] = PythonArgParser(self.signatures[key], _CHECKS)
+            signatures = self.signatures.get(key)
+            if signatures is None and self._derive is not None:
+                signatures = self._derive(key)
+            if signatures is None:
+                raise KeyError(key)
+            parser = self._parsers[key] = PythonArgParser(signatures, _CHECKS)
         return parser.parse(args, kwargs)
 
     def function(self, name: str, call: Callable[[int, dict[str, Any]], Any]) -> Callable[..., Any]:

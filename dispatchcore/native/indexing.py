@@ -32,6 +32,7 @@ from .._library import Library
 from ..ops import aten as A
 from ..shapes import broadcast_shapes, wrap_dim
 from ..tensor import Tensor
+from . import Bindings
 
 __all__ = ["FUNCTIONS", "METHODS", "SCHEMAS", "register", "register_autograd"]
 
@@ -875,23 +876,17 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
               "where(Tensor condition, Scalar self, Scalar other)"),
     "Tensor.where": ("where(Tensor condition, Tensor other)", "where(Tensor condition, Scalar other)"),
 }
-_PARSERS: dict[str, Any] = {}
 
 
-def _parse(key: str, args: tuple, kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """Torch's binding: which signature the call fits, and its arguments by name."""
-    parser = _PARSERS.get(key)
-    if parser is None:
-        from ..factories import _CHECKS
-        from ..schema import PythonArgParser
+def _in_place_signatures(key: str) -> tuple[str, ...]:
+    """scatter_, scatter_add_, ...: the method's signatures under another name."""
+    name = key.rpartition(".")[2]
+    base = name.rstrip("_")
+    return tuple(name + s[len(base):] for s in _SIGNATURES[f"Tensor.{base}"])
 
-        name = key.rpartition(".")[2]
-        signatures = _SIGNATURES.get(key)
-        if signatures is None:  # scatter_, scatter_add_, ...: the method's signatures under another name
-            base = name.rstrip("_")
-            signatures = tuple(name + s[len(base):] for s in _SIGNATURES[f"Tensor.{base}"])
-        parser = _PARSERS[key] = PythonArgParser(signatures, _CHECKS)
-    return parser.parse(args, kwargs)
+
+# torch's binding: which signature the call fits, and its arguments by name
+_parse = Bindings(_SIGNATURES, _in_place_signatures).parse
 
 
 def _function_and_method(name: str, call: Callable[[int, dict[str, Any]], Any],

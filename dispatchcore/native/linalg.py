@@ -21,6 +21,7 @@ from .._library import Library
 from ..dtypes import SCALAR_TYPE_NAMES
 from ..ops import aten as A
 from ..tensor import Tensor
+from . import Bindings
 from .structured import check_out_dtype
 
 __all__ = ["FUNCTIONS", "IMPLICIT", "METHODS", "SCHEMAS", "dot_check", "explicit_kernels", "mv_check",
@@ -204,25 +205,16 @@ _SIGNATURES: dict[str, tuple[str, str, str]] = {
     "outer": ("vec2", "outer(Tensor input, Tensor vec2, *, Tensor out=None)", "outer(Tensor vec2)"),
     "ger": ("vec2", "ger(Tensor input, Tensor vec2, *, Tensor out=None)", "ger(Tensor vec2)"),
 }
-_PARSERS: dict[str, Any] = {}
-
-
-def _parse(signature: str, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
-    parser = _PARSERS.get(signature)
-    if parser is None:
-        from ..factories import _CHECKS
-        from ..schema import PythonArgParser
-
-        parser = _PARSERS[signature] = PythonArgParser((signature,), _CHECKS)
-    return parser.parse(args, kwargs)[1]
+_BINDINGS = Bindings({key: (signature,) for name, (_, function, method) in _SIGNATURES.items()
+                      for key, signature in ((name, function), (f"Tensor.{name}", method))})
 
 
 def _bindings(name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """``torch.<name>(input, other, *, out=None)`` and ``Tensor.<name>(other)``, parsed as torch's."""
-    second, function_signature, method_signature = _SIGNATURES[name]
+    second = _SIGNATURES[name][0]
 
     def function(*args: Any, **kwargs: Any) -> Tensor:
-        b = _parse(function_signature, args, kwargs)
+        b = _BINDINGS.parse(name, args, kwargs)[1]
         out = b.get("out")
         packet = getattr(A, name)  # looked up per call: this module is imported before aten is defined
         if out is None:
@@ -230,7 +222,7 @@ def _bindings(name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
         return packet.out(b["input"], b[second], out=out)
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return getattr(A, name).default(self, _parse(method_signature, args, kwargs)[second])
+        return getattr(A, name).default(self, _BINDINGS.parse(f"Tensor.{name}", args, kwargs)[1][second])
 
     function.__name__ = function.__qualname__ = method.__name__ = method.__qualname__ = name
     return function, method

@@ -31,6 +31,7 @@ from ..dtypes import SCALAR_TYPE_NAMES
 from ..dtypes import bool_ as _bool
 from ..ops import aten as A
 from ..tensor import Tensor
+from . import Bindings
 
 __all__ = ["FUNCTIONS", "METHODS", "OUTS", "SCHEMAS", "batch_norm_check", "cdist_check", "embedding_indices_check",
            "group_norm_check", "layer_norm_axis", "mixed_dtype_check", "pad_backward_check", "pad_output_shape",
@@ -1398,7 +1399,6 @@ def register_autograd(lib: Library) -> None:
 
 
 # --- torch.* functions and Tensor methods ------------------------------------------------------------------------
-_PARSERS: dict[str, Any] = {}
 _SIGNATURES: dict[str, tuple[str, ...]] = {
     "layer_norm": ("layer_norm(Tensor input, SymIntArrayRef normalized_shape, Tensor? weight=None, Tensor? bias=None, "
                    "double eps=1e-05, bool cudnn_enable=True)",),
@@ -1427,15 +1427,11 @@ _OPS = {"layer_norm": "layer_norm", "native_layer_norm": "native_layer_norm", "g
         "embedding": "embedding", "dropout": "dropout", "native_dropout": "native_dropout", "pdist": "pdist",
         "binary_cross_entropy_with_logits": "binary_cross_entropy_with_logits"}
 
+_BINDINGS = Bindings(_SIGNATURES)
+
 
 def _parse(key: str, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
-    parser = _PARSERS.get(key)
-    if parser is None:
-        from ..factories import _CHECKS
-        from ..schema import PythonArgParser
-
-        parser = _PARSERS[key] = PythonArgParser(_SIGNATURES[key], _CHECKS)
-    bound = parser.parse(args, kwargs)[1]
+    bound = _BINDINGS.parse(key, args, kwargs)[1]
     for name, value in bound.items():  # the binding keeps float and enum defaults as their text
         if isinstance(value, str):
             bound[name] = _TEXT_DEFAULTS.get(value) if value in _TEXT_DEFAULTS else float(value)

@@ -32,6 +32,7 @@ from ..dtypes import bool_ as _bool
 from ..ops import aten as A
 from ..shapes import wrap_dim
 from ..tensor import Tensor
+from . import Bindings
 from .structured import check_out_dtype
 from .structured import out_call as _structured_out_call
 
@@ -945,7 +946,6 @@ def register_autograd(lib: Library) -> None:
 
 
 # --- torch.* functions and Tensor methods --------------------------------------------------------------
-_PARSERS: dict[str, Any] = {}
 _SIGNATURES: dict[str, tuple[str, ...]] = {
     "max": ("max(Tensor input, *, Tensor out=None)", "max(Tensor input, Tensor other, *, Tensor out=None)",
             "max(Tensor input, int64_t dim, bool keepdim=False, *, TensorList[2] out=None)"),
@@ -1010,15 +1010,8 @@ def _signatures(key: str) -> tuple[str, ...]:
     return tuple(name + s[len(alias):] for s in _SIGNATURES[f"{prefix}.{alias}" if prefix else alias])
 
 
-def _parse(key: str, args: tuple, kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """Torch's binding: which signature ``args``/``kwargs`` fit, and the arguments by name."""
-    parser = _PARSERS.get(key)
-    if parser is None:
-        from ..factories import _CHECKS
-        from ..schema import PythonArgParser
-
-        parser = _PARSERS[key] = PythonArgParser(_signatures(key), _CHECKS)
-    return parser.parse(args, kwargs)
+# torch's binding: which signature ``args``/``kwargs`` fit, and the arguments by name
+_parse = Bindings(_SIGNATURES, _signatures).parse
 
 
 def _dtype(value: Any) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 from .._library import Library
 from ..ops import aten as A
 from ..tensor import Tensor
+from . import Bindings
 from .pointwise import _number
 
 __all__ = ["FUNCTIONS", "METHODS", "SCHEMAS", "explicit_kernels", "logit_bounds", "register", "register_autograd"]
@@ -165,17 +166,7 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
     "Tensor.logit": ("logit(double? eps=None)",),
     "Tensor.logit_": ("logit_(double? eps=None)",),
 }
-_PARSERS: dict[str, Any] = {}
-
-
-def _parse(key: str, args: tuple, kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    parser = _PARSERS.get(key)
-    if parser is None:
-        from ..factories import _CHECKS
-        from ..schema import PythonArgParser
-
-        parser = _PARSERS[key] = PythonArgParser(_SIGNATURES[key], _CHECKS)
-    return parser.parse(args, kwargs)
+_parse = Bindings(_SIGNATURES).parse  # torch's binding: the signature the call fits, its arguments by name
 
 
 def xlogy(*args: Any, **kwargs: Any) -> Tensor:
