@@ -260,15 +260,32 @@ def _check_nesting(data: Any, sizes: list[int], np_dtype: np.dtype, dim: int = 0
 
 
 def _infer_dtype(data: Any) -> _dt.dtype:
-    """torch.tensor's inference: bool < int64 < default float < complex, over nested lists."""
+    """torch.tensor's inference (``infer_scalar_type``): the promotion of every element's type.
+
+    A Python bool, int, float or complex is bool, int64, the default dtype or its complex; a
+    tensor, a numpy scalar or a numpy array brings its own dtype (``np.float64(1.0)`` is float64).
+    Python numbers are folded by kind first (bool < int64 < default float < complex), which is
+    their promotion, so the common all-Python list promotes nothing.
+    """
     kind = 0
+    own: _dt.dtype | None = None  # the promotion of the dtypes elements carry themselves
     stack = [data]
     while stack:
         x = stack.pop()
-        if isinstance(x, (list, tuple)):
+        cls = x.__class__
+        if cls is float:
+            kind = max(kind, 3)
+        elif cls is int:
+            kind = max(kind, 2)
+        elif cls is list or cls is tuple:
             stack.extend(x)
-        elif isinstance(x, Tensor):
-            kind = max(kind, 4 if x.dtype.is_complex else 3 if x.dtype.is_floating_point else 2)
+        elif cls is bool:
+            kind = max(kind, 1)
+        elif isinstance(x, Tensor) or isinstance(x, (np.generic, np.ndarray)):
+            dtype = x.dtype if isinstance(x, Tensor) else _dt.from_numpy_dtype(x.dtype)
+            own = dtype if own is None else _dt.promote_types(own, dtype)
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
         elif isinstance(x, bool):
             kind = max(kind, 1)
         elif isinstance(x, int):
@@ -282,8 +299,10 @@ def _infer_dtype(data: Any) -> _dt.dtype:
         else:
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     default = _dt.get_default_dtype()
-    return {0: default, 1: _dt.bool_, 2: _dt.int64, 3: default,
-            4: _dt.complex128 if default is _dt.float64 else _dt.complex64}[kind]
+    python = (None, _dt.bool_, _dt.int64, default, _dt.complex128 if default is _dt.float64 else _dt.complex64)[kind]
+    if own is None:
+        return python or default
+    return own if python is None else _dt.promote_types(own, python)
 
 
 # The common calls (int sizes, keywords of the expected classes) skip the parser: it would accept

@@ -440,3 +440,31 @@ def _readable(text: str) -> list[str]:
 def test_print_readable_annotates_nested_placeholders_as_torch(name):
     mine, theirs, _ = _trace_nested(name, "fake")
     assert _readable(mine.print_readable(print_output=False)) == _readable(theirs.print_readable(print_output=False))
+
+
+# torch.tensor's dtype inference: each element's own type, promoted (infer_scalar_type)
+INFERRED = {
+    "numpy-float64": lambda m: np.float64(1.5), "numpy-float32": lambda m: np.float32(1.5),
+    "numpy-float16": lambda m: np.float16(1.5), "numpy-int32": lambda m: np.int32(3),
+    "numpy-uint8": lambda m: np.uint8(3),
+    "numpy-bool": lambda m: np.bool_(True), "numpy-in-list": lambda m: [np.float64(1.0), 2],
+    "numpy-float32-and-python-float": lambda m: [np.float32(1), 2.5],
+    "numpy-int32-and-python-int": lambda m: [np.int32(1), 2],
+    "numpy-float16-and-python-int": lambda m: [np.float16(1), 2],
+    "numpy-float16-and-python-float": lambda m: [np.float16(1), 2.0],
+    "bool-and-numpy-int8": lambda m: [True, np.int8(3)],
+    "two-numpy-floats": lambda m: [[np.float64(1)], [np.float32(2)]],
+    "python-only": lambda m: [[1, 2.5], [True, 4]], "tensor-elements": lambda m: [m.tensor(1.0, dtype=m.float64)],
+    "int32-tensor-and-int": lambda m: [m.tensor(1, dtype=m.int32), 2],
+    "arrays-in-list": lambda m: [np.array([1, 2], dtype=np.int16), np.array([3, 4], dtype=np.int16)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(INFERRED))
+def test_tensor_infers_torchs_dtype_from_numpy_scalars_arrays_and_tensors(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = torch.tensor(INFERRED[name](torch))
+        got = dc.tensor(INFERRED[name](dc))
+    assert str(got.dtype).rpartition(".")[2] == str(expected.dtype).rpartition(".")[2]
+    assert got.tolist() == expected.tolist()
