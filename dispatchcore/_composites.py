@@ -17,6 +17,7 @@ from . import aten as _definitions  # noqa: F401 - defines the operators used he
 from ._library import Library
 from .dtypes import WrappedNumber
 from .dtypes import device as as_device
+from .layouts import contiguous_format
 from .operator import protocol_attr, set_number_to_tensor
 from .ops import aten
 from .shapes import broadcast_shapes, compute_stride, infer_size_dv
@@ -157,8 +158,8 @@ def reshape(self: Tensor, shape: list[int]) -> Tensor:
         if dispatch_mode_stack():
             return aten.view.default(self, list(size))
         return aten._reshape_alias.default(self, list(size), list(stride))
-    # torch: _unsafe_view(self.clone(at::MemoryFormat::Contiguous), shape); 0 is contiguous_format
-    return aten._unsafe_view.default(aten.clone.default(self, memory_format=0), list(size))
+    # torch: _unsafe_view(self.clone(at::MemoryFormat::Contiguous), shape)
+    return aten._unsafe_view.default(aten.clone.default(self, memory_format=contiguous_format), list(size))
 
 
 _mm = aten.mm.default.entry(2, 2)  # the fixed-arity entry: matrix @ matrix is the hot case
@@ -216,7 +217,8 @@ def log_softmax_int(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 def contiguous(self: Tensor, *, memory_format: Any = 0) -> Tensor:
-    return self if self.is_contiguous() else aten.clone.default(self, memory_format=0)
+    # a mode sees clone(memory_format=torch.contiguous_format), as torch's, not the format's number
+    return self if self.is_contiguous() else aten.clone.default(self, memory_format=contiguous_format)
 
 
 def to_dtype(self: Tensor, dtype: Any, non_blocking: bool = False, copy: bool = False,

@@ -360,7 +360,7 @@ class Tensor(metaclass=_TensorType):
         expected = 1
         for size, stride in zip(reversed(self._data.shape), reversed(self.stride())):
             if size != 1 and stride != expected:
-                return False
+                return 0 in self._data.shape  # an empty tensor is contiguous whatever its strides
             expected *= size
         return True
 

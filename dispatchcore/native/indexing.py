@@ -509,7 +509,7 @@ def _expanded_clone(self: Tensor, mask: Tensor) -> Tensor:
     """``expand_outplace(mask, self)``, then a contiguous clone of self's part."""
     shape = list(broadcast_shapes(tuple(mask.shape), tuple(self.shape)))
     expanded = self if list(self.shape) == shape else A.expand.default(self, shape)
-    return A.clone.default(expanded, memory_format=0)  # 0 is contiguous_format
+    return A.clone.default(expanded, memory_format=_layouts.contiguous_format)
 
 
 def masked_fill_scalar(self: Tensor, mask: Tensor, value: Any) -> Tensor:
