@@ -34,6 +34,7 @@ import numpy as np
 from . import dtypes as _dtypes
 from .layouts import contiguous_format, strided
 from .native.reductions import shift_source
+from .native.transformations import rot90 as _rot90
 from .ops import aten
 from .tensor import Tensor
 
@@ -1242,6 +1243,7 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten._unsafe_view.default: _unsafe_view,
         aten.take.default: _take,
         aten.roll.default: _roll,
+        aten.rot90.default: _rot90,  # torch's ref is its kernel: a flip, then a transpose or a clone
         aten.slice_backward.default: _slice_backward,
         aten.diagonal_backward.default: _diagonal_backward,
         aten.count_nonzero.default: _count_nonzero,

@@ -1876,9 +1876,11 @@ _PY_DEFAULTS = {"None": None, "False": False, "True": True}
 
 
 def _py_default(text: str) -> Any:
-    """A default as the binding reads it: None, a bool, an int, or the text itself."""
+    """A default as the binding reads it: None, a bool, an int, an int list (``{0,1}``), or the text itself."""
     if text in _PY_DEFAULTS:
         return _PY_DEFAULTS[text]
+    if text.startswith("{") and text.endswith("}"):
+        return [int(v) for v in text[1:-1].split(",") if v]
     return int(text) if text.lstrip("-").isdigit() else text
 
 
@@ -1990,6 +1992,9 @@ class PythonSignature:
                 failed = _py_check(param, value, checks)
                 if failed is None:
                     bound[param.name] = value
+                elif failed >= 0 and param.kind == "Tensor[]":  # checked with throw_error, whatever the overloads
+                    raise TypeError(f"expected Tensor as element {failed} in argument {self.params.index(param)}, "
+                                    f"but got {_typename(value[failed])}")
                 elif varargs and arg_pos == 0 and not is_kwd and _is_strict_int(value, checks["Tensor"]):
                     bad = _first_bad_int(args, checks)
                     if bad is None:  # zeros(2, 3) -> zeros((2, 3))

@@ -1,7 +1,8 @@
 """The aten operator families, one module per family, as ``aten/src/ATen/native`` groups them.
 
 Each family module (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``nn``, ``norms``,
-``embedding_bag``, ``grid_sampler``, ``random``, ``activation``, ``loss``, ``linalg``, ``special``;
+``embedding_bag``, ``grid_sampler``, ``random``, ``activation``, ``loss``, ``linalg``, ``special``,
+``transformations``;
 last ``structured``: the ``out=`` overloads of the core structured ops, and the kernels torch
 builds from every family's ``out=``) is one declaration of its operators, data first (style guide 3.8):
 
@@ -31,7 +32,7 @@ from typing import Any
 __all__ = ["FAMILIES", "Bindings", "families"]
 
 FAMILIES = ("pointwise", "reductions", "shape", "indexing", "nn", "norms", "embedding_bag", "grid_sampler",
-            "random", "activation", "loss", "linalg", "special", "structured")
+            "random", "activation", "loss", "linalg", "special", "transformations", "structured")
 
 
 def families(package: str = __name__) -> list[ModuleType]:

@@ -296,6 +296,8 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     "frac": _aten("frac", lambda lib: ([x := _t(lib, (2, 3), 1)], [x], {})),
     "sgn": _aten("sgn", lambda lib: ([x := _t(lib, (2, 3), 1)], [x], {})),
     "sign": _aten("sign", lambda lib: ([x := _t(lib, (2, 3), 1)], [x], {})),
+    "rot90": _aten("rot90", lambda lib: ([x := _t(lib, (2, 3, 4), 1), 1, [0, 2]], [x], {})),
+    "rot90-k3": _aten("rot90", lambda lib: ([x := _t(lib, (2, 3), 1), -1], [x], {})),
     "gelu_": _inplace_unary("gelu_"), "elu_": _inplace_unary("elu_"), "silu_": _inplace_unary("silu_"),
     "hardtanh_": _inplace_unary("hardtanh_"), "leaky_relu_": _inplace_unary("leaky_relu_"),
     "clamp_": _inplace_unary("clamp_", -2, 2, -0.5, 0.5), "clamp_min_": _inplace_unary("clamp_min_", -2, 2, 0.1),

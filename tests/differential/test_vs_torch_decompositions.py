@@ -13,6 +13,7 @@ modelled (dispatchcore/decompositions.py).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,10 @@ COMPOSITE = [
     "aten.std.out", "aten.std_mean.default", "aten.std_mean.dim", "aten.thnn_conv2d.default",
     "aten.type_as.default", "aten.var.default", "aten.var.dim", "aten.var_mean.default", "aten.var_mean.dim",
     "aten.where.Scalar", "aten.where.ScalarOther", "aten.where.ScalarSelf", "aten.where.default",
+    "aten.broadcast_tensors.default", "aten.tile.default", "aten.hstack.default", "aten.vstack.default",
+    "aten.dstack.default", "aten.column_stack.default", "aten.row_stack.default", "aten.atleast_1d.Sequence",
+    "aten.atleast_2d.Sequence", "aten.atleast_3d.Sequence", "aten.fliplr.default", "aten.flipud.default",
+    "aten.meshgrid.default", "aten.meshgrid.indexing",
 ]
 NOT_DECOMPOSED = {
     **dict.fromkeys(COMPOSITE, CIA),
@@ -357,6 +362,7 @@ CASES = {
  "roll": (lambda a, L, x: a.roll.default(x, [1], [1]), [X]),
  "roll_flat": (lambda a, L, x: a.roll.default(x, [2]), [X]),
  "roll_two_dims": (lambda a, L, x: a.roll.default(x, [1, -1], [0, 1]), [X]),
+    **{f"rot90_{k}": (lambda a, L, x, k=k: a.rot90.default(x, k, [0, -1]), [X]) for k in (-1, 0, 1, 2, 3)},
  "slice_backward": (lambda a, L, g: a.slice_backward.default(g, [2, 5], 1, 1, 4, 1), [f32(2, 3)]),
  "slice_backward_out": (lambda a, L, g, o: a.slice_backward.out(g, [5], 0, 0, 5, 2, out=o), [f32(3), f32(5)]),
  "diagonal_backward": (lambda a, L, g: a.diagonal_backward.default(g, [3, 3], 0, 0, 1), [f32(3)]),
@@ -538,6 +544,13 @@ def _flags():
     return dc.tensor([True, False])
 
 
+def _without_warnings(f, *args):
+    """``f(*args)`` with its warnings ignored (meshgrid without ``indexing`` warns once, as torch's)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return f(*args)
+
+
 A = dc.ops.aten
 COMPOSITE_CALLS = {  # name -> (a function calling it, inputs): traced, the operator itself is never recorded
     "aten.__and__.Scalar": (lambda x: A.__and__.Scalar(x, True), lambda: [_flags()]),
@@ -626,6 +639,18 @@ COMPOSITE_CALLS = {  # name -> (a function calling it, inputs): traced, the oper
     "aten.where.ScalarOther": (lambda c, x: A.where.ScalarOther(c, x, 0.0), lambda: [_flags(), _r(2)]),
     "aten.where.ScalarSelf": (lambda c, x: A.where.ScalarSelf(c, 0.0, x), lambda: [_flags(), _r(2)]),
     "aten.where.default": (lambda c: A.where.default(c), lambda: [_flags()]),
+    "aten.broadcast_tensors.default": (lambda x, y: A.broadcast_tensors.default([x, y]), lambda: [_r(3), _r(2, 1)]),
+    "aten.tile.default": (lambda x: A.tile.default(x, [2]), lambda: [_r(2, 3)]),
+    **{f"aten.{name}.default": ((lambda op: lambda x, y: op([x, y]))(getattr(A, name).default),
+                                lambda: [_r(3), _r(3)])
+       for name in ("hstack", "vstack", "dstack", "column_stack", "row_stack")},
+    **{f"aten.atleast_{n}d.Sequence": ((lambda op: lambda x, y: op([x, y]))(getattr(A, f"atleast_{n}d").Sequence),
+                                       lambda: [dc.tensor(1.5), _r(3)])
+       for n in (1, 2, 3)},
+    "aten.fliplr.default": (lambda x: A.fliplr.default(x), lambda: [_r(2, 3)]),
+    "aten.flipud.default": (lambda x: A.flipud.default(x), lambda: [_r(2, 3)]),
+    "aten.meshgrid.default": (lambda x, y: _without_warnings(A.meshgrid.default, [x, y]), lambda: [_r(3), _r(2)]),
+    "aten.meshgrid.indexing": (lambda x, y: A.meshgrid.indexing([x, y], indexing="xy"), lambda: [_r(3), _r(2)]),
 }
 # item and one_hot read a value in their math kernel (a data-dependent _local_scalar_dense), which a trace
 # refuses; the batch norm and double convolution backwards are internal to autograd.
