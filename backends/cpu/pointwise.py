@@ -49,6 +49,13 @@ def _erf(a: np.ndarray) -> np.ndarray:
     return np.asarray(_erf_scalar(a), dtype=a.dtype)
 
 
+_erfc_scalar = np.frompyfunc(math.erfc, 1, 1)  # libm's erfc: 1 - erf(x) would lose the tail's digits
+
+
+def _erfc(a: np.ndarray) -> np.ndarray:
+    return np.asarray(_erfc_scalar(a), dtype=a.dtype)
+
+
 def _integral_copy(fn: Callable[..., Any]) -> Callable[..., Any]:
     """ceil/floor/round/trunc: integers are their own result (torch copies them)."""
     return lambda a: a.copy() if a.dtype.kind in _INTS else fn(a)
@@ -126,6 +133,8 @@ UNARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "sinh": (np.sinh, "sinh_cpu", _FLOATS),
     "tan": (np.tan, "tan_cpu", _FLOATS),
     "erf": (_erf, "erf_cpu", _FLOATS),
+    "erfc": (_erfc, "erfc_cpu", _FLOATS),
+    "exp2": (np.exp2, "exp2_cpu", _FLOATS),
     "expm1": (np.expm1, "expm1_cpu", _FLOATS),
     "log1p": (np.log1p, "log1p_cpu", _FLOATS),
     "log2": (np.log2, "log2_cpu", _FLOATS),

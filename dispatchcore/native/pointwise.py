@@ -124,6 +124,9 @@ UNARY: dict[str, Unary] = {
         A.pow.Tensor_Scalar(result, 2), 1))),
     "erf": Unary(FLOAT, "ErfBackward0", lambda g, self: A.mul.Tensor(A.mul.Scalar(A.exp.default(
         A.neg.default(A.pow.Tensor_Scalar(self, 2))), _TWO_OVER_SQRT_PI), g)),
+    "erfc": Unary(FLOAT, "ErfcBackward0", lambda g, self: A.mul.Tensor(A.mul.Scalar(A.exp.default(
+        A.neg.default(A.pow.Tensor_Scalar(self, 2))), -_TWO_OVER_SQRT_PI), g)),
+    "exp2": Unary(FLOAT, "Exp2Backward0", lambda g, result: A.mul.Scalar(A.mul.Tensor(g, result), _LN2)),
     "expm1": Unary(FLOAT, "Expm1Backward0", lambda g, result: A.mul.Tensor(g, A.add.Scalar(result, 1))),
     "log1p": Unary(FLOAT, "Log1PBackward0", lambda g, self: A.div.Tensor(g, A.add.Scalar(self, 1))),
     "log2": Unary(FLOAT, "Log2Backward0", lambda g, self: A.div.Tensor(g, A.mul.Scalar(self, _LN2))),
