@@ -168,6 +168,10 @@ BINARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "bitwise_xor": (np.bitwise_xor, "bitwise_xor_cpu", "biu"),
     "bitwise_left_shift": (_shift(True), "lshift_cpu", _INTS),
     "bitwise_right_shift": (_shift(False), "rshift_cpu", _INTS),
+    "logaddexp": (np.logaddexp, "logaddexp_cpu", _FLOATS),
+    "logaddexp2": (np.logaddexp2, "logaddexp2_cpu", _FLOATS),
+    "fmax": (np.fmax, "fmax_cpu", _ALL),
+    "fmin": (np.fmin, "fmin_cpu", _ALL),
     "logical_and": (np.logical_and, "logical_and_cpu", _ALL + "c"),
     "logical_or": (np.logical_or, "logical_or_cpu", _ALL + "c"),
     "logical_xor": (np.logical_xor, "logical_xor_cpu", _ALL + "c"),
@@ -274,7 +278,7 @@ def _unary_kernels(name: str, inplace: bool) -> dict[str, Callable[..., Any]]:
     return _named(kernels)
 
 
-def _binary_kernels(name: str, overloads: tuple[str, str, str]) -> dict[str, Callable[..., Any]]:
+def _binary_kernels(name: str, overloads: tuple[str, str | None, str]) -> dict[str, Callable[..., Any]]:
     functional_name, inplace_name, out_name = overloads
 
     def functional(self, other):
@@ -286,8 +290,9 @@ def _binary_kernels(name: str, overloads: tuple[str, str, str]) -> dict[str, Cal
     def out_(self, other, *, out):
         return _binary(name, self, other, out)
 
-    kernels: dict[str, Callable[..., Any]] = {functional_name: functional, inplace_name: inplace_,
-                                              out_name: out_}
+    kernels: dict[str, Callable[..., Any]] = {functional_name: functional, out_name: out_}
+    if inplace_name is not None:
+        kernels[inplace_name] = inplace_
     if P.BINARY[name].rule == P.LOGICAL:  # torch's logical ops are composites of out=
         kernels = {out_name: out_}
     return _named(kernels)

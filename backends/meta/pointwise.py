@@ -71,12 +71,13 @@ def _unary_kernels(name: str, inplace: bool) -> dict[str, Callable[..., Any]]:
     return _named(kernels)
 
 
-def _binary_kernels(name: str, overloads: tuple[str, str, str]) -> dict[str, Callable[..., Any]]:
+def _binary_kernels(name: str, overloads: tuple[str, str | None, str]) -> dict[str, Callable[..., Any]]:
     functional, inplace, out = overloads
     kernels: dict[str, Callable[..., Any]] = {out: lambda self, other, *, out: _binary(name, self, other, out)}
     if P.BINARY[name].rule != P.LOGICAL:  # torch's logical ops are composites of out=
         kernels[functional] = lambda self, other: _binary(name, self, other)
-        kernels[inplace] = lambda self, other: _binary(name, self, other, inplace=True)
+        if inplace is not None:
+            kernels[inplace] = lambda self, other: _binary(name, self, other, inplace=True)
     return _named(kernels)
 
 

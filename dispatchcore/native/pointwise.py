@@ -192,20 +192,39 @@ def _mod_other(mode: str) -> Callable[..., Any]:
 class Binary(NamedTuple):
     """A binary op: dtype rule, kernel overloads, ``Scalar`` overloads, derivative.
 
-    ``tensor`` names the (functional, in-place, out=) overloads taking two tensors, ``None`` for
-    a form torch registers as a composite of another (``logical_and``); ``scalar`` the overload
+    ``tensor`` names the (functional, in-place, out=) overloads taking two tensors; the in-place
+    name is ``None`` where torch has no in-place form (``fmax``, ``logaddexp``); ``scalar`` the overload
     suffix of the tensor-scalar forms (``Scalar``, ``Tensor_Scalar``); ``reverse`` whether a
     scalar-tensor form exists (``Scalar_Tensor``). ``formulas`` are per input (self, other).
     """
 
     rule: str
-    tensor: tuple[str, str, str]
+    tensor: tuple[str, str | None, str]
     node: str | None = None
     formulas: tuple[Any, Any] | Callable[..., Any] | None = None  # per input, or one for the ``self, other`` key
     scalar: str | None = None
     scalar_node: str | None = None
     scalar_formula: Callable[..., Any] | None = None
     reverse: bool = False
+
+
+def _logaddexp_input(g: G, mine: G, theirs: G, power: Callable[[G], G]) -> G:
+    """``grad / (1 + power(theirs - mine))``: logaddexp's (``exp``) and logaddexp2's (``2 ** x``) formula."""
+    return A.div.Tensor(g, A.add.Scalar(power(A.sub.Tensor(theirs, mine)), 1))
+
+
+def _two_to_the(t: G) -> G:
+    return A.pow.Scalar(2, t)
+
+
+def _fmax_fmin_input(g: G, self: G, other: G, compare: Any, for_self: bool) -> G:
+    """``grad.masked_fill(mask, 0)``, ``mask = compare(self, other).logical_or_(other.isnan())``, negated for self.
+
+    fmax and fmin send the gradient to ``self`` where it wins the comparison or ``other`` is NaN,
+    to ``other`` elsewhere.
+    """
+    mask = A.logical_or_.default(compare(self, other), A.isnan.default(other))
+    return A.masked_fill.Scalar(g, A.logical_not_.default(mask) if for_self else mask, 0)
 
 
 def _bitwise(name: str, scalar: str = "Scalar") -> Binary:
@@ -234,6 +253,18 @@ BINARY: dict[str, Binary] = {
     "copysign": Binary(FLOAT, ("copysign.Tensor", "copysign_.Tensor", "copysign.out"), "CopysignBackward0",
                        (_copysign_self, _zeros_for_other), scalar="Scalar", scalar_node="CopysignBackward1",
                        scalar_formula=_copysign_self),
+    "logaddexp": Binary(COMMON, ("logaddexp", None, "logaddexp.out"), "LogaddexpBackward0",
+                        (lambda g, self, other: _logaddexp_input(g, self, other, A.exp.default),
+                         lambda g, self, other: _logaddexp_input(g, other, self, A.exp.default))),
+    "logaddexp2": Binary(COMMON, ("logaddexp2", None, "logaddexp2.out"), "Logaddexp2Backward0",
+                         (lambda g, self, other: _logaddexp_input(g, self, other, _two_to_the),
+                          lambda g, self, other: _logaddexp_input(g, other, self, _two_to_the))),
+    "fmax": Binary(COMMON, ("fmax", None, "fmax.out"), "FmaxBackward0",
+                   (lambda g, self, other: _fmax_fmin_input(g, self, other, A.ge.Tensor, True),
+                    lambda g, self, other: _fmax_fmin_input(g, self, other, A.ge.Tensor, False))),
+    "fmin": Binary(COMMON, ("fmin", None, "fmin.out"), "FminBackward0",
+                   (lambda g, self, other: _fmax_fmin_input(g, self, other, A.le.Tensor, True),
+                    lambda g, self, other: _fmax_fmin_input(g, self, other, A.le.Tensor, False))),
     "logical_and": Binary(LOGICAL, ("logical_and", "logical_and_", "logical_and.out")),
     "logical_or": Binary(LOGICAL, ("logical_or", "logical_or_", "logical_or.out")),
     "logical_xor": Binary(LOGICAL, ("logical_xor", "logical_xor_", "logical_xor.out")),
@@ -436,9 +467,9 @@ def _unary_schemas(name: str, inplace: bool) -> list[str]:
 
 def _binary_schemas(name: str, op: Binary) -> list[str]:
     functional, inplace, out = op.tensor
-    found = [f"{functional}(Tensor self, Tensor other) -> Tensor",
-             f"{inplace}(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-             f"{out}(Tensor self, Tensor other, {_OUT}"]
+    found = [f"{functional}(Tensor self, Tensor other) -> Tensor", f"{out}(Tensor self, Tensor other, {_OUT}"]
+    if inplace is not None:
+        found.append(f"{inplace}(Tensor(a!) self, Tensor other) -> Tensor(a!)")
     if op.scalar:
         s = op.scalar
         found += [f"{name}.{s}(Tensor self, Scalar other) -> Tensor",
@@ -735,9 +766,10 @@ def register_autograd(lib: Library) -> None:
     def r(name: str, node: str, inputs: tuple[str, ...], formula: Any, **kw: Any) -> Any:
         return register_derivative(lib, f"aten::{name}", node, inputs, formula, **kw)
 
-    def nondiff(*names: str) -> None:
+    def nondiff(*names: str | None) -> None:
         for name in names:
-            register_nondifferentiable(lib, f"aten::{name}")
+            if name is not None:
+                register_nondifferentiable(lib, f"aten::{name}")
 
     for name, u in UNARY.items():
         inplace = (f"{name}_",) if u.inplace else ()
@@ -762,7 +794,8 @@ def register_autograd(lib: Library) -> None:
         reverse = [f"{name}.Scalar_Tensor"] if b.reverse else []
         if b.node is not None:
             r(functional_name, b.node, ("self", "other"), b.formulas)
-            r(inplace_name, b.node, ("self", "other"), b.formulas, mutates="self")
+            if inplace_name is not None:
+                r(inplace_name, b.node, ("self", "other"), b.formulas, mutates="self")
             if b.scalar_node:
                 r(scalar[0], b.scalar_node, ("self",), b.scalar_formula)
                 r(scalar[1], b.scalar_node, ("self",), b.scalar_formula, mutates="self")
@@ -891,7 +924,7 @@ def _binary_function(name: str, b: Binary) -> Callable[..., Any]:
     """``torch.<name>(input, other, *, out=None)``: the overload torch's binding picks."""
     from .._tensor_methods import _is_number
 
-    functional, _, out_op = (_handle(n) for n in b.tensor)
+    functional, out_op = _handle(b.tensor[0]), _handle(b.tensor[2])
     scalar: Any = _handle(f"{name}.{b.scalar}") if b.scalar else None
     scalar_out: Any = _handle(f"{name}.{b.scalar}_out") if b.scalar else None
     wraps = name == "floor_divide"  # floor_divide takes numbers as tensors (wrapped numbers)
@@ -1076,7 +1109,8 @@ def _python_layer() -> tuple[dict[str, Any], dict[str, Any]]:
     for name, b in BINARY.items():
         functions[name] = _binary_function(name, b)
         methods[name] = _binary_method(name, b, inplace=False)
-        methods[f"{name}_"] = _binary_method(name, b, inplace=True)
+        if b.tensor[1] is not None:
+            methods[f"{name}_"] = _binary_method(name, b, inplace=True)
     # the Python operators
     for op in ("and", "or", "xor"):
         forward = tm._by_operand(_handle(f"__{op}__.Tensor"), _handle(f"__{op}__.Scalar"), dunder=True)

@@ -152,10 +152,11 @@ def _binary_ops() -> list[OpInfo]:
     for name, b in P.BINARY.items():
         scalar = b.scalar is not None or name == "floor_divide"
         dtypes = INTEGRAL if name.startswith("bitwise") else ALL
-        smooth = name == "atan2"
-        ops.append(OpInfo(name, call=name, samples=_binary_samples(name, scalar), dtypes=dtypes,
-                          aten=tuple(n for n in b.tensor) + ((f"{name}.{b.scalar}",) if b.scalar else ()),
-                          grad=smooth or name in ("fmod", "remainder"), gradgrad=smooth, grad_args=(0, 1),
+        smooth = name in ("atan2", "logaddexp", "logaddexp2")
+        aten = tuple(n for n in b.tensor if n is not None) + ((f"{name}.{b.scalar}",) if b.scalar else ())
+        grad = smooth or name in ("fmod", "remainder", "fmax", "fmin")
+        ops.append(OpInfo(name, call=name, samples=_binary_samples(name, scalar), dtypes=dtypes, aten=aten,
+                          grad=grad, gradgrad=smooth, grad_args=(0, 1),
                           method_variant=f"Tensor.{name}", supports_out=True,
                           atol=1e-5 if name in ("fmod", "remainder", "floor_divide") else None))
     for dunder, dtypes in (("__and__", INTEGRAL), ("__or__", INTEGRAL), ("__xor__", INTEGRAL),

@@ -314,7 +314,10 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     **{f"{n}_.Tensor": _inplace_binary(f"{n}_") for n in ("add", "sub", "mul", "div", "fmod", "remainder", "atan2")},
     **{f"{n}_": _inplace_binary(f"{n}_") for n in ("hypot", "nextafter")},
     **{n: (lambda lib, _n=n: (lambda x, o: ([getattr(lib, _n)(x, o)], [x, o]))(_t(lib, (2, 3), 1), _t(lib, (2, 3), 2)))
-       for n in ("hypot", "nextafter", "copysign")},
+       for n in ("hypot", "nextafter", "copysign", "logaddexp", "logaddexp2", "fmax", "fmin")},
+    "fmax-nan-and-broadcast": lambda lib: (lambda x, o: ([lib.fmax(x, o)], [x, o]))(
+        lib.tensor([[1.0, float("nan")], [3.0, -1.0]]).requires_grad_(),
+        lib.tensor([float("nan"), 0.5]).requires_grad_()),
     "copysign_.Tensor": _inplace_binary("copysign_", low=-2.0),
     "copysign_.Scalar": _inplace_binary("copysign_", -1.5, low=-2.0),
     "copysign.Scalar": lambda lib: ([lib.copysign(x := _t(lib, (2, 3), 1), -1.5)], [x]),
