@@ -611,7 +611,10 @@ def _empty_bool(self: Tensor) -> Tensor:
 
 def _scalar_composites(name: str, op: Binary) -> dict[str, Callable[..., Any]]:
     """``.Scalar`` forms as the ``.Tensor`` forms of a wrapped number (torch's composites)."""
-    functional, inplace, out = (_handle(n) for n in op.tensor)
+    functional_name, inplace_name, out_name = op.tensor
+    if inplace_name is None:
+        raise ValueError(f"{name}: its .{op.scalar} forms need the in-place tensor form they are composites of")
+    functional, inplace, out = _handle(functional_name), _handle(inplace_name), _handle(out_name)
     s = op.scalar
     found: dict[str, Callable[..., Any]] = {
         f"{name}.{s}": lambda self, other: functional(self, _number(other)),
@@ -966,7 +969,10 @@ def _binary_method(name: str, b: Binary, inplace: bool) -> Callable[..., Any]:
     """``Tensor.<name>(other)`` / ``<name>_``: ``.Scalar`` for a number where torch has one."""
     from .. import _tensor_methods as tm
 
-    tensor_op = _handle(b.tensor[1] if inplace else b.tensor[0])
+    tensor_name = b.tensor[1] if inplace else b.tensor[0]
+    if tensor_name is None:
+        raise ValueError(f"{name} has no in-place form: no {name}_ method")
+    tensor_op = _handle(tensor_name)
     method_name = f"{name}_" if inplace else name
     if b.scalar:
         scalar_op = _handle(f"{name}_.{b.scalar}" if inplace else f"{name}.{b.scalar}")
