@@ -266,6 +266,32 @@ def _sgn(self: Tensor) -> Tensor:
     return aten.sign.default(self)
 
 
+def _logaddexp_of(a: Tensor, b: Tensor, same_infinity: Callable[[], Tensor], power: Callable[[Tensor], Tensor],
+                  scale: float | None) -> Tensor:
+    """``max + log1p(power(min - max))``, scaled to base 2 for logaddexp2, as torch's refs write it.
+
+    Where ``same_infinity()`` holds (both inputs the same infinity) the result is ``a`` itself.
+    """
+    mask = aten.ge.Tensor(a, b)
+    max_, min_ = aten.where.self(mask, a, b), aten.where.self(mask, b, a)
+    inf_mask = same_infinity()
+    tail = aten.log1p.default(power(aten.sub.Tensor(min_, max_)))
+    return aten.where.self(inf_mask, a, aten.add.Tensor(max_, tail if scale is None else aten.mul.Tensor(tail, scale)))
+
+
+def _logaddexp(a: Tensor, b: Tensor) -> Tensor:
+    def inf_mask() -> Tensor:
+        not_finite = aten.logical_not.default(aten.isfinite.default(a))
+        return aten.logical_and.default(not_finite, aten.eq.Tensor(a, b))
+    return _logaddexp_of(a, b, inf_mask, aten.exp.default, None)
+
+
+def _logaddexp2(a: Tensor, b: Tensor) -> Tensor:
+    def inf_mask() -> Tensor:
+        return aten.logical_and.default(aten.isinf.default(a), aten.eq.Tensor(a, b))
+    return _logaddexp_of(a, b, inf_mask, aten.exp2.default, 1 / math.log(2))
+
+
 def _isinf_of_sign(value: float) -> Callable[[Tensor], Tensor]:
     def isinf(self: Tensor) -> Tensor:
         if not self.dtype.is_floating_point:
@@ -1180,6 +1206,8 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.floor_divide.default: _floor_divide,
         aten.floor_divide.Scalar: _floor_divide,
         aten.frac.default: _frac,
+        aten.logaddexp.default: _logaddexp,
+        aten.logaddexp2.default: _logaddexp2,
         aten.sgn.default: _sgn,
         aten.isposinf.default: _isinf_of_sign(math.inf),
         aten.isneginf.default: _isinf_of_sign(-math.inf),
@@ -1281,6 +1309,8 @@ def _out_variants() -> list[tuple[Any, Any]]:
         (aten.floor_divide.out, aten.floor_divide.default),
         (aten.floor_divide.Scalar_out, aten.floor_divide.Scalar),
         (aten.frac.out, aten.frac.default),
+        (aten.logaddexp.out, aten.logaddexp.default),
+        (aten.logaddexp2.out, aten.logaddexp2.default),
         (aten.gelu_backward.grad_input, aten.gelu_backward.default),
         (aten.huber_loss.out, aten.huber_loss.default),
         (aten.huber_loss_backward.out, aten.huber_loss_backward.default),

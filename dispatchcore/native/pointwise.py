@@ -269,6 +269,13 @@ BINARY: dict[str, Binary] = {
     "logical_or": Binary(LOGICAL, ("logical_or", "logical_or_", "logical_or.out")),
     "logical_xor": Binary(LOGICAL, ("logical_xor", "logical_xor_", "logical_xor.out")),
 }
+# numpy's names for torch's operators: each an operator of its own (functional, in-place, out=), registered
+# at CompositeImplicitAutograd as a call of its target, so a mode sees the target (alias -> target)
+ALIASES = {"absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arccosh": "acosh",
+           "arcsinh": "asinh", "arctanh": "atanh", "negative": "neg", "fix": "trunc", "arctan2": "atan2"}
+_BINARY_ALIASES = ("arctan2",)
+# torch.<name>_ exists for these (torch.absolute_ and torch.arctan2_ do not)
+_TORCH_INPLACE_ALIASES = ("arccos", "arcsin", "arctan", "arccosh", "arcsinh", "arctanh", "negative", "fix")
 # torch's Python operators ``<<``/``>>`` have operators of their own (CPU kernels, no Meta ``out=``)
 SHIFT_DUNDERS = {"__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift"}
 # differentiable outputs without a derivatives.yaml entry: torch's ``NotImplemented`` node
@@ -515,6 +522,8 @@ SCHEMAS: tuple[str, ...] = (
     "nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, "
     f"{_OUT}",
     *(s for name, b in BINARY.items() for s in _binary_schemas(name, b)),
+    *(s for name in ALIASES if name not in _BINARY_ALIASES for s in _unary_schemas(name, True)),
+    *(s for name in _BINARY_ALIASES for s in _binary_schemas(name, Binary(FLOAT, (name, f"{name}_", f"{name}.out")))),
     *(s for dunder in SHIFT_DUNDERS for s in (
         f"{dunder}.Scalar(Tensor self, Scalar other) -> Tensor",
         f"{dunder}.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -715,8 +724,21 @@ def _explicit() -> dict[str, Callable[..., Any]]:
     return found
 
 
+def _alias_kernels(alias: str, target: str) -> dict[str, Callable[..., Any]]:
+    """The alias's functional, in-place and out= kernels: each calls the target's overload."""
+    functional, inplace, out_op = _handle(target), _handle(f"{target}_"), _handle(f"{target}.out")
+    if alias in _BINARY_ALIASES:
+        return {alias: lambda self, other: functional(self, other),
+                f"{alias}_": lambda self, other: inplace(self, other),
+                f"{alias}.out": lambda self, other, *, out: out_op(self, other, out=out)}
+    return {alias: lambda self: functional(self), f"{alias}_": lambda self: inplace(self),
+            f"{alias}.out": lambda self, *, out: out_op(self, out=out)}
+
+
 def _implicit() -> dict[str, Callable[..., Any]]:
     found: dict[str, Callable[..., Any]] = {"isfinite": _isfinite}
+    for alias, target in ALIASES.items():
+        found.update(_alias_kernels(alias, target))
     for name in ("and", "or", "xor"):  # the operators are their bitwise ops
         for overload in ("Tensor", "Scalar"):
             functional, inplace = _handle(f"bitwise_{name}.{overload}"), _handle(f"bitwise_{name}_.{overload}")
@@ -828,8 +850,8 @@ def register_autograd(lib: Library) -> None:
 
 # --- torch.* functions and Tensor methods ----------------------------------------------------------------
 # torch.<name>_ functions torch defines (most in-place forms are methods only)
-_TORCH_INPLACE = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "erf", "expm1", "log1p",
-                  "log2", "log10", "rsqrt", "ceil", "floor", "round", "trunc", "frac")
+_TORCH_INPLACE = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "erf", "erfc", "exp2",
+                  "expm1", "log1p", "log2", "log10", "rsqrt", "ceil", "floor", "round", "trunc", "frac")
 _NOT_PASSED: Any = object()
 
 
@@ -1112,6 +1134,18 @@ def _python_layer() -> tuple[dict[str, Any], dict[str, Any]]:
                    isnan=tm.fast(A.isnan.default), isinf=tm.fast(A.isinf.default),
                    isfinite=tm.fast(A.isfinite.default), logical_not=tm.fast(A.logical_not.default),
                    logical_not_=tm.fast(A.logical_not_.default))
+    for alias in ALIASES:
+        if alias in _BINARY_ALIASES:
+            b = Binary(FLOAT, (alias, f"{alias}_", f"{alias}.out"))
+            functions[alias] = _binary_function(alias, b)
+            methods[alias] = _binary_method(alias, b, inplace=False)
+            methods[f"{alias}_"] = _binary_method(alias, b, inplace=True)
+            continue
+        functions[alias] = _unary_function(alias)
+        methods[alias] = tm.fast(_handle(alias))
+        methods[f"{alias}_"] = tm.fast(_handle(f"{alias}_"))
+        if alias in _TORCH_INPLACE_ALIASES:
+            functions[f"{alias}_"] = _inplace_function(alias)
     for name, b in BINARY.items():
         functions[name] = _binary_function(name, b)
         methods[name] = _binary_method(name, b, inplace=False)

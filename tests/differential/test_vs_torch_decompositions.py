@@ -58,7 +58,9 @@ COMPOSITE = [
     "aten.broadcast_tensors.default", "aten.tile.default", "aten.hstack.default", "aten.vstack.default",
     "aten.dstack.default", "aten.column_stack.default", "aten.row_stack.default", "aten.atleast_1d.Sequence",
     "aten.atleast_2d.Sequence", "aten.atleast_3d.Sequence", "aten.fliplr.default", "aten.flipud.default",
-    "aten.meshgrid.default", "aten.meshgrid.indexing",
+    "aten.meshgrid.default", "aten.meshgrid.indexing", "aten.absolute.default", "aten.arccos.default",
+    "aten.arccosh.default", "aten.arcsin.default", "aten.arcsinh.default", "aten.arctan.default",
+    "aten.arctan2.default", "aten.arctanh.default", "aten.fix.default", "aten.negative.default",
 ]
 NOT_DECOMPOSED = {
     **dict.fromkeys(COMPOSITE, CIA),
@@ -359,6 +361,14 @@ CASES = {
  "nan_to_num_args": (lambda a, L, x: a.nan_to_num.default(x, 0.5, 2.0, -3.0), [special()]),
  "nan_to_num_out": (lambda a, L, x, o: a.nan_to_num.out(x, 1.0, out=o), [special(), f32(6)]),
  "nan_to_num_": (lambda a, L, x: a.nan_to_num_.default(x.clone()), [special()]),
+ "logaddexp": (lambda a, L, x, y: a.logaddexp.default(x, y), [X, Y]),
+ "logaddexp_special": (lambda a, L, x, y: a.logaddexp.default(x, y), [special(), special()[::-1].copy()]),
+ "logaddexp_equal_infinities": (lambda a, L, x: a.logaddexp.default(x, x), [special()]),
+ "logaddexp_out": (lambda a, L, x, y, o: a.logaddexp.out(x, y, out=o), [X, Y, Z]),
+ "logaddexp2": (lambda a, L, x, y: a.logaddexp2.default(x, y), [X, Y]),
+ "logaddexp2_special": (lambda a, L, x, y: a.logaddexp2.default(x, y), [special(), special()[::-1].copy()]),
+ "logaddexp2_equal_infinities": (lambda a, L, x: a.logaddexp2.default(x, x), [special()]),
+ "logaddexp2_out": (lambda a, L, x, y, o: a.logaddexp2.out(x, y, out=o), [X, Y, Z]),
  "roll": (lambda a, L, x: a.roll.default(x, [1], [1]), [X]),
  "roll_flat": (lambda a, L, x: a.roll.default(x, [2]), [X]),
  "roll_two_dims": (lambda a, L, x: a.roll.default(x, [1, -1], [0, 1]), [X]),
@@ -651,6 +661,11 @@ COMPOSITE_CALLS = {  # name -> (a function calling it, inputs): traced, the oper
     "aten.flipud.default": (lambda x: A.flipud.default(x), lambda: [_r(2, 3)]),
     "aten.meshgrid.default": (lambda x, y: _without_warnings(A.meshgrid.default, [x, y]), lambda: [_r(3), _r(2)]),
     "aten.meshgrid.indexing": (lambda x, y: A.meshgrid.indexing([x, y], indexing="xy"), lambda: [_r(3), _r(2)]),
+    **{f"aten.{alias}.default": (lambda x, _alias=alias: getattr(A, _alias).default(x),
+                                 lambda: [dc.rand(3) * 0.5 + 0.2])
+       for alias in ("absolute", "arccos", "arcsin", "arctan", "arcsinh", "arctanh", "fix", "negative")},
+    "aten.arccosh.default": (lambda x: A.arccosh.default(x), lambda: [dc.rand(3) + 1.5]),
+    "aten.arctan2.default": (lambda x, y: A.arctan2.default(x, y), lambda: [_r(3), _r(3)]),
 }
 # item and one_hot read a value in their math kernel (a data-dependent _local_scalar_dense), which a trace
 # refuses; the batch norm and double convolution backwards are internal to autograd.

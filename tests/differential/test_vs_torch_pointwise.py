@@ -451,3 +451,46 @@ def test_remainder_and_cumsum_give_zeros_torchs_sign(other):
         return [str(v) for v in L.remainder(x, b).tolist()] + [str(v) for v in L.cumsum(-x * 0, 0).tolist()]
 
     assert run(dc) == run(torch)
+
+
+# --- numpy-named aliases (absolute, arccos, ..., arctan2): operators of their own that call their target
+def _alias_inputs(alias, m):
+    low, high = (1.1, 3.0) if alias == "arccosh" else (-0.9, 0.9)  # inside each target's domain
+    x = m.tensor(np.linspace(low, high, 6).reshape(2, 3))
+    return (x, m.tensor(np.linspace(0.5, 2, 6).reshape(2, 3))) if alias in P._BINARY_ALIASES else (x,)
+
+
+@pytest.mark.parametrize("alias", sorted(P.ALIASES))
+def test_an_alias_computes_its_targets_values_as_function_method_in_place_and_out(alias):
+    for call in (lambda m, *a: getattr(m, alias)(*a), lambda m, x, *a: getattr(x, alias)(*a),
+                 lambda m, x, *a: getattr(x.clone(), f"{alias}_")(*a),
+                 lambda m, x, *a: getattr(m, alias)(x, *a, out=m.empty(0, dtype=m.float64))):
+        expected = call(torch, *_alias_inputs(alias, torch))
+        _same(call(dc, *_alias_inputs(alias, dc)), expected)
+    assert hasattr(dc, f"{alias}_") == hasattr(torch, f"{alias}_")
+
+
+@pytest.mark.parametrize("alias", sorted(P.ALIASES))
+def test_an_alias_is_composite_implicit_so_a_mode_sees_its_target(alias):
+    target = P.ALIASES[alias]
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{alias}", "CompositeImplicitAutograd")
+    for suffix in ("", "_", ".out"):
+        mine = dc.get_dispatcher().find_op(f"aten::{alias}{suffix}")
+        assert mine.table_entry("AutogradCPU")[1] == "math kernel"
+        theirs = getattr(getattr(torch.ops.aten, f"{alias}{suffix.split('.')[0]}"),
+                         "out" if suffix == ".out" else "default")
+        assert str(mine.schema) == str(theirs._schema)
+    inputs = _alias_inputs(alias, dc)
+    with dc.LoggingMode() as log:
+        getattr(dc, alias)(*inputs)
+    assert [str(r.func) for r in log.records] == [f"aten.{target}.default"]
+    x = _alias_inputs(alias, dc)[0].requires_grad_()
+    assert type(getattr(x, alias)(*_alias_inputs(alias, dc)[1:]).grad_fn).__name__ == type(
+        getattr(torch, alias)(_alias_inputs(alias, torch)[0].requires_grad_(), *_alias_inputs(alias, torch)[1:]).grad_fn
+    ).__name__
+
+
+@pytest.mark.parametrize("call", [lambda m: m.absolute("a"), lambda m: m.arctan2(m.ones(2), 2),
+                                  lambda m: m.ones(2, dtype=m.bool).absolute(), lambda m: m.negative(m.ones(2) > 0)])
+def test_an_alias_refuses_what_torch_refuses_in_torchs_words(call, raises_alike):
+    raises_alike(lambda: call(dc), lambda: call(torch))
