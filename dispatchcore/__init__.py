@@ -78,6 +78,7 @@ from .factories import (
     empty,
     empty_like,
     empty_strided,
+    eye,
     from_numpy,
     full,
     full_like,
@@ -314,6 +315,7 @@ __all__ = [
     "empty",
     "empty_like",
     "empty_strided",
+    "eye",
     "float",
     "float16",
     "float32",
@@ -479,7 +481,7 @@ __all__ = [
 _install_families()
 overrides.register_tensor_methods()  # every Tensor method, native/* ones too, public from import on
 # the factories reach __torch_function__ handlers too (a mode sees torch.zeros, as torch's; from_numpy it does not)
-for _name in ("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "rand", "randn", "empty_strided",
+for _name in ("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "rand", "randn", "empty_strided",
               "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"):
     if globals()[_name] not in overrides._FUNC_NAMES:  # the native/* ones are routed already
         globals()[_name] = overrides.route_binding(globals()[_name], _name)

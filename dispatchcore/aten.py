@@ -135,6 +135,10 @@ SCHEMAS: list[str] = [
     "arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
     "linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
     f"scalar_tensor(Scalar s, {_TENSOR_FACTORY}) -> Tensor",
+    f"eye(SymInt n, {_TENSOR_FACTORY}) -> Tensor",
+    f"eye.m(SymInt n, SymInt m, {_TENSOR_FACTORY}) -> Tensor",
+    "eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)",
+    "eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)",
 ]
 
 _library: Library | None = None

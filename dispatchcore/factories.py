@@ -47,7 +47,7 @@ from .tls import per_thread as _pt
 # kernels write nothing through the dispatcher, and their traces stay as they were.
 _WRITTEN_BY_COMPOSITE = frozenset({"rand", "randn"})
 
-__all__ = ["arange", "empty", "empty_like", "empty_strided", "from_numpy", "full", "full_like", "linspace",
+__all__ = ["arange", "empty", "empty_like", "empty_strided", "eye", "from_numpy", "full", "full_like", "linspace",
            "manual_seed", "ones", "ones_like", "only_lift_cpu_tensors", "rand", "rand_like", "randn", "randn_like",
            "set_only_lift_cpu_tensors", "tensor", "zeros", "zeros_like"]
 
@@ -673,6 +673,28 @@ def arange(*args: Any, **kwargs: Any) -> Tensor:
         else:
             t = aten.arange.start_step(a["start"], a["end"], a["step"], **options)
     return _finish("arange", t, a)
+
+
+_EYE = _parser(f"eye(SymInt n, *, {_OUT_TAIL})", f"eye(SymInt n, SymInt m, *, {_OUT_TAIL})")
+
+
+def eye(*args: Any, **kwargs: Any) -> Tensor:
+    """A 2-d tensor with ones on the diagonal and zeros elsewhere (``torch.eye``): ``n`` rows, ``m`` columns.
+
+    Example:
+        >>> eye(2, 3)
+        tensor([[1., 0., 0.],
+                [0., 1., 0.]])
+    """
+    index, a = _EYE.parse(args, kwargs)
+    _out_dtype(a)
+    out = a.get("out")
+    if out is not None:
+        _check_out_options("eye", out, a)
+        return aten.eye.out(a["n"], out=out) if index == 0 else aten.eye.m_out(a["n"], a["m"], out=out)
+    options = _options("eye", a)
+    t = aten.eye.default(a["n"], **options) if index == 0 else aten.eye.m(a["n"], a["m"], **options)
+    return _finish("eye", t, a)
 
 
 _LINSPACE = _parser(*(f"linspace({s} start, {e} end, int64_t steps, *, {_OUT_TAIL})"

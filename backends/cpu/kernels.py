@@ -2080,6 +2080,21 @@ def linspace_out_cpu(start, end, steps, *, out):
     return _write_range(out, values, False)
 
 
+def eye_m_out_cpu(n, m, *, out):
+    """``eye_out_cpu``: ``out`` resized to (n, m) (``resize_``, no warning), zeros, ones on the diagonal."""
+    from dispatchcore.native.explicit import resize_eye_out
+
+    resize_eye_out(out, n, m)
+    data = out._data
+    data[...] = 0
+    np.fill_diagonal(data, 1)  # writes through a strided out too
+    return out
+
+
+def eye_out_cpu(n, *, out):
+    return eye_m_out_cpu(n, n, out=out)
+
+
 def _write_range(out, values, warn):
     from dispatchcore.native.explicit import resize_range_out
 

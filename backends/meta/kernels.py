@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from dispatchcore import dtypes as _dt
-from dispatchcore.native.explicit import linspace_dtype, resize_range_out
+from dispatchcore.native.explicit import linspace_dtype, resize_eye_out, resize_range_out
 from dispatchcore.tensor import Tensor, wrap
 
 from . import shapes
@@ -1171,6 +1171,29 @@ def linspace_out_meta(start: Any, end: Any, steps: int, *, out: Tensor) -> Tenso
     return out
 
 
+def eye_m_meta(n: int, m: int, *, dtype: Any = None, layout: Any = None, device: Any = None,
+               pin_memory: Any = None) -> Tensor:
+    """The meta kernel of ``eye`` as torch's Python one: the checks of ``eye_out``, then an (n, m) tensor."""
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    return meta_tensor((n, m), _factory_dtype(dtype))
+
+
+def eye_meta(n: int, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
+    return eye_m_meta(n, n, dtype=dtype)
+
+
+def eye_m_out_meta(n: int, m: int, *, out: Tensor) -> Tensor:
+    resize_eye_out(out, n, m)
+    return out
+
+
+def eye_out_meta(n: int, *, out: Tensor) -> Tensor:
+    return eye_m_out_meta(n, n, out=out)
+
+
 def rand_meta(size: Any, *, generator: Any = None, dtype: Any = None, layout: Any = None,
               device: Any = None, pin_memory: Any = None) -> Tensor:
     return _filled(size, _factory_dtype(dtype))
@@ -1255,6 +1278,7 @@ def kernel_table() -> dict[str, Any]:
         "arange.start_step": arange_start_step_meta, "linspace": linspace_meta,
         "arange": arange_meta, "arange.start": arange_start_meta, "arange.out": arange_out_meta,
         "arange.start_out": arange_start_out_meta, "linspace.out": linspace_out_meta,
+        "eye": eye_meta, "eye.m": eye_m_meta, "eye.out": eye_out_meta, "eye.m_out": eye_m_out_meta,
         "rand": rand_meta, "randn": randn_meta, "scalar_tensor": scalar_tensor_meta,
     })
     return table

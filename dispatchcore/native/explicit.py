@@ -30,7 +30,7 @@ from ..shapes import dense_strides_like, expand_geometry, infer_size, wrap_dim
 from ..tensor import Tensor
 from .stubs import COPY_STUB_DEVICES, copy_stub
 
-__all__ = ["KERNELS", "check_to_copy_layout", "linspace_dtype", "register", "resize_range_out"]
+__all__ = ["KERNELS", "check_to_copy_layout", "linspace_dtype", "register", "resize_eye_out", "resize_range_out"]
 
 _INT64_MAX = 2**63 - 1
 
@@ -323,6 +323,24 @@ def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any 
     return aten.fill_.Scalar(_factory([], dtype, layout, device, pin_memory), s)
 
 
+def eye(n: int, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:
+    return aten.eye.out(n, out=_factory([0], dtype, layout, device, pin_memory))
+
+
+def eye_m(n: int, m: int, *, dtype: Any = None, layout: Any = None, device: Any = None,
+          pin_memory: Any = None) -> Tensor:
+    return aten.eye.m_out(n, m, out=_factory([0], dtype, layout, device, pin_memory))
+
+
+def resize_eye_out(out: Tensor, n: int, m: int) -> None:
+    """``eye_out``'s checks, then ``out.resize_({n, m})`` (no warning): the backends' kernels share it."""
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    aten.resize_.default(out, [n, m])
+
+
 # --- ranges: an empty tensor, then the out= kernel sizes and fills it -----------------------------------
 def arange_start_step(start: Any, end: Any, step: Any = 1, *, dtype: Any = None, layout: Any = None,
                       device: Any = None, pin_memory: Any = None) -> Tensor:
@@ -389,6 +407,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     **_scalar_overloads("add"), **_scalar_overloads("sub"), **_scalar_overloads("mul"), **_scalar_overloads("div"),
     "div.Scalar_mode": div_scalar_mode, "div_.Scalar_mode": div__scalar_mode,
     "abs": abs, "abs_": abs_, "sum": sum, "mean": mean, "stack": stack, "clone": clone, "_unsafe_view": _unsafe_view,
+    "eye": eye, "eye.m": eye_m,
     "zeros": zeros, "ones": ones, "full": full, "scalar_tensor": scalar_tensor, "copy_": copy_, "_to_copy": _to_copy,
     "arange": arange, "arange.start": arange_start, "arange.start_step": arange_start_step, "arange.out": arange_out,
     "linspace": linspace,

@@ -658,11 +658,11 @@ def test_every_cuda_kernel_is_registered_at_the_cuda_key():
 CPU_ONLY = {"div.Tensor_mode", "div_.Tensor_mode", "maximum", "minimum",
             "clamp.Tensor", "clamp_.Tensor", "clamp_min.Tensor", "clamp_min_.Tensor",
             "rsub.Tensor", "fill_.Tensor",  # torch: per-backend kernels, none on CUDA here yet
-            "arange.start_out", "linspace.out"}  # CUDA has its own arange and linspace (HOST_FILLED)
+            "arange.start_out", "linspace.out", "eye.out", "eye.m_out"}  # CUDA has its own (HOST_FILLED)
 
 # Computed on the host and uploaded: CUDA's own kernels where torch's CUDA runs the composite (an
 # empty tensor filled by arange.start_out, linspace.out, uniform_, normal_)
-HOST_FILLED = {"arange", "arange.start", "arange.start_step", "linspace", "rand", "randn"}
+HOST_FILLED = {"arange", "arange.start", "arange.start_step", "linspace", "eye", "eye.m", "rand", "randn"}
 
 # Family operators (not in cpu.KERNELS) with a CUDA kernel: the backward operators training calls
 # (relu's, softmax's, mse_loss's, tanh's and sigmoid's), and those of backends/cuda/families.py
@@ -858,6 +858,7 @@ def test_repr_item_and_tolist_copy_to_the_host(fake):
     (lambda: dc.arange(5, device="cuda"), np.arange(5)),
     (lambda: dc.arange(0, 1, 0.25, device="cuda"), np.arange(0, 1, 0.25, dtype=np.float32)),
     (lambda: dc.linspace(0, 1, 5, device="cuda"), np.linspace(0, 1, 5, dtype=np.float32)),
+    (lambda: dc.eye(2, 3, device="cuda"), np.eye(2, 3, dtype=np.float32)),
     (lambda: aten.scalar_tensor.default(2.5, device=dc.device("cuda")), np.array(2.5, np.float32)),
 ])
 def test_factories_make_cuda_tensors(fake, factory, expected):

@@ -423,6 +423,10 @@ case("arange.out", "arange.out", lambda T: ((4,), {"out": T.t((0,), "int32")}), 
 case("rand", "rand", lambda T: (([2, 3],), {"device": T.device}))
 case("randn", "randn", lambda T: (([2, 3],), {"dtype": T.dtype("float64"), "device": T.device}))
 case("scalar_tensor", "scalar_tensor", lambda T: ((5,), {"device": T.device}))
+case("eye", "eye", lambda T: ((3,), {"device": T.device}))
+case("eye.m-int64", "eye.m", lambda T: ((2, 3), {"dtype": T.dtype("int64"), "device": T.device}))
+case("eye.out-resized", "eye.out", lambda T: ((2,), {"out": T.t((5,))}), returns="out")
+case("eye.m_out-kept-shape", "eye.m_out", lambda T: ((2, 3), {"out": T.t((2, 3))}), returns="out")
 case("scalar_tensor-dtype", "scalar_tensor",
      lambda T: ((5,), {"dtype": T.dtype("int64"), "device": T.device}))
 
@@ -658,6 +662,10 @@ EXPECTED: dict[str, Any] = {'add.Tensor': ((3, 4), 'float32', (4, 1), 0),
  'arange': ((3,), 'float32', (1,), 0),
  'arange.start': ((5,), 'int64', (1,), 0),
  'arange.out': ((4,), 'int32', (1,), 0),
+ 'eye': ((3, 3), 'float32', (3, 1), 0),
+ 'eye.m-int64': ((2, 3), 'int64', (3, 1), 0),
+ 'eye.out-resized': ((2, 2), 'float32', (2, 1), 0),
+ 'eye.m_out-kept-shape': ((2, 3), 'float32', (3, 1), 0),
  'rand': ((2, 3), 'float32', (3, 1), 0),
  'randn': ((2, 3), 'float64', (3, 1), 0),
  'scalar_tensor': ((), 'float32', (), 0),

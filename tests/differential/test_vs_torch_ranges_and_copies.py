@@ -47,6 +47,18 @@ RANGES = {
     "linspace-out-int64": lambda t: t.linspace(0, 1, 5, out=t.empty(5, dtype=t.int64)),
     "linspace-negative-steps": lambda t: t.linspace(0, 1, -1),
     "linspace-complex-into-float": lambda t: t.linspace(0j, 1, 3, dtype=t.float32),
+    # eye: an empty tensor, then eye.out / eye.m_out resize (without a warning) and fill it
+    "eye": lambda t: t.eye(3), "eye-rectangular-int64": lambda t: t.eye(2, 3, dtype=t.int64),
+    "eye-tall-bool": lambda t: t.eye(3, 2, dtype=t.bool), "eye-empty": lambda t: t.eye(0),
+    "eye-keywords": lambda t: t.eye(n=2, m=3),
+    "eye-requires-grad": lambda t: t.eye(2, requires_grad=True).requires_grad,
+    "eye-integral-requires-grad": lambda t: t.eye(2, dtype=t.int64, requires_grad=True),
+    "eye-negative-n": lambda t: t.eye(-1), "eye-negative-m": lambda t: t.eye(2, -1),
+    "eye-out-resized-silently": lambda t: t.eye(2, 3, out=t.empty(5)),
+    "eye-out-transposed-kept": lambda t: t.eye(2, out=t.zeros(2, 2).t()),
+    "eye-out-dtype-mismatch": lambda t: t.eye(2, out=t.empty(4, dtype=t.float64), dtype=t.float32),
+    "eye-out-requires-grad": lambda t: t.eye(2, out=t.empty(4, requires_grad=True)),
+    "eye-float-n": lambda t: t.eye(2.0), "eye-bool-n": lambda t: t.eye(True), "eye-str-m": lambda t: t.eye(2, "a"),
 }
 
 
@@ -88,3 +100,34 @@ def test_to_copy_dispatches_on_the_higher_backend_of_self_and_the_target_device(
                     ("aten::_to_copy", "Meta")]
     keys = torch._C._dispatch_keys(torch.ones(2)) | torch._C.DispatchKeySet(torch._C.DispatchKey.Meta)
     assert "Meta" in str(keys)  # torch's BackendSelect computes the same union
+
+
+def _calls(lib, fn):
+    """The operators a dispatch mode sees while ``fn(lib)`` runs, and their arguments' kinds."""
+    seen = []
+
+    def record(func, args, kwargs):
+        seen.append((str(func), [a if isinstance(a, int) else type(a).__name__ for a in args], sorted(kwargs or {})))
+
+    if lib is torch:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Log(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                record(func, args, kwargs)
+                return func(*args, **(kwargs or {}))
+    else:
+        class Log(dc.DispatchMode):  # type: ignore[no-redef]
+            def __dispatch__(self, func, types, args=(), kwargs=None):
+                record(func, args, kwargs)
+                return func(*args, **(kwargs or {}))
+    out = lib.empty(5)
+    with Log():
+        fn(lib, out)
+    return seen
+
+
+@pytest.mark.parametrize("call", [lambda t, o: t.eye(3), lambda t, o: t.eye(2, 3), lambda t, o: t.eye(2, out=o),
+                                  lambda t, o: t.eye(2, 3, out=o)])
+def test_eye_reaches_a_mode_as_torchs_overload(call):
+    assert _calls(dc, call) == _calls(torch, call)
