@@ -208,6 +208,27 @@ def _arange_start(start: Any, end: Any, **kwargs: Any) -> Tensor:
     return aten.arange.start_step(start, end, **kwargs)
 
 
+def _eye(n: int, m: int | None = None, *, dtype: Any = None, layout: Any = None, device: Any = None,
+         pin_memory: Any = None) -> Tensor:
+    """``arange(n)[:, None] == arange(m)`` in a small integer dtype, cast to ``dtype`` (torch's ref).
+
+    torch picks the smallest of uint8, uint16, int32, int64 that holds ``max(n, m)``; dispatchcore has
+    no uint16, so 256 to 65535 take int32 (torch's own CPU arange refuses uint16 there).
+    """
+    m = n if m is None else m
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    largest = max(n, m)
+    small = _dtypes.uint8 if largest <= 255 else _dtypes.int32 if largest <= 2**31 - 1 else _dtypes.int64
+    rows = aten.arange.start_step(0, n, dtype=small, device=device)
+    columns = aten.arange.start_step(0, m, dtype=small, device=device)
+    cond = aten.eq.Tensor(aten.unsqueeze.default(rows, -1), columns)
+    dtype = _dtypes.get_default_dtype() if dtype is None else dtype
+    return cond if dtype is _dtypes.bool_ else aten._to_copy.default(cond, dtype=dtype)  # .to(): no copy to itself
+
+
 def _linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, layout: Any = None, device: Any = None,
               pin_memory: Any = None) -> Tensor:
     """``steps`` points: an integer ``arange`` stepped from ``start`` below the middle, from ``end`` above."""
@@ -1133,17 +1154,20 @@ def _upsample_bilinear2d(self: Tensor, output_size: Sequence[int], align_corners
 
 
 # --- torch's out_wrapper and register_inplace -------------------------------------------------------
-def _out_variant(out_op: Any, functional: Callable[..., Any]) -> Callable[..., Any]:
+def _out_variant(out_op: Any, functional: Callable[..., Any], *, factory: bool = False) -> Callable[..., Any]:
     """The ``.out`` overload ``out_op`` decomposed as torch's ``out_wrapper`` decomposes it.
 
-    ``functional`` computes the result; each ``out`` argument whose shape differs is resized
-    (``_maybe_resize_out``) and the result is ``copy_``'d into it (``_safe_copy_out``). The out
-    arguments are the operator's written (``Tensor(a!)``) keyword-only arguments.
+    ``functional`` computes the result (a ``factory`` one in the out tensor's dtype); each ``out``
+    argument whose shape differs is resized (``_maybe_resize_out``) and the result is ``copy_``'d
+    into it (``_safe_copy_out``). The out arguments are the operator's written (``Tensor(a!)``)
+    keyword-only arguments.
     """
     names = [a.name for a in out_op.schema.kwarg_only if a.is_write]
 
     def out_variant(*args: Any, **kwargs: Any) -> Any:
         outs = [kwargs.pop(name) for name in names]
+        if factory:
+            kwargs["dtype"] = outs[0].dtype
         result = functional(*args, **kwargs)
         results = tuple(result) if len(names) > 1 else (result,)
         for out, value in zip(outs, results, strict=True):
@@ -1197,6 +1221,8 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.new_full.default: _new_full,
         aten.new_empty.default: _new_empty,
         aten.arange.default: _arange,
+        aten.eye.default: _eye,
+        aten.eye.m: _eye,
         aten.arange.start: _arange_start,
         aten.fill_.Scalar: _inplace_variant(_fill_scalar),
         aten.fill_.Tensor: _inplace_variant(_fill_tensor),
@@ -1421,6 +1447,8 @@ def core_aten_decompositions() -> dict[Any, Callable[..., Any]]:
         table[out_op] = _out_variant(out_op, functional)
     # torch's out_wrapper runs the Python decomposition itself: upsample_bilinear2d.default is not in the table
     table[aten.upsample_bilinear2d.out] = _out_variant(aten.upsample_bilinear2d.out, _upsample_bilinear2d)
+    table[aten.eye.out] = _out_variant(aten.eye.out, _eye, factory=True)
+    table[aten.eye.m_out] = _out_variant(aten.eye.m_out, _eye, factory=True)
     for inplace_op, functional in _inplace_variants():
         table[inplace_op] = _inplace_variant(functional)
     return table
