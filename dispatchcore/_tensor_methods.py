@@ -102,8 +102,9 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
     **{name: (f"{name}(Tensor input, Tensor {arg}, *, Tensor out=None)",)
        for name, arg in _TENSOR_OPERANDS.items() if name not in ("add", "sub", "mul", "div")},
     **{f"Tensor.{name}": (f"{name}(Tensor other)", f"{name}(Scalar other)")
-       for name in (*_COMPARISONS, "fmod", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
-                    "bitwise_left_shift", "bitwise_right_shift", "floor_divide", "copysign")},
+       for name in (*_COMPARISONS, *(f"{c}_" for c in _COMPARISONS), "fmod", "remainder", "bitwise_and",
+                    "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "floor_divide",
+                    "copysign")},
     **{name: (f"{name}(Tensor input, Tensor other, *, Tensor out=None)",
               f"{name}(Tensor input, Scalar other, *, Tensor out=None)") for name in _COMPARISONS},
     "true_divide": ("true_divide(Tensor input, Tensor other, *, Tensor out=None)",
@@ -405,6 +406,8 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     _packet = getattr(A, _name)
     setattr(Tensor, f"__{_name}__", _by_operand(_packet.Tensor, _packet.Scalar, dunder=True))
     setattr(Tensor, _name, _named(_by_operand(_packet.Tensor, _packet.Scalar)))
+    _packet = getattr(A, f"{_name}_")
+    setattr(Tensor, f"{_name}_", _named(_by_operand(_packet.Tensor, _packet.Scalar)))
 Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
 
 def _unary(op: Any):

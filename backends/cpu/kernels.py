@@ -848,17 +848,27 @@ def _comparison_pair(name: str, ufunc: Any) -> tuple:
             return _compare(name, ufunc, self, other)
         return _compare(name, ufunc, self, _item(other))
 
-    tensor.__name__ = tensor.__qualname__ = f"{name}_tensor_cpu"
-    scalar.__name__ = scalar.__qualname__ = f"{name}_scalar_cpu"
-    return tensor, scalar
+    # In place (``gt_``): the bool result, written into self's dtype (comparisons write any dtype);
+    # self must already have the broadcast shape, as TensorIterator requires of an in-place output
+    def tensor_(self, other):
+        r = tensor(self, other)._data
+        return _store(r, r.dtype, r.shape, self, self)
+
+    def scalar_(self, other):
+        r = scalar(self, other)._data
+        return _store(r, r.dtype, r.shape, self, self)
+
+    for fn, kind in ((tensor, "tensor"), (scalar, "scalar"), (tensor_, "_tensor"), (scalar_, "_scalar")):
+        fn.__name__ = fn.__qualname__ = f"{name}_{kind}_cpu"
+    return tensor, scalar, tensor_, scalar_
 
 
-eq_tensor_cpu, eq_scalar_cpu = _comparison_pair("eq", np.equal)
-ne_tensor_cpu, ne_scalar_cpu = _comparison_pair("ne", np.not_equal)
-lt_tensor_cpu, lt_scalar_cpu = _comparison_pair("lt", np.less)
-le_tensor_cpu, le_scalar_cpu = _comparison_pair("le", np.less_equal)
-gt_tensor_cpu, gt_scalar_cpu = _comparison_pair("gt", np.greater)
-ge_tensor_cpu, ge_scalar_cpu = _comparison_pair("ge", np.greater_equal)
+eq_tensor_cpu, eq_scalar_cpu, eq__tensor_cpu, eq__scalar_cpu = _comparison_pair("eq", np.equal)
+ne_tensor_cpu, ne_scalar_cpu, ne__tensor_cpu, ne__scalar_cpu = _comparison_pair("ne", np.not_equal)
+lt_tensor_cpu, lt_scalar_cpu, lt__tensor_cpu, lt__scalar_cpu = _comparison_pair("lt", np.less)
+le_tensor_cpu, le_scalar_cpu, le__tensor_cpu, le__scalar_cpu = _comparison_pair("le", np.less_equal)
+gt_tensor_cpu, gt_scalar_cpu, gt__tensor_cpu, gt__scalar_cpu = _comparison_pair("gt", np.greater)
+ge_tensor_cpu, ge_scalar_cpu, ge__tensor_cpu, ge__scalar_cpu = _comparison_pair("ge", np.greater_equal)
 
 
 # --- elementwise unary ops ------------------------------------------------------------------------

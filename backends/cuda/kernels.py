@@ -356,17 +356,27 @@ def _comparison_pair(name: str) -> tuple[Callable[..., Any], Callable[..., Any]]
         launch.pointwise(f"{name}_s", out._data, [_as(self, compute)], launch.scalar_args(other, compute), code)
         return out
 
-    tensor.__name__ = tensor.__qualname__ = f"{name}_tensor_cuda"
-    scalar.__name__ = scalar.__qualname__ = f"{name}_scalar_cuda"
-    return tensor, scalar
+    def tensor_(self, other):  # in place: the bool result, cast into self on the store
+        _check_iter(self, other)
+        metas[f"{name}_.Tensor"](_meta(self), _meta(other))  # the checks: self has the broadcast shape
+        return _store(tensor(self, other)._data, self)
+
+    def scalar_(self, other):
+        _check_iter(self)
+        metas[f"{name}_.Scalar"](_meta(self), _scalar(other))
+        return _store(scalar(self, other)._data, self)
+
+    for fn, kind in ((tensor, "tensor"), (scalar, "scalar"), (tensor_, "_tensor"), (scalar_, "_scalar")):
+        fn.__name__ = fn.__qualname__ = f"{name}_{kind}_cuda"
+    return tensor, scalar, tensor_, scalar_
 
 
-eq_tensor_cuda, eq_scalar_cuda = _comparison_pair("eq")
-ne_tensor_cuda, ne_scalar_cuda = _comparison_pair("ne")
-lt_tensor_cuda, lt_scalar_cuda = _comparison_pair("lt")
-le_tensor_cuda, le_scalar_cuda = _comparison_pair("le")
-gt_tensor_cuda, gt_scalar_cuda = _comparison_pair("gt")
-ge_tensor_cuda, ge_scalar_cuda = _comparison_pair("ge")
+eq_tensor_cuda, eq_scalar_cuda, eq__tensor_cuda, eq__scalar_cuda = _comparison_pair("eq")
+ne_tensor_cuda, ne_scalar_cuda, ne__tensor_cuda, ne__scalar_cuda = _comparison_pair("ne")
+lt_tensor_cuda, lt_scalar_cuda, lt__tensor_cuda, lt__scalar_cuda = _comparison_pair("lt")
+le_tensor_cuda, le_scalar_cuda, le__tensor_cuda, le__scalar_cuda = _comparison_pair("le")
+gt_tensor_cuda, gt_scalar_cuda, gt__tensor_cuda, gt__scalar_cuda = _comparison_pair("gt")
+ge_tensor_cuda, ge_scalar_cuda, ge__tensor_cuda, ge__scalar_cuda = _comparison_pair("ge")
 
 
 # --- pointwise: unary --------------------------------------------------------------------------------
@@ -890,7 +900,8 @@ def _table() -> tuple[tuple[str, Any], ...]:
                 ("clamp", clamp_cuda), ("clamp_", clamp__cuda), ("clamp_min", clamp_min_cuda),
                 ("clamp_min_", clamp_min__cuda), ("where.self", where_self_cuda)]
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
-        entries += [(f"{name}.Tensor", g[f"{name}_tensor_cuda"]), (f"{name}.Scalar", g[f"{name}_scalar_cuda"])]
+        entries += [(f"{name}.Tensor", g[f"{name}_tensor_cuda"]), (f"{name}.Scalar", g[f"{name}_scalar_cuda"]),
+                    (f"{name}_.Tensor", g[f"{name}__tensor_cuda"]), (f"{name}_.Scalar", g[f"{name}__scalar_cuda"])]
     entries += [
         ("sum.dim_IntList", sum_dim_intlist_cuda), ("mean.dim", mean_dim_cuda),
         ("amax", amax_cuda), ("max", max_cuda), ("max.dim", max_dim_cuda), ("argmax", argmax_cuda),

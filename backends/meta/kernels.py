@@ -703,7 +703,18 @@ def _make_comparison(name: str) -> dict[str, Any]:
         common = _dt.result_type(self, other)
         return _tensor_iterator([_promoted(self, common), _promoted(other, common)], _dt.bool_)
 
-    kernels = {f"{name}.Tensor": tensor, f"{name}.Scalar": scalar}
+    def tensor_(self, other):  # in place: self is the output, and must have the broadcast shape
+        _device_check((self, other))
+        common = _dt.result_type(self, other)
+        return _tensor_iterator([_promoted(self, common), _promoted(other, common)], _dt.bool_, inplace=self)
+
+    def scalar_(self, other):
+        other = _scalar(other)
+        common = _dt.result_type(self, other)
+        return _tensor_iterator([_promoted(self, common), _promoted(other, common)], _dt.bool_, inplace=self)
+
+    kernels = {f"{name}.Tensor": tensor, f"{name}.Scalar": scalar, f"{name}_.Tensor": tensor_,
+               f"{name}_.Scalar": scalar_}
     for op_name, fn in kernels.items():
         fn.__name__ = fn.__qualname__ = op_name.replace(".", "_") + "_meta"
     return kernels

@@ -148,6 +148,16 @@ def _zeros_of(shape: Any, like: Any) -> Any:
     return A.zeros.default(list(shape), dtype=like.dtype, device=like.device)
 
 
+def _zeros_of_self(g: Any, self_shape: Any, self_dtype: Any, self_device: Any) -> Any:
+    """``self: zeros_like(self)``: ``at::zeros`` of self's saved sizes and options."""
+    return A.zeros.default(list(self_shape), dtype=self_dtype, device=self_device)
+
+
+def _zeros_of_other(g: Any, other_shape: Any, other_dtype: Any, other_device: Any) -> Any:
+    """``other: zeros_like(other)``."""
+    return A.zeros.default(list(other_shape), dtype=other_dtype, device=other_device)
+
+
 def _zero_scalar(g: Any) -> Any:
     return A.scalar_tensor.default(0, dtype=g.dtype, device=g.device)
 
@@ -541,6 +551,12 @@ def register(lib: Library) -> None:
     for name, (node, formula) in UNARY.items():
         r(lib, name, node, ("self",), formula)
         r(lib, f"{name}_", node, ("self",), formula, mutates="self")
+    # comparisons in place (x.gt_(0)): the gradient is zeros of each input (at::zeros of its TypeAndSize)
+    for c in ("eq", "ne", "lt", "le", "gt", "ge"):
+        node = c.capitalize()
+        r(lib, f"{c}_.Scalar", f"{node}Backward0", ("self",), _zeros_of_self, mutates="self")
+        r(lib, f"{c}_.Tensor", f"{node}Backward1", ("self", "other"), (_zeros_of_self, _zeros_of_other),
+          mutates="self")
     r(lib, "clamp", "ClampBackward1", ("self",), _clamp_backward)
     r(lib, "clamp_", "ClampBackward1", ("self",), _clamp_backward, mutates="self")
     r(lib, "clamp_min", "ClampMinBackward0", ("self",), _clamp_min_self)

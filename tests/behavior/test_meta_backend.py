@@ -281,6 +281,8 @@ case("where.self-column-major", "where.self",
 for name in ("eq", "ne", "lt", "le", "gt", "ge"):
     case(f"{name}.Tensor", f"{name}.Tensor", lambda T: ((T.t((3, 1), "int64"), T.t((4,))), {}))
     case(f"{name}.Scalar", f"{name}.Scalar", lambda T: ((T.t((3, 4), strides=F), 1.5), {}))
+    case(f"{name}_.Tensor", f"{name}_.Tensor", lambda T: ((T.t((3, 4), "int64"), T.t((4,))), {}), returns="self")
+    case(f"{name}_.Scalar", f"{name}_.Scalar", lambda T: ((T.t((3, 4), strides=F), 1.5), {}), returns="self")
 
 # reductions
 case("sum", "sum", lambda T: ((T.t((3, 4), "int64"),), {}))
@@ -542,16 +544,28 @@ EXPECTED: dict[str, Any] = {'add.Tensor': ((3, 4), 'float32', (4, 1), 0),
  'where.self-column-major': ((3, 4), 'float32', (4, 1), 0),
  'eq.Tensor': ((3, 4), 'bool_', (4, 1), 0),
  'eq.Scalar': ((3, 4), 'bool_', (4, 1), 0),
+ 'eq_.Tensor': ((3, 4), 'int64', (4, 1), 0),
+ 'eq_.Scalar': ((3, 4), 'float32', (3, 1), 0),
  'ne.Tensor': ((3, 4), 'bool_', (4, 1), 0),
  'ne.Scalar': ((3, 4), 'bool_', (4, 1), 0),
+ 'ne_.Tensor': ((3, 4), 'int64', (4, 1), 0),
+ 'ne_.Scalar': ((3, 4), 'float32', (3, 1), 0),
  'lt.Tensor': ((3, 4), 'bool_', (4, 1), 0),
  'lt.Scalar': ((3, 4), 'bool_', (4, 1), 0),
+ 'lt_.Tensor': ((3, 4), 'int64', (4, 1), 0),
+ 'lt_.Scalar': ((3, 4), 'float32', (3, 1), 0),
  'le.Tensor': ((3, 4), 'bool_', (4, 1), 0),
  'le.Scalar': ((3, 4), 'bool_', (4, 1), 0),
+ 'le_.Tensor': ((3, 4), 'int64', (4, 1), 0),
+ 'le_.Scalar': ((3, 4), 'float32', (3, 1), 0),
  'gt.Tensor': ((3, 4), 'bool_', (4, 1), 0),
  'gt.Scalar': ((3, 4), 'bool_', (4, 1), 0),
+ 'gt_.Tensor': ((3, 4), 'int64', (4, 1), 0),
+ 'gt_.Scalar': ((3, 4), 'float32', (3, 1), 0),
  'ge.Tensor': ((3, 4), 'bool_', (4, 1), 0),
  'ge.Scalar': ((3, 4), 'bool_', (4, 1), 0),
+ 'ge_.Tensor': ((3, 4), 'int64', (4, 1), 0),
+ 'ge_.Scalar': ((3, 4), 'float32', (3, 1), 0),
  'sum': ((), 'int64', (), 0),
  'sum-bool': ((), 'int64', (), 0),
  'sum-dtype': ((), 'float64', (), 0),

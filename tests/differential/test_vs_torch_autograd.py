@@ -337,6 +337,9 @@ PROGRAMS = {
         (b * b).sum() + (v1 * v1).sum()),
     "double-inplace-on-same-view": lambda m, x, y, one, two: (
         ((b := x.clone()), (v := b[2]), v.mul_(y), v.add_(two)), (b * b).sum()),
+    "comparison-in-place-on-view": lambda m, x, y, one, two: (
+        ((b := x.clone()), b[0].gt_(y), b[1].le_(0.5)), (b * b).sum()),
+    "comparison-in-place-scalar": lambda m, x, y, one, two: (((b := x.clone()).ne_(0.25),), (b * x).sum()),
 }
 
 

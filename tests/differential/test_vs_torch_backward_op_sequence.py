@@ -337,6 +337,10 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
         _t(lib, (2, 3), 1), _t(lib, (2, 3), 2), _t(lib, (2, 3), 3, 0, 1)),
     "addmm_": lambda lib: (lambda x, a, b: ([x.clone().addmm_(a, b)], [x, a, b]))(
         _t(lib, (2, 3), 1), _t(lib, (2, 4), 2), _t(lib, (4, 3), 3)),
+    **{f"{c}_.Scalar": lambda lib, c=c: ([getattr((x := _t(lib, (2, 3), 1)).clone(), f"{c}_")(0.25) * x], [x])
+       for c in ("eq", "ne", "lt", "le", "gt", "ge")},
+    **{f"{c}_.Tensor": lambda lib, c=c: (lambda x, o: ([getattr(x.clone(), f"{c}_")(o) * x], [x, o]))(
+        _t(lib, (2, 3), 1), _t(lib, (3,), 2)) for c in ("eq", "ne", "lt", "le", "gt", "ge")},
     "fill_.Scalar": lambda lib: ([(x := _t(lib, (2, 3), 1)).clone().fill_(2.0) * x], [x]),
     "fill_.Tensor": lambda lib: (lambda x, v: ([x.clone().fill_(v) * x], [x, v]))(_t(lib, (2, 3), 1), _t(lib, (), 2)),
     "zero_": lambda lib: ([(x := _t(lib, (2, 3), 1)).clone().zero_() + x], [x]),

@@ -316,6 +316,19 @@ def test_compare_scalar(op, dtype, scalar):
     check(lambda L: getattr(L.A, op).Scalar(L.T(np.array([0, 1, 2, 255, 44]).astype(dtype)), scalar))
 
 
+@pytest.mark.parametrize("inputs", COMPARE_INPUTS, ids=ids(COMPARE_INPUTS))
+@pytest.mark.parametrize("op", ["eq", "lt", "ge"])
+def test_compare_in_place_writes_the_bool_result_in_selfs_dtype_and_shape(op, inputs):
+    check(lambda L: getattr(L.A, f"{op}_").Tensor(*map(L.T, inputs[1]())))
+
+
+@pytest.mark.parametrize("scalar", [1.5, -1, 300])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "bool", "complex64"])
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_compare_in_place_with_a_scalar(op, dtype, scalar):
+    check(lambda L: getattr(L.A, f"{op}_").Scalar(L.T(np.array([0, 1, 2, 255, 44]).astype(dtype)), scalar))
+
+
 # --- elementwise unary ----------------------------------------------------------------------------
 UNARY_OPS = ["neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu"]
 UNARY_INPUTS = [
