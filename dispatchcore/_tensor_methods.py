@@ -71,6 +71,8 @@ wrapped_number = _composites.wrapped_number
 _TENSOR_OPERANDS = {"mm": "mat2", "bmm": "mat2", "matmul": "other", "maximum": "other", "minimum": "other",
                     "add": "other", "sub": "other", "mul": "other", "div": "other"}
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+# numpy's names (native/pointwise.py OVERLOAD_ALIASES): the methods bind as their targets' do
+_COMPARISON_ALIASES = {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne"}
 _SIGNATURES: dict[str, tuple[str, ...]] = {
     "Tensor.view": ("view(ScalarType dtype)", "view(SymIntArrayRef size)"),
     "Tensor.reshape": ("reshape(SymIntArrayRef shape)",),
@@ -102,14 +104,35 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
     **{name: (f"{name}(Tensor input, Tensor {arg}, *, Tensor out=None)",)
        for name, arg in _TENSOR_OPERANDS.items() if name not in ("add", "sub", "mul", "div")},
     **{f"Tensor.{name}": (f"{name}(Tensor other)", f"{name}(Scalar other)")
-       for name in (*_COMPARISONS, *(f"{c}_" for c in _COMPARISONS), "fmod", "remainder", "bitwise_and",
-                    "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "floor_divide",
-                    "copysign")},
+       for name in (*_COMPARISONS, *(f"{c}_" for c in _COMPARISONS), *_COMPARISON_ALIASES,
+                    *(f"{c}_" for c in _COMPARISON_ALIASES), "multiply", "multiply_", "fmod", "remainder",
+                    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+                    "floor_divide", "copysign")},
     **{name: (f"{name}(Tensor input, Tensor other, *, Tensor out=None)",
-              f"{name}(Tensor input, Scalar other, *, Tensor out=None)") for name in _COMPARISONS},
+              f"{name}(Tensor input, Scalar other, *, Tensor out=None)")
+       for name in (*_COMPARISONS, *_COMPARISON_ALIASES)},
+    **{f"Tensor.{name}": (f"{name}(Tensor other, *, Scalar alpha=1)", f"{name}(Scalar other, Scalar alpha=1)")
+       for name in ("subtract", "subtract_")},
+    "subtract": ("subtract(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)",
+                 "subtract(Tensor input, Scalar other, Scalar alpha=1)"),
+    "multiply": ("multiply(Tensor input, Tensor other, *, Tensor out=None)", "multiply(Tensor input, Scalar other)"),
+    **{f"Tensor.{name}": (f"{name}(Tensor other)", f"{name}(Tensor other, *, c10::string_view? rounding_mode)",
+                          *((f"{name}(Scalar other)",) if name.startswith("divide") else ()),  # div's is hidden
+                          f"{name}(Scalar other, *, c10::string_view? rounding_mode)")
+       for name in ("div", "div_", "divide", "divide_")},
+    **{name: (f"{name}(Tensor input, Tensor other, *, Tensor out=None)",
+              f"{name}(Tensor input, Tensor other, *, c10::string_view? rounding_mode, Tensor out=None)",
+              *((f"{name}(Tensor input, Scalar other)",) if name == "divide" else ()),  # div.Scalar is hidden
+              f"{name}(Tensor input, Scalar other, *, c10::string_view? rounding_mode)") for name in ("div", "divide")},
+    **{f"Tensor.{name}": (f"{name}(Tensor min=None, Tensor max=None)", f"{name}(Scalar min=None, Scalar max=None)")
+       for name in ("clamp", "clamp_", "clip", "clip_")},
+    **{name: (f"{name}(Tensor input, Tensor min=None, Tensor max=None, *, Tensor out=None)",
+              f"{name}(Tensor input, Scalar min=None, Scalar max=None, *, Tensor out=None)")
+       for name in ("clamp", "clip")},
     "true_divide": ("true_divide(Tensor input, Tensor other, *, Tensor out=None)",
                     "true_divide(Tensor input, Scalar other)"),
     "Tensor.true_divide": ("true_divide(Tensor other)", "true_divide(Scalar other)"),
+    "Tensor.true_divide_": ("true_divide_(Tensor other)", "true_divide_(Scalar other)"),
     "Tensor.pow": ("pow(Tensor exponent)", "pow(Scalar exponent)"),
     "pow": ("pow(Tensor input, Tensor exponent, *, Tensor out=None)",
             "pow(Scalar self, Tensor exponent, *, Tensor out=None)",
@@ -316,27 +339,33 @@ def _rtruediv(self: Tensor, other: Any) -> Any:
 
 Tensor.__rtruediv__ = _rtruediv
 Tensor.reciprocal = _reciprocal
-Tensor.true_divide = _named(_binary(A.div.Tensor, name="true_divide"))
-Tensor.true_divide.__name__ = Tensor.true_divide.__qualname__ = "true_divide"
-Tensor.true_divide_ = _named(_idiv_entry)
+# numpy's names: their own operators (CompositeImplicitAutograd calls of mul, sub, div), bound alike
+Tensor.multiply, Tensor.multiply_ = _named(_binary(A.multiply.Tensor)), _named(_binary(A.multiply_.Tensor))
+Tensor.subtract = _binary(A.subtract.Tensor, alpha=True)
+Tensor.subtract_ = _binary(A.subtract_.Tensor, alpha=True)
+Tensor.true_divide, Tensor.true_divide_ = _named(_binary(A.true_divide.Tensor)), _named(_binary(A.true_divide_.Tensor))
 _NO_MODE: Any = object()  # rounding_mode not passed: torch's div without it is div.Tensor
 
 
-def _div_with_mode(entry: Any, mode_op: Any):
+def _div_with_mode(entry: Any, mode_op: Any, name: str):
     """``div``/``div_``: ``rounding_mode`` given (even None) selects the ``.Tensor_mode`` overload."""
     def div(self, other, *, rounding_mode=_NO_MODE):
         if rounding_mode is _NO_MODE:
             return entry(self, other)
         if not isinstance(other, _T):
             wrapped = wrapped_number(other)  # not `or`: bool() of a tensor reads its item()
+            if wrapped is None:  # a str, None: torch's binding TypeError
+                check_call(f"Tensor.{name}", (other,), {"rounding_mode": rounding_mode})
             other = other if wrapped is None else wrapped
         return mode_op(self, other, rounding_mode=rounding_mode)
     div.__name__ = div.__qualname__ = entry.__name__
     return div
 
 
-Tensor.div = _div_with_mode(_div_entry, A.div.Tensor_mode)
-Tensor.div_ = _div_with_mode(_idiv_entry, A.div_.Tensor_mode)
+Tensor.div = _div_with_mode(_div_entry, A.div.Tensor_mode, "div")
+Tensor.div_ = _div_with_mode(_idiv_entry, A.div_.Tensor_mode, "div_")
+Tensor.divide = _div_with_mode(_named(_binary(A.divide.Tensor)), A.divide.Tensor_mode, "divide")
+Tensor.divide_ = _div_with_mode(_named(_binary(A.divide_.Tensor)), A.divide_.Tensor_mode, "divide_")
 
 
 def _tensor_operand(op: Any) -> Any:
@@ -408,6 +437,9 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     setattr(Tensor, _name, _named(_by_operand(_packet.Tensor, _packet.Scalar)))
     _packet = getattr(A, f"{_name}_")
     setattr(Tensor, f"{_name}_", _named(_by_operand(_packet.Tensor, _packet.Scalar)))
+for _name in (*_COMPARISON_ALIASES, *(f"{c}_" for c in _COMPARISON_ALIASES)):
+    _packet = getattr(A, _name)
+    setattr(Tensor, _name, _named(_by_operand(_packet.Tensor, _packet.Scalar)))
 Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing
 
 def _unary(op: Any):
@@ -576,6 +608,7 @@ def _clamp_method(name: str, tensor_op: Any, scalar_op: Any):
         if not (min_t or max_t):
             if min is None and max is None:
                 return tensor_op(self, None, None)  # torch: clamp.Tensor, which refuses it
+            check_call(f"Tensor.{name}", (min,) if max is None else (min, max), {})  # a str: torch's TypeError
             return scalar_call(self, min, max)
         if (min_t or min is None) and (max_t or max is None):
             return tensor_op(self, min, max)
@@ -597,6 +630,8 @@ def _clamp_min_method(name: str, tensor_op: Any, scalar_op: Any):
 
 Tensor.clamp = _clamp_method("clamp", A.clamp.Tensor, A.clamp.default)
 Tensor.clamp_ = _clamp_method("clamp_", A.clamp_.Tensor, A.clamp_.default)
+Tensor.clip = _clamp_method("clip", A.clip.Tensor, A.clip.default)
+Tensor.clip_ = _clamp_method("clip_", A.clip_.Tensor, A.clip_.default)
 Tensor.clamp_min = _clamp_min_method("clamp_min", A.clamp_min.Tensor, A.clamp_min.default)
 Tensor.clamp_min_ = _clamp_min_method("clamp_min_", A.clamp_min_.Tensor, A.clamp_min_.default)
 _softmax, _log_softmax = fast(A.softmax.int, 1, 3), fast(A.log_softmax.int, 1, 3)

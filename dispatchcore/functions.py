@@ -29,6 +29,7 @@ from . import overrides as _overrides
 from ._tensor_methods import (
     _NO_MODE,
     _SIGNATURES,
+    _bound,
     _by_operand,
     _is_number,
     _named,
@@ -43,13 +44,14 @@ from .tls import _DEFAULT_STATE as _DEFAULT_KEYS
 from .tls import per_thread as _pt
 
 __all__ = [
-    "abs", "abs_", "add", "amax", "argmax", "as_strided", "bmm", "cat", "clamp", "clamp_",
-    "clamp_min", "clamp_min_", "clone", "cos", "cos_", "detach", "detach_", "div", "eq", "exp",
-    "exp_", "fill_", "ge", "gt", "le", "log", "log_", "log_softmax", "lt", "matmul", "max",
-    "maximum", "mean", "min", "minimum", "mm", "mul", "ne", "neg", "neg_", "permute", "pow",
-    "reciprocal", "relu", "relu_", "reshape", "rsub", "select", "sigmoid", "sigmoid_", "sin", "sin_",
-    "softmax", "sqrt", "sqrt_", "square", "square_", "squeeze", "stack", "sub", "sum", "t", "tanh", "tanh_",
-    "transpose", "true_divide", "unsqueeze", "where", "zero_",
+    "abs", "abs_", "add", "amax", "argmax", "as_strided", "bmm", "cat", "clamp", "clamp_", "clamp_min",
+    "clamp_min_", "clip", "clip_", "clone", "cos", "cos_", "detach", "detach_", "div", "divide", "eq", "exp",
+    "exp_", "fill_", "ge", "greater", "greater_equal", "gt", "le", "less", "less_equal", "log", "log_",
+    "log_softmax", "lt", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "mul", "multiply", "ne",
+    "neg", "neg_", "not_equal", "permute", "pow", "reciprocal", "relu", "relu_", "reshape", "rsub", "select",
+    "sigmoid", "sigmoid_", "sin", "sin_", "softmax", "sqrt", "sqrt_", "square", "square_", "squeeze",
+    "stack", "sub", "subtract", "sum", "t", "tanh", "tanh_", "transpose", "true_divide", "unsqueeze",
+    "where", "zero_",
 ]
 
 _T = Tensor
@@ -78,6 +80,13 @@ def _public(func: Any, name: str | None = None) -> Any:
 def _not_tensor(name: str, value: Any, arg: str = "input", position: int = 1) -> TypeError:
     return TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
                      f"not {type(value).__name__}")
+
+
+def _input_error(name: str, input: Any, args: tuple, kwargs: dict[str, Any]) -> TypeError:
+    """A non-Tensor ``input``: torch's parser error over all the overloads where they are listed."""
+    if name in _SIGNATURES:
+        check_call(name, (input, *args), kwargs)
+    return _not_tensor(name, input)
 
 
 _NUMBERS = (bool, int, float, complex)
@@ -113,8 +122,9 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
         if not isinstance(input, _T):  # torch.add(2, x), even torch.add(2, 3)
             input = _wrapped(input, other if isinstance(other, _T) else None, fname, "input", 1)
         if not isinstance(other, _T):
-            if fname in _SIGNATURES and not _is_number(other):  # true_divide's two overloads
-                check_call(fname, (input, other), {})
+            if fname in _SIGNATURES and not _is_number(other):  # true_divide's, subtract's overloads
+                check_call(fname, (input, other), {k: v for k, v in (("alpha", alpha), ("out", out))
+                                                   if not (v is None or (k == "alpha" and v == 1 and type(v) is int))})
             other = _wrapped(other, input, fname, "other", 2)
         kwargs = {} if alpha == 1 and type(alpha) is int else {"alpha": alpha}
         if out is None:
@@ -162,7 +172,9 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
 _CALLED_AS: dict[Any, Any] = {}  # an implementation -> the public function its handlers see (torch.div)
 add, sub = _binary("add", alpha=True), _binary("sub", alpha=True)
 mul, _div = _binary("mul", alpha=False), _binary("div", alpha=False)
-true_divide = _binary("div", alpha=False, torch_name="true_divide")
+# numpy's names: operators of their own (CompositeImplicitAutograd calls of mul, sub, div), bound alike
+multiply, subtract = _binary("multiply", alpha=False), _binary("subtract", alpha=True)
+true_divide, _divide = _binary("true_divide", alpha=False), _binary("divide", alpha=False)
 
 
 def _div_given(rounding_mode: Any, out: Any) -> dict[str, Any]:
@@ -170,30 +182,43 @@ def _div_given(rounding_mode: Any, out: Any) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v is not _NO_MODE and v is not None}
 
 
-def div(input: Any, other: Any, *, rounding_mode: Any = _NO_MODE, out: Tensor | None = None) -> Any:
-    """``torch.div``: ``aten::div.Tensor``; with ``rounding_mode`` (even None) ``div.Tensor_mode``.
+def _div_function(name: str, plain: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.div``/``torch.divide``: ``plain`` (the ``.Tensor`` call) without ``rounding_mode``."""
+    packet = getattr(A, name)
 
-    A number on either side is wrapped, as in torch.
+    def function(input: Any, other: Any, *, rounding_mode: Any = _NO_MODE, out: Tensor | None = None) -> Any:
+        if _tf_on or input.__class__ is not _T:
+            handled = _torch_function(function, (input, other), _div_given(rounding_mode, out))
+            if handled is not _NOT_HANDLED:
+                return handled
+        if rounding_mode is _NO_MODE:
+            return plain(input, other) if out is None else plain(input, other, out=out)
+        if not (_is_number(other) or isinstance(other, _T)) and name in _SIGNATURES:
+            check_call(name, (input, other), _div_given(rounding_mode, out))  # torch's TypeError over the overloads
+        if not isinstance(input, _T):
+            input = _wrapped(input, None, name, "input", 1)
+        if not isinstance(other, _T):
+            other = _wrapped(other, input, name, "other", 2)
+        if out is None:
+            return packet.Tensor_mode(input, other, rounding_mode=rounding_mode)
+        return packet.out_mode(input, other, rounding_mode=rounding_mode, out=out)
 
-    Example:
-        >>> import dispatchcore as dc
-        >>> dc.div(dc.tensor([-7, 7]), 2, rounding_mode="floor")
-        tensor([-4,  3])
-    """
-    if _tf_on or input.__class__ is not _T:
-        handled = _torch_function(div, (input, other), _div_given(rounding_mode, out))
-        if handled is not _NOT_HANDLED:
-            return handled
-    if rounding_mode is _NO_MODE:
-        return _div(input, other) if out is None else _div(input, other, out=out)
-    if out is not None:
-        raise NotImplementedError("dispatchcore.div(..., rounding_mode=..., out=...): aten::div.out_mode "
-                                  "is not modelled here")
-    if not isinstance(input, _T):
-        input = _wrapped(input, None, "div", "input", 1)
-    if not isinstance(other, _T):
-        other = _wrapped(other, input, "div", "other", 2)
-    return A.div.Tensor_mode(input, other, rounding_mode=rounding_mode)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"``torch.{name}``: ``aten::{name}.Tensor``; with ``rounding_mode`` (even None) "
+                        f"``{name}.Tensor_mode`` (``out_mode`` with ``out=``). A number on either side is wrapped.")
+    return _public(function)
+
+
+div, divide = _div_function("div", _div), _div_function("divide", _divide)
+div.__doc__ = """``torch.div``: ``aten::div.Tensor``; with ``rounding_mode`` (even None) ``div.Tensor_mode``.
+
+A number on either side is wrapped, as in torch; ``out=`` calls ``div.out`` (``div.out_mode``).
+
+Example:
+    >>> import dispatchcore as dc
+    >>> dc.div(dc.tensor([-7, 7]), 2, rounding_mode="floor")
+    tensor([-4,  3])
+"""
 
 
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -250,17 +275,18 @@ def _check_operands(name: str, input: Any, args: tuple, kwargs: dict[str, Any]) 
         check_call(name, (input, *args), kwargs)
 
 
-def _method(name: str, *, out: bool = False, method: Any = None) -> Callable[..., Any]:
+def _method(name: str, *, out: bool = False, method: Any = None, out_op: Any = None) -> Callable[..., Any]:
     """``torch.<name>(input, ...)``: ``input.<name>(...)``; with ``out=`` the ``.out`` overload.
 
     A duck-typed argument past ``input`` is found on the error path (``_retry``). ``method``:
     the implementation, where the raw method would hand a duck-typed operand to its handler
-    itself (pow and the comparisons).
+    itself (pow and the comparisons). ``out_op``: what ``out=`` calls, where the overload
+    depends on the arguments (the comparisons' ``Scalar_out``/``Tensor_out``).
     """
     if method is None:
         method = type.__getattribute__(_T, name)  # the raw method: this function checks torch function itself
     if out:
-        out_op = getattr(A, name).out
+        out_op = out_op or getattr(A, name).out
 
         def function(input: Any, *args: Any, out: Tensor | None = None, **kwargs: Any) -> Any:
             if _tf_on or input.__class__ is not _T:
@@ -268,7 +294,7 @@ def _method(name: str, *, out: bool = False, method: Any = None) -> Callable[...
                 if handled is not _NOT_HANDLED:
                     return handled
                 if not isinstance(input, _T):
-                    raise _not_tensor(name, input)
+                    raise _input_error(name, input, args, kwargs if out is None else {**kwargs, "out": out})
             try:
                 if out is None:
                     return method(input, *args, **kwargs)
@@ -303,9 +329,23 @@ sigmoid, sin, sqrt, square, tanh = (_method(n, out=True) for n in ("sigmoid", "s
 (abs_, cos_, exp_, log_, neg_, relu_, sigmoid_, sin_, sqrt_, square_, tanh_) = (
     _method(f"{n}_") for n in ("abs", "cos", "exp", "log", "neg", "relu", "sigmoid", "sin", "sqrt", "square", "tanh"))
 relu, clone, detach, detach_, t = (_method(n) for n in ("relu", "clone", "detach", "detach_", "t"))
-eq, ne, lt, le, gt, ge = (_method(n, method=_named(_by_operand(getattr(A, n).Tensor, getattr(A, n).Scalar,
-                                                                 route=False)))
-                          for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+def _comparison_out(packet: Any) -> Callable[..., Tensor]:
+    """A comparison's ``out=`` call: ``Tensor_out`` for a tensor operand, ``Scalar_out`` for a number."""
+    def out_call(input: Tensor, other: Any, *, out: Tensor) -> Tensor:
+        return (packet.Tensor_out if isinstance(other, _T) else packet.Scalar_out)(input, other, out=out)
+    return out_call
+
+
+def _comparison(name: str) -> Callable[..., Any]:
+    packet = getattr(A, name)
+    return _method(name, out=True, method=_named(_by_operand(packet.Tensor, packet.Scalar, route=False)),
+                   out_op=_comparison_out(packet))
+
+
+eq, ne, lt, le, gt, ge = (_comparison(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+# numpy's names: operators of their own (CompositeImplicitAutograd calls of gt, ...), bound alike
+greater, greater_equal, less, less_equal, not_equal = (
+    _comparison(n) for n in ("greater", "greater_equal", "less", "less_equal", "not_equal"))
 amax, argmax = (_method(n) for n in ("amax", "argmax"))
 # torch.sum/mean without ``dim`` have no ``keepdim``: torch's parser lists its overloads
 _REDUCTION_OVERLOADS = {
@@ -352,7 +392,21 @@ maximum, minimum, reciprocal = _method("maximum"), _method("minimum"), _method("
 
 mm, bmm, matmul = (_method(n) for n in ("mm", "bmm", "matmul"))
 softmax, log_softmax = _method("softmax"), _method("log_softmax")
-clamp, clamp_, clamp_min, clamp_min_ = (_method(n) for n in ("clamp", "clamp_", "clamp_min", "clamp_min_"))
+def _clamp_out(name: str) -> Callable[..., Tensor]:
+    """``clamp``'s ``out=`` call: ``Tensor_out`` for tensor bounds (or none), ``out`` for numbers."""
+    packet = getattr(A, name)
+
+    def out_call(input: Tensor, min: Any = None, max: Any = None, *, out: Tensor) -> Tensor:  # noqa: A002
+        min_t, max_t = isinstance(min, _T), isinstance(max, _T)
+        if (min_t or max_t) and (min_t or min is None) and (max_t or max is None) or min is max is None:
+            return packet.Tensor_out(input, min, max, out=out)
+        bounds = (min, max)
+        return packet.out(input, _bound(name, min, bounds), _bound(name, max, bounds), out=out)
+    return out_call
+
+
+clamp, clip = (_method(n, out=True, out_op=_clamp_out(n)) for n in ("clamp", "clip"))
+clamp_, clip_, clamp_min, clamp_min_ = (_method(n) for n in ("clamp_", "clip_", "clamp_min", "clamp_min_"))
 transpose, squeeze, unsqueeze, select = (_method(n) for n in ("transpose", "squeeze", "unsqueeze", "select"))
 as_strided, fill_, zero_ = _method("as_strided"), _method("fill_"), _method("zero_")
 
@@ -479,8 +533,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return _retry(stack, (tensors,) if dim == 0 else (tensors, dim), {}, error)
 
 
-_public(div)
-_CALLED_AS[_div] = div
+_CALLED_AS[_div], _CALLED_AS[_divide] = div, divide
 _public(rsub)
 _public(pow)
 _public(reshape)

@@ -23,8 +23,8 @@ from ..dtypes import bool_ as _bool
 from ..ops import aten as A
 from ..tensor import Tensor
 
-__all__ = ["ACTIVATIONS", "BINARY", "SCHEMAS", "TERNARY", "UNARY", "UNARY_BACKWARD", "binary_result_dtype",
-           "check_out", "register", "register_autograd", "unary_result_dtype"]
+__all__ = ["ACTIVATIONS", "BINARY", "OVERLOAD_ALIASES", "SCHEMAS", "TERNARY", "UNARY", "UNARY_BACKWARD",
+           "binary_result_dtype", "check_out", "register", "register_autograd", "unary_result_dtype"]
 # also COMPOSITE_EXPLICIT, COMPOSITE_IMPLICIT, FUNCTIONS and METHODS, built on first use (``__getattr__``)
 
 # --- dtype rules (TensorIterator configurations of UnaryOps.cpp / BinaryOps.cpp) ---------------------
@@ -276,6 +276,12 @@ ALIASES = {"absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "ata
 _BINARY_ALIASES = ("arctan2",)
 # torch.<name>_ exists for these (torch.absolute_ and torch.arctan2_ do not)
 _TORCH_INPLACE_ALIASES = ("arccos", "arcsin", "arctan", "arccosh", "arcsinh", "arctanh", "negative", "fix")
+# numpy's names with their target's whole overload set: each alias overload calls the target's overload
+# of the same name (divide_.Tensor_mode -> div_.Tensor_mode). Their functions and methods bind as the
+# target's do (``functions.py``, ``_tensor_methods.py``): a number for mul/sub/div is wrapped.
+OVERLOAD_ALIASES = {"multiply": "mul", "subtract": "sub", "divide": "div", "true_divide": "div",
+                    "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+                    "not_equal": "ne", "clip": "clamp"}
 # torch's Python operators ``<<``/``>>`` have operators of their own (CPU kernels, no Meta ``out=``)
 SHIFT_DUNDERS = {"__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift"}
 # differentiable outputs without a derivatives.yaml entry: torch's ``NotImplemented`` node
@@ -488,6 +494,38 @@ def _binary_schemas(name: str, op: Binary) -> list[str]:
     return found
 
 
+def _overload_alias_schemas(alias: str) -> list[str]:
+    """The schemas of an ``OVERLOAD_ALIASES`` entry, as torch's: its target's, renamed (true_divide has no modes)."""
+    target = OVERLOAD_ALIASES[alias]
+    if target == "clamp":
+        numbers, tensors = "Scalar? min=None, Scalar? max=None", "Tensor? min=None, Tensor? max=None"
+        return [f"{alias}(Tensor self, {numbers}) -> Tensor", f"{alias}.Tensor(Tensor self, {tensors}) -> Tensor",
+                f"{alias}.out(Tensor self, {numbers}, {_OUT}", f"{alias}.Tensor_out(Tensor self, {tensors}, {_OUT}",
+                f"{alias}_(Tensor(a!) self, {numbers}) -> Tensor(a!)",
+                f"{alias}_.Tensor(Tensor(a!) self, {tensors}) -> Tensor(a!)"]
+    if target in ("gt", "ge", "lt", "le", "ne"):
+        return [f"{alias}.Tensor(Tensor self, Tensor other) -> Tensor",
+                f"{alias}.Scalar(Tensor self, Scalar other) -> Tensor",
+                f"{alias}.Scalar_out(Tensor self, Scalar other, {_OUT}",
+                f"{alias}.Tensor_out(Tensor self, Tensor other, {_OUT}",
+                f"{alias}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+                f"{alias}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"]
+    alpha, scalar_alpha = (", *, Scalar alpha=1", ", Scalar alpha=1") if target == "sub" else ("", "")
+    found = [f"{alias}.Tensor(Tensor self, Tensor other{alpha}) -> Tensor",
+             f"{alias}.Scalar(Tensor self, Scalar other{scalar_alpha}) -> Tensor",
+             f"{alias}.out(Tensor self, Tensor other{alpha or ', *'}, Tensor(a!) out) -> Tensor(a!)",
+             f"{alias}_.Tensor(Tensor(a!) self, Tensor other{alpha}) -> Tensor(a!)",
+             f"{alias}_.Scalar(Tensor(a!) self, Scalar other{scalar_alpha}) -> Tensor(a!)"]
+    if alias == "divide":
+        mode = "*, str? rounding_mode"
+        found += [f"{alias}.Tensor_mode(Tensor self, Tensor other, {mode}) -> Tensor",
+                  f"{alias}.Scalar_mode(Tensor self, Scalar other, {mode}) -> Tensor",
+                  f"{alias}.out_mode(Tensor self, Tensor other, {mode}, Tensor(a!) out) -> Tensor(a!)",
+                  f"{alias}_.Tensor_mode(Tensor(a!) self, Tensor other, {mode}) -> Tensor(a!)",
+                  f"{alias}_.Scalar_mode(Tensor(a!) self, Scalar other, {mode}) -> Tensor(a!)"]
+    return found
+
+
 def _activation_schemas(name: str, op: Activation) -> list[str]:
     def out(args: str, out_name: str) -> str:  # one ``*`` before the keyword-only arguments
         star = "" if "*" in args else "*, "
@@ -524,6 +562,7 @@ SCHEMAS: tuple[str, ...] = (
     *(s for name, b in BINARY.items() for s in _binary_schemas(name, b)),
     *(s for name in ALIASES if name not in _BINARY_ALIASES for s in _unary_schemas(name, True)),
     *(s for name in _BINARY_ALIASES for s in _binary_schemas(name, Binary(FLOAT, (name, f"{name}_", f"{name}.out")))),
+    *(s for alias in OVERLOAD_ALIASES for s in _overload_alias_schemas(alias)),
     *(s for dunder in SHIFT_DUNDERS for s in (
         f"{dunder}.Scalar(Tensor self, Scalar other) -> Tensor",
         f"{dunder}.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -735,10 +774,28 @@ def _alias_kernels(alias: str, target: str) -> dict[str, Callable[..., Any]]:
             f"{alias}.out": lambda self, *, out: out_op(self, out=out)}
 
 
+def _overload_alias_kernels(alias: str) -> dict[str, Callable[..., Any]]:
+    """Each overload of an ``OVERLOAD_ALIASES`` entry: a call of the target's overload of that name."""
+    found = {}
+    for schema in _overload_alias_schemas(alias):
+        name = schema.partition("(")[0]  # divide_.Tensor_mode
+        target = OVERLOAD_ALIASES[alias] + name[len(alias):]  # div_.Tensor_mode
+        found[name] = _calling(_handle(target))
+    return found
+
+
+def _calling(op: Any) -> Callable[..., Any]:
+    def alias(*args: Any, **kwargs: Any) -> Any:
+        return op(*args, **kwargs)
+    return alias
+
+
 def _implicit() -> dict[str, Callable[..., Any]]:
     found: dict[str, Callable[..., Any]] = {"isfinite": _isfinite}
     for alias, target in ALIASES.items():
         found.update(_alias_kernels(alias, target))
+    for alias in OVERLOAD_ALIASES:
+        found.update(_overload_alias_kernels(alias))
     for name in ("and", "or", "xor"):  # the operators are their bitwise ops
         for overload in ("Tensor", "Scalar"):
             functional, inplace = _handle(f"bitwise_{name}.{overload}"), _handle(f"bitwise_{name}_.{overload}")

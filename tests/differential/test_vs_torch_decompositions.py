@@ -61,6 +61,11 @@ COMPOSITE = [
     "aten.meshgrid.default", "aten.meshgrid.indexing", "aten.absolute.default", "aten.arccos.default",
     "aten.arccosh.default", "aten.arcsin.default", "aten.arcsinh.default", "aten.arctan.default",
     "aten.arctan2.default", "aten.arctanh.default", "aten.fix.default", "aten.negative.default",
+    "aten.clip.default", "aten.clip.Tensor", "aten.multiply.Tensor", "aten.multiply.Scalar",
+    "aten.subtract.Tensor", "aten.subtract.Scalar", "aten.true_divide.Tensor", "aten.true_divide.Scalar",
+    *(f"aten.divide.{o}" for o in ("Tensor", "Scalar", "Tensor_mode", "Scalar_mode")),
+    *(f"aten.{c}.{o}" for c in ("greater", "greater_equal", "less", "less_equal", "not_equal")
+      for o in ("Tensor", "Scalar")),
 ]
 NOT_DECOMPOSED = {
     **dict.fromkeys(COMPOSITE, CIA),
@@ -671,6 +676,16 @@ COMPOSITE_CALLS = {  # name -> (a function calling it, inputs): traced, the oper
        for alias in ("absolute", "arccos", "arcsin", "arctan", "arcsinh", "arctanh", "fix", "negative")},
     "aten.arccosh.default": (lambda x: A.arccosh.default(x), lambda: [dc.rand(3) + 1.5]),
     "aten.arctan2.default": (lambda x, y: A.arctan2.default(x, y), lambda: [_r(3), _r(3)]),
+    "aten.clip.default": (lambda x: A.clip.default(x, -0.5, 0.5), lambda: [_r(3)]),
+    "aten.clip.Tensor": (lambda x, y: A.clip.Tensor(x, y), lambda: [_r(3), _r(3)]),
+    **{f"aten.{alias}.{o}": ((lambda op: lambda x, y: op(x, y))(getattr(getattr(A, alias), o)), lambda: [_r(3), _r(3)])
+       for alias in ("multiply", "subtract", "true_divide", "divide", "greater", "greater_equal", "less",
+                     "less_equal", "not_equal") for o in ("Tensor",)},
+    **{f"aten.{alias}.Scalar": ((lambda op: lambda x: op(x, 2))(getattr(A, alias).Scalar), lambda: [_r(3)])
+       for alias in ("multiply", "subtract", "true_divide", "divide", "greater", "greater_equal", "less",
+                     "less_equal", "not_equal")},
+    "aten.divide.Tensor_mode": (lambda x, y: A.divide.Tensor_mode(x, y, rounding_mode="floor"), lambda: [_r(3), _r(3)]),
+    "aten.divide.Scalar_mode": (lambda x: A.divide.Scalar_mode(x, 2, rounding_mode="trunc"), lambda: [_r(3)]),
 }
 # item and one_hot read a value in their math kernel (a data-dependent _local_scalar_dense), which a trace
 # refuses; the batch norm and double convolution backwards are internal to autograd.

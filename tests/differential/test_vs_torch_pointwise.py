@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -494,3 +496,114 @@ def test_an_alias_is_composite_implicit_so_a_mode_sees_its_target(alias):
                                   lambda m: m.ones(2, dtype=m.bool).absolute(), lambda m: m.negative(m.ones(2) > 0)])
 def test_an_alias_refuses_what_torch_refuses_in_torchs_words(call, raises_alike):
     raises_alike(lambda: call(dc), lambda: call(torch))
+
+
+# --- numpy's names with their target's overload set (multiply, subtract, divide, true_divide, greater, ...,
+# clip): CompositeImplicitAutograd operators a mode sees as their target, bound as the target's functions
+_OVERLOAD_ALIAS_CALLS = {
+    "multiply(x, y)": lambda m, x, y: m.multiply(x, y),
+    "multiply(x, 2)": lambda m, x, y: m.multiply(x, 2),
+    "multiply(2, x)": lambda m, x, y: m.multiply(2, x),
+    "x.multiply(2.5)": lambda m, x, y: x.multiply(2.5),
+    "x.multiply_(y)": lambda m, x, y: x.multiply_(y),
+    "multiply(out=)": lambda m, x, y: m.multiply(x, y, out=m.empty(0)),
+    "subtract(x, y, alpha=2)": lambda m, x, y: m.subtract(x, y, alpha=2),
+    "subtract(x, 2, alpha=3)": lambda m, x, y: m.subtract(x, 2, alpha=3),
+    "x.subtract_(2)": lambda m, x, y: x.subtract_(2),
+    "subtract(out=)": lambda m, x, y: m.subtract(x, y, out=m.empty(0)),
+    "divide(x, y)": lambda m, x, y: m.divide(x, y),
+    "divide(x, 2, floor)": lambda m, x, y: m.divide(x, 2, rounding_mode="floor"),
+    "divide(x, y, None)": lambda m, x, y: m.divide(x, y, rounding_mode=None),
+    "x.divide_(y, trunc)": lambda m, x, y: x.divide_(y, rounding_mode="trunc"),
+    "divide(floor, out=)": lambda m, x, y: m.divide(x, y, rounding_mode="floor", out=m.empty(0)),
+    "div(2, floor, out=)": lambda m, x, y: m.div(x, 2, rounding_mode="floor", out=m.empty(0)),
+    "true_divide(x, 2)": lambda m, x, y: m.true_divide(x, 2),
+    "x.true_divide_(y)": lambda m, x, y: x.true_divide_(y),
+    "greater(x, 0)": lambda m, x, y: m.greater(x, 0),
+    "x.greater_equal(y)": lambda m, x, y: x.greater_equal(y),
+    "x.less_(0.5)": lambda m, x, y: x.less_(0.5),
+    "x.less_equal_(y)": lambda m, x, y: x.less_equal_(y),
+    "not_equal(x, y, out=float)": lambda m, x, y: m.not_equal(x, y, out=m.empty(0)),
+    "gt(x, 0.5, out=bool)": lambda m, x, y: m.gt(x, 0.5, out=m.empty(0, dtype=m.bool)),
+    "eq(x, y, out=bool)": lambda m, x, y: m.eq(x, y, out=m.empty(0, dtype=m.bool)),
+    "clip(x, 0, 1)": lambda m, x, y: m.clip(x, -0.5, 0.5),
+    "clip(x, max=1)": lambda m, x, y: m.clip(x, max=1),
+    "x.clip(min=y)": lambda m, x, y: x.clip(min=y),
+    "x.clip_(0, 1)": lambda m, x, y: x.clip_(0, 1),
+    "clip_(x, 0)": lambda m, x, y: m.clip_(x, 0),
+    "clip(x, y, out=)": lambda m, x, y: m.clip(x, y, out=m.empty(0)),
+    "clamp(x, 0, 1, out=)": lambda m, x, y: m.clamp(x, 0, 1, out=m.empty(0)),
+    "clamp(x, 0-d, 1, out=)": lambda m, x, y: m.clamp(x, m.tensor(0.0), 1, out=m.empty(0)),
+}
+
+
+def _logged(m: Any, call: Callable[..., Any]) -> tuple[Any, list[str]]:
+    x = m.tensor(np.linspace(-1.5, 1.5, 6).reshape(2, 3), dtype=m.float32)
+    y = m.tensor(np.linspace(0.5, 2.0, 6).reshape(2, 3), dtype=m.float32)
+    names: list[str] = []
+    if m is torch:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Log(TorchDispatchMode):
+            def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+                names.append(str(func))
+                return func(*args, **(kwargs or {}))
+        with Log():
+            return call(m, x, y), names
+    with dc.LoggingMode() as log:
+        result = call(m, x, y)
+    return result, [str(r.func) for r in log.records]
+
+
+@pytest.mark.parametrize("name", list(_OVERLOAD_ALIAS_CALLS))
+def test_a_numpy_named_overload_computes_and_dispatches_what_torch_does(name):
+    mine, mine_ops = _logged(dc, _OVERLOAD_ALIAS_CALLS[name])
+    theirs, their_ops = _logged(torch, _OVERLOAD_ALIAS_CALLS[name])
+    _same(mine, theirs)
+    assert mine_ops == their_ops
+
+
+@pytest.mark.parametrize("alias", sorted(P.OVERLOAD_ALIASES))
+def test_every_overload_of_a_numpy_name_is_torchs_schema_at_composite_implicit(alias):
+    ops = [op for op in dc.get_dispatcher().operators()
+           if op.qualname.partition(".")[0] in (f"aten::{alias}", f"aten::{alias}_")]
+    theirs = {str(s) for name in (alias, f"{alias}_") for s in torch._C._jit_get_schemas_for_operator(f"aten::{name}")}
+    assert {str(op.schema) for op in ops} == theirs
+    assert all(op.table_entry("AutogradCPU")[1] == "math kernel" for op in ops)
+    assert all(hasattr(m, alias) and hasattr(m.Tensor, alias) and hasattr(m.Tensor, f"{alias}_") for m in (dc, torch))
+    assert hasattr(dc, f"{alias}_") == hasattr(torch, f"{alias}_")
+
+
+@pytest.mark.parametrize("alias", ["multiply", "subtract", "divide", "true_divide", "greater", "not_equal", "clip"])
+def test_a_numpy_named_overload_records_its_targets_node(alias):
+    def run(m):
+        x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        args = (0.0, 1.0) if alias == "clip" else (m.tensor([2.0, 0.5, -1.0], requires_grad=True),)
+        out = getattr(x, alias)(*args)
+        if not out.requires_grad:
+            return type(out.grad_fn).__name__, None
+        out.sum().backward()
+        return type(out.grad_fn).__name__, x.grad.tolist()
+
+    assert run(dc) == run(torch)
+
+
+_ALIAS_ERRORS = ["m.multiply(x, 'a')", "x.multiply('a')", "m.subtract(x, 'a', alpha=2)", "x.subtract('a')",
+                 "m.divide(x, 'a')", "m.divide(x, 'a', rounding_mode='floor')", "x.divide('a', rounding_mode='floor')",
+                 "x.div('a', rounding_mode='floor')", "x.div('a')",
+                 "m.div(x, 'a')", "m.div(x, 'a', rounding_mode='floor')", "m.divide(x, 2, rounding_mode='bad')",
+                 "m.greater(x, 'a')", "m.greater(2, x)", "x.greater_('a')", "m.clip(x)", "x.clip('a')",
+                 "m.clip(x, 'a')", "x.clamp('a')", "m.clamp(x, 'a')", "m.ones(3, dtype=m.int64).clip_(0.5)",
+                 "m.ones(2).greater_(m.ones(3, 2))"]
+
+
+@pytest.mark.parametrize("code", _ALIAS_ERRORS)
+def test_a_numpy_named_overload_refuses_what_torch_refuses_in_torchs_words(code):
+    def first_lines(text: str) -> str:  # torch's C++ errors go on with their source context
+        return text if "expected one of" in text else text.split("\n")[0]
+
+    with pytest.raises(Exception) as expected:
+        eval(code, {"m": torch, "x": torch.ones(3)})
+    with pytest.raises(type(expected.value)) as got:
+        eval(code, {"m": dc, "x": dc.ones(3)})
+    assert str(got.value) == first_lines(str(expected.value))
