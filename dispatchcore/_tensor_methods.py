@@ -126,6 +126,10 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
               f"{name}(Tensor input, Scalar other, *, c10::string_view? rounding_mode)") for name in ("div", "divide")},
     **{f"Tensor.{name}": (f"{name}(Tensor min=None, Tensor max=None)", f"{name}(Scalar min=None, Scalar max=None)")
        for name in ("clamp", "clamp_", "clip", "clip_")},
+    **{f"Tensor.{name}": (f"{name}(Tensor {name[6:9]})", f"{name}(Scalar {name[6:9]})")
+       for name in ("clamp_min", "clamp_min_", "clamp_max", "clamp_max_")},
+    **{name: (f"{name}(Tensor input, Tensor {name[6:9]}, *, Tensor out=None)",
+              f"{name}(Tensor input, Scalar {name[6:9]}, *, Tensor out=None)") for name in ("clamp_min", "clamp_max")},
     **{name: (f"{name}(Tensor input, Tensor min=None, Tensor max=None, *, Tensor out=None)",
               f"{name}(Tensor input, Scalar min=None, Scalar max=None, *, Tensor out=None)")
        for name in ("clamp", "clip")},
@@ -617,13 +621,23 @@ def _clamp_method(name: str, tensor_op: Any, scalar_op: Any):
     return method
 
 
-def _clamp_min_method(name: str, tensor_op: Any, scalar_op: Any):
+def _clamp_min_method(name: str, tensor_op: Any, scalar_op: Any, bound: str = "min"):
+    """``clamp_min``/``clamp_max`` (and in place): ``.Tensor`` for a tensor bound, the Scalar overload else."""
     scalar_call = fast(scalar_op, 1, 2)
 
-    def method(self, min):  # noqa: A002
-        if isinstance(min, _T):
-            return tensor_op(self, min)
-        return scalar_call(self, min)
+    def call(self, value):
+        if isinstance(value, _T):
+            return tensor_op(self, value)
+        if not _is_number(value):
+            check_call(f"Tensor.{name}", (value,), {})  # a str, None: torch's binding TypeError
+        return scalar_call(self, value)
+
+    if bound == "min":
+        def method(self, min):  # noqa: A002 - torch's names
+            return call(self, min)
+    else:
+        def method(self, max):  # noqa: A002
+            return call(self, max)
     method.__name__ = method.__qualname__ = name
     return method
 
@@ -634,6 +648,8 @@ Tensor.clip = _clamp_method("clip", A.clip.Tensor, A.clip.default)
 Tensor.clip_ = _clamp_method("clip_", A.clip_.Tensor, A.clip_.default)
 Tensor.clamp_min = _clamp_min_method("clamp_min", A.clamp_min.Tensor, A.clamp_min.default)
 Tensor.clamp_min_ = _clamp_min_method("clamp_min_", A.clamp_min_.Tensor, A.clamp_min_.default)
+Tensor.clamp_max = _clamp_min_method("clamp_max", A.clamp_max.Tensor, A.clamp_max.default, bound="max")
+Tensor.clamp_max_ = _clamp_min_method("clamp_max_", A.clamp_max_.Tensor, A.clamp_max_.default, bound="max")
 _softmax, _log_softmax = fast(A.softmax.int, 1, 3), fast(A.log_softmax.int, 1, 3)
 Tensor.softmax = lambda self, dim, dtype=None: _softmax(self, dim, dtype)
 Tensor.log_softmax = lambda self, dim, dtype=None: _log_softmax(self, dim, dtype)

@@ -275,6 +275,14 @@ def _clamp_min_tensor(self: Tensor, min: Tensor) -> Tensor:
     return aten.clamp.Tensor(self, min)
 
 
+def _clamp_max(self: Tensor, max: Any) -> Tensor:
+    return aten.clamp.default(self, None, max)
+
+
+def _clamp_max_tensor(self: Tensor, max: Tensor) -> Tensor:
+    return aten.clamp.Tensor(self, None, max)
+
+
 def _floor_divide(self: Tensor, other: Any) -> Tensor:
     return aten.div.Tensor_mode(self, other, rounding_mode="floor")
 
@@ -1229,6 +1237,8 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.zero_.default: _zero_,
         aten.clamp_min.default: _clamp_min,
         aten.clamp_min.Tensor: _clamp_min_tensor,
+        aten.clamp_max.default: _clamp_max,
+        aten.clamp_max.Tensor: _clamp_max_tensor,
         aten.floor_divide.default: _floor_divide,
         aten.floor_divide.Scalar: _floor_divide,
         aten.frac.default: _frac,
@@ -1329,6 +1339,8 @@ def _out_variants() -> list[tuple[Any, Any]]:
         (aten.all.dims_out, aten.all.dims),
         (aten.clamp_min.out, aten.clamp_min.default),
         (aten.clamp_min.Tensor_out, aten.clamp_min.Tensor),
+        (aten.clamp_max.out, aten.clamp_max.default),
+        (aten.clamp_max.Tensor_out, aten.clamp_max.Tensor),
         (aten.dot.out, aten.dot.default),
         (aten.vdot.out, aten.vdot.default),
         (aten.elu_backward.grad_input, aten.elu_backward.default),

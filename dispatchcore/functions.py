@@ -44,14 +44,14 @@ from .tls import _DEFAULT_STATE as _DEFAULT_KEYS
 from .tls import per_thread as _pt
 
 __all__ = [
-    "abs", "abs_", "add", "amax", "argmax", "as_strided", "bmm", "cat", "clamp", "clamp_", "clamp_min",
-    "clamp_min_", "clip", "clip_", "clone", "cos", "cos_", "detach", "detach_", "div", "divide", "eq", "exp",
-    "exp_", "fill_", "ge", "greater", "greater_equal", "gt", "le", "less", "less_equal", "log", "log_",
-    "log_softmax", "lt", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "mul", "multiply", "ne",
-    "neg", "neg_", "not_equal", "permute", "pow", "reciprocal", "relu", "relu_", "reshape", "rsub", "select",
-    "sigmoid", "sigmoid_", "sin", "sin_", "softmax", "sqrt", "sqrt_", "square", "square_", "squeeze",
-    "stack", "sub", "subtract", "sum", "t", "tanh", "tanh_", "transpose", "true_divide", "unsqueeze",
-    "where", "zero_",
+    "abs", "abs_", "add", "amax", "argmax", "as_strided", "bmm", "cat", "clamp", "clamp_", "clamp_max",
+    "clamp_max_", "clamp_min", "clamp_min_", "clip", "clip_", "clone", "cos", "cos_", "detach", "detach_",
+    "div", "divide", "eq", "exp", "exp_", "fill_", "ge", "greater", "greater_equal", "gt", "le", "less",
+    "less_equal", "log", "log_", "log_softmax", "lt", "matmul", "max", "maximum", "mean", "min", "minimum",
+    "mm", "mul", "multiply", "ne", "neg", "neg_", "not_equal", "permute", "pow", "reciprocal", "relu", "relu_",
+    "reshape", "rsub", "select", "sigmoid", "sigmoid_", "sin", "sin_", "softmax", "sqrt", "sqrt_", "square",
+    "square_", "squeeze", "stack", "sub", "subtract", "sum", "t", "tanh", "tanh_", "transpose", "true_divide",
+    "unsqueeze", "where", "zero_",
 ]
 
 _T = Tensor
@@ -405,8 +405,18 @@ def _clamp_out(name: str) -> Callable[..., Tensor]:
     return out_call
 
 
+def _one_bound_out(name: str) -> Callable[..., Tensor]:
+    """``clamp_min``/``clamp_max``'s ``out=`` call: ``Tensor_out`` for a tensor bound, ``out`` for a number."""
+    packet = getattr(A, name)
+
+    def out_call(input: Tensor, bound: Any, *, out: Tensor) -> Tensor:
+        return (packet.Tensor_out if isinstance(bound, _T) else packet.out)(input, bound, out=out)
+    return out_call
+
+
 clamp, clip = (_method(n, out=True, out_op=_clamp_out(n)) for n in ("clamp", "clip"))
-clamp_, clip_, clamp_min, clamp_min_ = (_method(n) for n in ("clamp_", "clip_", "clamp_min", "clamp_min_"))
+clamp_min, clamp_max = (_method(n, out=True, out_op=_one_bound_out(n)) for n in ("clamp_min", "clamp_max"))
+clamp_, clip_, clamp_min_, clamp_max_ = (_method(n) for n in ("clamp_", "clip_", "clamp_min_", "clamp_max_"))
 transpose, squeeze, unsqueeze, select = (_method(n) for n in ("transpose", "squeeze", "unsqueeze", "select"))
 as_strided, fill_, zero_ = _method("as_strided"), _method("fill_"), _method("zero_")
 

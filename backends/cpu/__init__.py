@@ -72,6 +72,8 @@ KERNELS: tuple[tuple[str, object], ...] = (
     ("clamp_min", _k.clamp_min_cpu), ("clamp_min_", _k.clamp_min__cpu),
     ("clamp.Tensor", _k.clamp_tensor_cpu), ("clamp_.Tensor", _k.clamp__tensor_cpu),
     ("clamp_min.Tensor", _k.clamp_min_tensor_cpu), ("clamp_min_.Tensor", _k.clamp_min__tensor_cpu),
+    ("clamp_max", _k.clamp_max_cpu), ("clamp_max_", _k.clamp_max__cpu),
+    ("clamp_max.Tensor", _k.clamp_max_tensor_cpu), ("clamp_max_.Tensor", _k.clamp_max__tensor_cpu),
     ("where.self", _k.where_self_cpu),
     ("eq.Tensor", _k.eq_tensor_cpu), ("eq.Scalar", _k.eq_scalar_cpu),
     ("eq_.Tensor", _k.eq__tensor_cpu), ("eq_.Scalar", _k.eq__scalar_cpu),

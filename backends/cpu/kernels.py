@@ -980,7 +980,7 @@ def _fast_bound(v: Any, fmax: float) -> bool:
 
 
 def _clamp(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
-    """Mirror ``clamp``/``clamp_min`` with Scalar bounds: promote, convert bounds checked, NaN-propagating."""
+    """Mirror ``clamp``/``clamp_min``/``clamp_max`` with Scalar bounds: promote, checked bounds, NaN propagates."""
     a = self._data
     fmax = _FLOAT_MAX.get(a.dtype)
     if fmax is not None and (lo is not None or hi is not None) and (lo is None or _fast_bound(lo, fmax)) \
@@ -1002,6 +1002,8 @@ def _clamp(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
                 r = _maximum(a, _ZERO[a.dtype] if lo == 0 and type(lo) is int else lo)
             else:
                 r = _minimum(a, hi)
+            if r.__class__ is not _nd:  # a 0-d input: numpy answers with a scalar
+                r = _asarray(r)
             if lo is not None and hi is not None:
                 _minimum(r, hi, out=r)
             return wrap_cpu(r if r.size and (r.ndim <= 1 or a.flags.c_contiguous) else _laid_out(r, (a,)))
@@ -1042,8 +1044,16 @@ def clamp_min__cpu(self, min):  # noqa: A002
     return _clamp(self, min, None, self)
 
 
+def clamp_max_cpu(self, max):  # noqa: A002
+    return _clamp(self, None, max)
+
+
+def clamp_max__cpu(self, max):  # noqa: A002
+    return _clamp(self, None, max, self)
+
+
 def _clamp_tensor(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
-    """Mirror ``clamp.Tensor``/``clamp_min.Tensor``: all operands promote (TensorIterator), NaN propagates."""
+    """Mirror ``clamp.Tensor`` and its one-bound forms: all operands promote (TensorIterator), NaN propagates."""
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     tensors = [t for t in (self, lo, hi) if t is not None]
@@ -1075,6 +1085,14 @@ def clamp_min_tensor_cpu(self, min):  # noqa: A002
 
 def clamp_min__tensor_cpu(self, min):  # noqa: A002
     return _clamp_tensor(self, min, None, self)
+
+
+def clamp_max_tensor_cpu(self, max):  # noqa: A002
+    return _clamp_tensor(self, None, max)
+
+
+def clamp_max__tensor_cpu(self, max):  # noqa: A002
+    return _clamp_tensor(self, None, max, self)
 
 
 def _extremum(name: str, ufunc: Any, self: Any, other: Any) -> Any:

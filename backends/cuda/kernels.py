@@ -477,6 +477,14 @@ def clamp_min__cuda(self, min):  # noqa: A002
     return _clamp(self, min, None, True)
 
 
+def clamp_max_cuda(self, max):  # noqa: A002
+    return _clamp(self, None, max, False)
+
+
+def clamp_max__cuda(self, max):  # noqa: A002
+    return _clamp(self, None, max, True)
+
+
 def where_self_cuda(condition, self, other):
     _check_iter(condition, self, other)
     m = _MK.where_self_meta(_meta(condition), _meta(self), _meta(other))
@@ -898,7 +906,8 @@ def _table() -> tuple[tuple[str, Any], ...]:
     entries += [("abs.out", abs_out_cuda), ("reciprocal", reciprocal_cuda)]  # abs, abs_: CEA through abs.out
     entries += [("relu", relu_cuda), ("relu_", relu__cuda),
                 ("clamp", clamp_cuda), ("clamp_", clamp__cuda), ("clamp_min", clamp_min_cuda),
-                ("clamp_min_", clamp_min__cuda), ("where.self", where_self_cuda)]
+                ("clamp_min_", clamp_min__cuda), ("clamp_max", clamp_max_cuda), ("clamp_max_", clamp_max__cuda),
+                ("where.self", where_self_cuda)]
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
         entries += [(f"{name}.Tensor", g[f"{name}_tensor_cuda"]), (f"{name}.Scalar", g[f"{name}_scalar_cuda"]),
                     (f"{name}_.Tensor", g[f"{name}__tensor_cuda"]), (f"{name}_.Scalar", g[f"{name}__scalar_cuda"])]

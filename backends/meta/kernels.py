@@ -582,6 +582,14 @@ def clamp_min__meta(self: Tensor, min: Any) -> Tensor:
     return _tensor_iterator([_converted(self, result)], result, inplace=self)
 
 
+def clamp_max_meta(self: Tensor, max: Any) -> Tensor:  # noqa: A002
+    return clamp_min_meta(self, max)  # one bound either way: the same checks and geometry
+
+
+def clamp_max__meta(self: Tensor, max: Any) -> Tensor:  # noqa: A002
+    return clamp_min__meta(self, max)
+
+
 def _clamp_tensor(self: Tensor, min: Any, max: Any, inplace: bool) -> Tensor:
     """``clamp.Tensor``/``clamp_min.Tensor``: every operand promotes (TensorIterator)."""
     if min is None and max is None:
@@ -608,6 +616,14 @@ def clamp_min_tensor_meta(self: Tensor, min: Tensor) -> Tensor:
 
 def clamp_min__tensor_meta(self: Tensor, min: Tensor) -> Tensor:
     return _clamp_tensor(self, min, None, True)
+
+
+def clamp_max_tensor_meta(self: Tensor, max: Tensor) -> Tensor:  # noqa: A002
+    return _clamp_tensor(self, None, max, False)
+
+
+def clamp_max__tensor_meta(self: Tensor, max: Tensor) -> Tensor:  # noqa: A002
+    return _clamp_tensor(self, None, max, True)
 
 
 def _extremum(name: str, self: Tensor, other: Tensor) -> Tensor:
@@ -1264,6 +1280,8 @@ def kernel_table() -> dict[str, Any]:
         "clamp_min": clamp_min_meta, "clamp_min_": clamp_min__meta,
         "clamp.Tensor": clamp_tensor_meta, "clamp_.Tensor": clamp__tensor_meta,
         "clamp_min.Tensor": clamp_min_tensor_meta, "clamp_min_.Tensor": clamp_min__tensor_meta,
+        "clamp_max": clamp_max_meta, "clamp_max_": clamp_max__meta,
+        "clamp_max.Tensor": clamp_max_tensor_meta, "clamp_max_.Tensor": clamp_max__tensor_meta,
         "maximum": maximum_meta, "minimum": minimum_meta,
         "div.Tensor_mode": div_tensor_mode_meta, "div.Scalar_mode": div_scalar_mode_meta,
         "div_.Tensor_mode": div__tensor_mode_meta, "div_.Scalar_mode": div__scalar_mode_meta,

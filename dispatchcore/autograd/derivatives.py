@@ -296,6 +296,17 @@ def _clamp_min_min(g: Any, self: Any, min: Any) -> Any:  # noqa: A002
     return A.where.self(A.lt.Tensor(self, min), g, zero)
 
 
+def _clamp_max_self(g: Any, self: Any, max: Any) -> Any:  # noqa: A002
+    """``where(self <= max, grad, at::scalar_tensor(0., grad.options()))`` (the zero first)."""
+    zero = _zero_scalar(g)
+    return A.where.self(A.le.Tensor(self, max) if hasattr(max, "_key_bits") else A.le.Scalar(self, max), g, zero)
+
+
+def _clamp_max_max(g: Any, self: Any, max: Any) -> Any:  # noqa: A002
+    zero = _zero_scalar(g)
+    return A.where.self(A.gt.Tensor(self, max), g, zero)
+
+
 def _extremum_backward(g: Any, self: Any, other: Any, loses: Any) -> Any:
     """``at::where(self == other, grad / 2, grad).masked_fill_(<loses>, 0)`` (maximum, minimum)."""
     half = _div_scalar(g, 2)
@@ -566,6 +577,11 @@ def register(lib: Library) -> None:
     clamp_min_tensor = (_clamp_min_self, _clamp_min_min)
     r(lib, "clamp_min.Tensor", "ClampMinBackward1", ("self", "min"), clamp_min_tensor)
     r(lib, "clamp_min_.Tensor", "ClampMinBackward1", ("self", "min"), clamp_min_tensor, mutates="self")
+    r(lib, "clamp_max", "ClampMaxBackward0", ("self",), _clamp_max_self)
+    r(lib, "clamp_max_", "ClampMaxBackward0", ("self",), _clamp_max_self, mutates="self")
+    clamp_max_tensor = (_clamp_max_self, _clamp_max_max)
+    r(lib, "clamp_max.Tensor", "ClampMaxBackward1", ("self", "max"), clamp_max_tensor)
+    r(lib, "clamp_max_.Tensor", "ClampMaxBackward1", ("self", "max"), clamp_max_tensor, mutates="self")
     r(lib, "maximum", "MaximumBackward0", ("self", "other"),
       (lambda g, self, other: _extremum_backward(g, self, other, A.lt.Tensor),
        lambda g, self, other: _extremum_backward(g, self, other, A.gt.Tensor)))

@@ -54,6 +54,9 @@ OUTS: dict[str, tuple[str, str, str]] = {  # out overload -> (schema tail after 
     "clamp_min.out": ("(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)", "clamp_min", "found"),
     "clamp_min.Tensor_out": ("(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)", "clamp_min.Tensor",
                              "cast"),
+    "clamp_max.out": ("(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)", "clamp_max", "found"),
+    "clamp_max.Tensor_out": ("(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)", "clamp_max.Tensor",
+                             "cast"),
     "div.out_mode": ("(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",
                      "div.Tensor_mode", "cast"),
     **{f"{c}.{kind}_out": (f"(Tensor self, {kind} other, *, Tensor(a!) out) -> Tensor(a!)", f"{c}.{kind}", "any")

@@ -656,7 +656,8 @@ def test_every_cuda_kernel_is_registered_at_the_cuda_key():
 # Operators with CPU and Meta kernels but no CUDA C kernel yet: on a CUDA tensor they raise the
 # dispatcher's "Could not run ... with arguments from the 'CUDA' backend" error.
 CPU_ONLY = {"div.Tensor_mode", "div_.Tensor_mode", "maximum", "minimum",
-            "clamp.Tensor", "clamp_.Tensor", "clamp_min.Tensor", "clamp_min_.Tensor",
+            "clamp.Tensor", "clamp_.Tensor", "clamp_min.Tensor", "clamp_min_.Tensor", "clamp_max.Tensor",
+            "clamp_max_.Tensor",
             "rsub.Tensor", "fill_.Tensor",  # torch: per-backend kernels, none on CUDA here yet
             "arange.start_out", "linspace.out", "eye.out", "eye.m_out"}  # CUDA has its own (HOST_FILLED)
 

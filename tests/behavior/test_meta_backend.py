@@ -259,6 +259,10 @@ case("clamp_.Tensor", "clamp_.Tensor", lambda T: ((T.t((3, 4), strides=F), None,
 case("clamp_min.Tensor", "clamp_min.Tensor", lambda T: ((T.t((3, 4), "int64"), T.t((3, 1), "int32")), {}))
 case("clamp_min_.Tensor", "clamp_min_.Tensor", lambda T: ((T.t((3, 4), strides=F), T.t((4,))), {}),
      returns="self")
+case("clamp_max", "clamp_max", lambda T: ((T.t((3, 4), "int64"), 0.5), {}))
+case("clamp_max_", "clamp_max_", lambda T: ((T.t((3, 4), strides=F), 0.5), {}), returns="self")
+case("clamp_max.Tensor", "clamp_max.Tensor", lambda T: ((T.t((3, 4), "int32", strides=F), T.t((3, 1), "int64")), {}))
+case("clamp_max_.Tensor", "clamp_max_.Tensor", lambda T: ((T.t((3, 4)), T.t((4,))), {}), returns="self")
 case("maximum", "maximum", lambda T: ((T.t((3, 1), "int64"), T.t((4,), strides=(1,))), {}))
 case("minimum", "minimum", lambda T: ((T.t((3, 4), strides=F), T.t((3, 4), "float64")), {}))
 case("div.Tensor_mode", "div.Tensor_mode",
@@ -689,6 +693,10 @@ EXPECTED: dict[str, Any] = {'add.Tensor': ((3, 4), 'float32', (4, 1), 0),
  'clamp_.Tensor': ((3, 4), 'float32', (3, 1), 0),
  'clamp_min.Tensor': ((3, 4), 'int64', (4, 1), 0),
  'clamp_min_.Tensor': ((3, 4), 'float32', (3, 1), 0),
+ 'clamp_max': ((3, 4), 'float32', (4, 1), 0),
+ 'clamp_max_': ((3, 4), 'float32', (3, 1), 0),
+ 'clamp_max.Tensor': ((3, 4), 'int64', (4, 1), 0),
+ 'clamp_max_.Tensor': ((3, 4), 'float32', (4, 1), 0),
  'maximum': ((3, 4), 'float32', (4, 1), 0),
  'minimum': ((3, 4), 'float64', (4, 1), 0),
  'div.Tensor_mode': ((3, 4), 'int64', (4, 1), 0),

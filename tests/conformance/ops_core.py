@@ -615,10 +615,6 @@ def _scalar_tensor(rng: np.random.Generator, dtype: np.dtype) -> Iterator[Sample
 
 
 # Known dispatchcore-vs-torch differences (see each entry's xfails)
-_CLAMP_ZERO_D = ("clamp of a 0-d floating tensor: dispatchcore's CPU kernel raises TypeError 'return arrays must be "
-                 "of ArrayType'")
-_CLAMP_MIN_ZERO_D = ("clamp_min of a 0-d floating tensor: dispatchcore returns a tensor whose data is a numpy scalar, "
-                     "not an ndarray (storage_offset(), numpy() and autograd fail on it)")
 _MATMUL_NODES = ("torch's matmul squeezes a 1-d @ 2-d product in place and folds broadcast batches into mm (nodes "
                  "SqueezeBackward4, UnsafeViewBackward0); dispatchcore's graph ends in SqueezeBackward1 or "
                  "ViewBackward0")
@@ -680,15 +676,17 @@ OPS = [
     OpInfo("nn.functional.relu", call="nn.functional.relu", samples=_unary(), dtypes=NUMERIC, aten=("relu",)),
     # --- clamp, where, comparisons --------------------------------------------------------------------
     OpInfo("clamp", call="clamp", samples=_clamp, dtypes=NUMERIC, aten=("clamp",), grad=True,
-           method_variant="Tensor.clamp", inplace_variant="Tensor.clamp_",
-           xfails={"float*/zero-d": _CLAMP_ZERO_D, "float64/zero-d@grad": _CLAMP_ZERO_D}),
+           method_variant="Tensor.clamp", inplace_variant="Tensor.clamp_"),
     OpInfo("clamp.Tensor", call="clamp", samples=_clamp_tensor, dtypes=NUMERIC, aten=("clamp.Tensor",), grad=True,
            grad_args=(0, 1, 2, "min", "max"), method_variant="Tensor.clamp", inplace_variant="Tensor.clamp_"),
     OpInfo("clamp_min", call="clamp_min", samples=_clamp_min, dtypes=NUMERIC, aten=("clamp_min",), grad=True,
-           method_variant="Tensor.clamp_min", inplace_variant="Tensor.clamp_min_",
-           xfails={"float*/zero-d": _CLAMP_MIN_ZERO_D}),
+           method_variant="Tensor.clamp_min", inplace_variant="Tensor.clamp_min_"),
     OpInfo("clamp_min.Tensor", call="clamp_min", samples=_clamp_min_tensor, dtypes=NUMERIC,
            aten=("clamp_min.Tensor",), grad=True, grad_args=(0, 1), inplace_variant="Tensor.clamp_min_"),
+    OpInfo("clamp_max", call="clamp_max", samples=_clamp_min, dtypes=NUMERIC, aten=("clamp_max",), grad=True,
+           method_variant="Tensor.clamp_max", inplace_variant="Tensor.clamp_max_"),
+    OpInfo("clamp_max.Tensor", call="clamp_max", samples=_clamp_min_tensor, dtypes=NUMERIC,
+           aten=("clamp_max.Tensor",), grad=True, grad_args=(0, 1), inplace_variant="Tensor.clamp_max_"),
     OpInfo("where", call="where", samples=_where, dtypes=ALL, aten=("where.self",), grad=True, gradgrad=True,
            grad_args=(1, 2)),
     *[OpInfo(name, call=name, samples=_comparison, dtypes=ALL, aten=(f"{name}.Tensor",),

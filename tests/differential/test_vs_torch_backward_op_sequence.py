@@ -302,6 +302,9 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     "hardtanh_": _inplace_unary("hardtanh_"), "leaky_relu_": _inplace_unary("leaky_relu_"),
     "clamp_": _inplace_unary("clamp_", -2, 2, -0.5, 0.5), "clamp_min_": _inplace_unary("clamp_min_", -2, 2, 0.1),
     "clamp_.Tensor": _clamp_tensor("clamp_"), "clamp.Tensor-both": _clamp_tensor("clamp"),
+    "clamp_max_": _inplace_unary("clamp_max_", -2, 2, 0.1),
+    "clamp_max_.Tensor": lambda lib: (lambda x, m: ([x.clone().clamp_max_(m)], [x, m]))(
+        _t(lib, (2, 3), 1), _t(lib, (2, 3), 2)),
     "clamp_min_.Tensor": lambda lib: (lambda x, m: ([x.clone().clamp_min_(m)], [x, m]))(
         _t(lib, (2, 3), 1), _t(lib, (2, 3), 2)),
     "pow_.Scalar": _inplace_unary("pow_", 0.5, 2, 2.5),
