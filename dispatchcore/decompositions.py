@@ -295,6 +295,16 @@ def _sgn(self: Tensor) -> Tensor:
     return aten.sign.default(self)
 
 
+def _sinc(a: Tensor) -> Tensor:
+    """``where(pi a == 0, 1, sin(pi a) / (pi a))``, an integral ``a`` cast to the default dtype first (torch's ref)."""
+    if not (a.dtype.is_floating_point or a.dtype.is_complex):
+        a = aten._to_copy.default(a, dtype=_dtypes.get_default_dtype())
+    a = aten.mul.Tensor(a, math.pi)
+    is_zero = aten.eq.Scalar(a, 0)
+    ratio = aten.div.Tensor(aten.sin.default(a), a)
+    return aten.where.self(is_zero, aten.scalar_tensor.default(1, dtype=a.dtype, device=a.device), ratio)
+
+
 def _logaddexp_of(a: Tensor, b: Tensor, same_infinity: Callable[[], Tensor], power: Callable[[Tensor], Tensor],
                   scale: float | None) -> Tensor:
     """``max + log1p(power(min - max))``, scaled to base 2 for logaddexp2, as torch's refs write it.
@@ -1243,6 +1253,7 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.floor_divide.Scalar: _floor_divide,
         aten.frac.default: _frac,
         aten.logaddexp.default: _logaddexp,
+        aten.sinc.default: _sinc,
         aten.logaddexp2.default: _logaddexp2,
         aten.sgn.default: _sgn,
         aten.isposinf.default: _isinf_of_sign(math.inf),
@@ -1348,6 +1359,7 @@ def _out_variants() -> list[tuple[Any, Any]]:
         (aten.floor_divide.Scalar_out, aten.floor_divide.Scalar),
         (aten.frac.out, aten.frac.default),
         (aten.logaddexp.out, aten.logaddexp.default),
+        (aten.sinc.out, aten.sinc.default),
         (aten.logaddexp2.out, aten.logaddexp2.default),
         (aten.gelu_backward.grad_input, aten.gelu_backward.default),
         (aten.huber_loss.out, aten.huber_loss.default),
@@ -1420,6 +1432,7 @@ def _inplace_variants() -> list[tuple[Any, Any]]:
         (aten.lerp_.Scalar, aten.lerp.Scalar),
         (aten.lerp_.Tensor, aten.lerp.Tensor),
         (aten.sgn_.default, aten.sgn.default),
+        (aten.sinc_.default, aten.sinc.default),
         (aten.silu_.default, aten.silu.default),
         (aten.tril_.default, aten.tril.default),
         (aten.triu_.default, aten.triu.default),

@@ -56,6 +56,13 @@ def _erfc(a: np.ndarray) -> np.ndarray:
     return np.asarray(_erfc_scalar(a), dtype=a.dtype)
 
 
+def _sinc(a: np.ndarray) -> np.ndarray:
+    """``sin(pi x) / (pi x)`` in x's dtype (pi rounded to it, as ``c10::pi<T>``), 1 at 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        product = a * a.dtype.type(math.pi)
+        return np.where(a == 0, a.dtype.type(1), np.sin(product) / product).astype(a.dtype, copy=False)
+
+
 def _integral_copy(fn: Callable[..., Any]) -> Callable[..., Any]:
     """ceil/floor/round/trunc: integers are their own result (torch copies them)."""
     return lambda a: a.copy() if a.dtype.kind in _INTS else fn(a)
@@ -135,6 +142,7 @@ UNARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "erf": (_erf, "erf_cpu", _FLOATS),
     "erfc": (_erfc, "erfc_cpu", _FLOATS),
     "exp2": (np.exp2, "exp2_cpu", _FLOATS),
+    "sinc": (_sinc, "sinc_cpu", _FLOATS),
     "expm1": (np.expm1, "expm1_cpu", _FLOATS),
     "log1p": (np.log1p, "log1p_cpu", _FLOATS),
     "log2": (np.log2, "log2_cpu", _FLOATS),

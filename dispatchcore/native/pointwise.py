@@ -81,6 +81,17 @@ def _no_derivative(op: str) -> Callable[..., Any]:
 _LN2, _LN10, _TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
 
 
+def _sinc_backward(g: G, self: G) -> G:
+    """``sinc_backward``: ``grad * ((pi x cos(pi x) - sin(pi x)) / (pi x^2))``, 0 where ``pi x^2 == 0``."""
+    self_pi = A.mul.Scalar(self, math.pi)
+    self_squared_pi = A.mul.Scalar(A.mul.Tensor(self, self), math.pi)
+    sin = A.sin.default(self_pi)
+    slope = A.sub.Tensor(A.mul.Tensor(self_pi, A.cos.default(self_pi)), sin)
+    out = A.mul.Tensor(g, A.div.Tensor(slope, self_squared_pi))
+    zero = A.scalar_tensor.default(0.0, dtype=g.dtype, device=g.device)
+    return A.where.self(A.eq.Scalar(self_squared_pi, 0.0), zero, out)
+
+
 class Unary(NamedTuple):
     """A unary op ``name`` (+ ``name_`` and ``name.out``): its dtype rule and derivative.
 
@@ -126,6 +137,7 @@ UNARY: dict[str, Unary] = {
         A.neg.default(A.pow.Tensor_Scalar(self, 2))), _TWO_OVER_SQRT_PI), g)),
     "erfc": Unary(FLOAT, "ErfcBackward0", lambda g, self: A.mul.Tensor(A.mul.Scalar(A.exp.default(
         A.neg.default(A.pow.Tensor_Scalar(self, 2))), -_TWO_OVER_SQRT_PI), g)),
+    "sinc": Unary(FLOAT, "SincBackward0", _sinc_backward),
     "exp2": Unary(FLOAT, "Exp2Backward0", lambda g, result: A.mul.Scalar(A.mul.Tensor(g, result), _LN2)),
     "expm1": Unary(FLOAT, "Expm1Backward0", lambda g, result: A.mul.Tensor(g, A.add.Scalar(result, 1))),
     "log1p": Unary(FLOAT, "Log1PBackward0", lambda g, self: A.div.Tensor(g, A.add.Scalar(self, 1))),
@@ -908,7 +920,7 @@ def register_autograd(lib: Library) -> None:
 # --- torch.* functions and Tensor methods ----------------------------------------------------------------
 # torch.<name>_ functions torch defines (most in-place forms are methods only)
 _TORCH_INPLACE = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "erf", "erfc", "exp2",
-                  "expm1", "log1p", "log2", "log10", "rsqrt", "ceil", "floor", "round", "trunc", "frac")
+                  "expm1", "log1p", "log2", "log10", "rsqrt", "ceil", "floor", "round", "trunc", "frac", "sinc")
 _NOT_PASSED: Any = object()
 
 
