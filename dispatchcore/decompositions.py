@@ -295,11 +295,24 @@ def _sgn(self: Tensor) -> Tensor:
     return aten.sign.default(self)
 
 
+def _to_float(a: Tensor) -> Tensor:
+    """An integral or bool tensor cast to the default dtype (torch's refs' INT_TO_FLOAT promotion)."""
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        return a
+    return aten._to_copy.default(a, dtype=_dtypes.get_default_dtype())
+
+
+def _deg2rad(a: Tensor) -> Tensor:
+    return aten.mul.Tensor(_to_float(a), math.pi / 180)
+
+
+def _rad2deg(a: Tensor) -> Tensor:
+    return aten.mul.Tensor(_to_float(a), 180 / math.pi)
+
+
 def _sinc(a: Tensor) -> Tensor:
     """``where(pi a == 0, 1, sin(pi a) / (pi a))``, an integral ``a`` cast to the default dtype first (torch's ref)."""
-    if not (a.dtype.is_floating_point or a.dtype.is_complex):
-        a = aten._to_copy.default(a, dtype=_dtypes.get_default_dtype())
-    a = aten.mul.Tensor(a, math.pi)
+    a = aten.mul.Tensor(_to_float(a), math.pi)
     is_zero = aten.eq.Scalar(a, 0)
     ratio = aten.div.Tensor(aten.sin.default(a), a)
     return aten.where.self(is_zero, aten.scalar_tensor.default(1, dtype=a.dtype, device=a.device), ratio)
@@ -1254,6 +1267,8 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.frac.default: _frac,
         aten.logaddexp.default: _logaddexp,
         aten.sinc.default: _sinc,
+        aten.deg2rad.default: _deg2rad,
+        aten.rad2deg.default: _rad2deg,
         aten.logaddexp2.default: _logaddexp2,
         aten.sgn.default: _sgn,
         aten.isposinf.default: _isinf_of_sign(math.inf),
@@ -1360,6 +1375,8 @@ def _out_variants() -> list[tuple[Any, Any]]:
         (aten.frac.out, aten.frac.default),
         (aten.logaddexp.out, aten.logaddexp.default),
         (aten.sinc.out, aten.sinc.default),
+        (aten.deg2rad.out, aten.deg2rad.default),
+        (aten.rad2deg.out, aten.rad2deg.default),
         (aten.logaddexp2.out, aten.logaddexp2.default),
         (aten.gelu_backward.grad_input, aten.gelu_backward.default),
         (aten.huber_loss.out, aten.huber_loss.default),
@@ -1433,6 +1450,8 @@ def _inplace_variants() -> list[tuple[Any, Any]]:
         (aten.lerp_.Tensor, aten.lerp.Tensor),
         (aten.sgn_.default, aten.sgn.default),
         (aten.sinc_.default, aten.sinc.default),
+        (aten.deg2rad_.default, aten.deg2rad.default),
+        (aten.rad2deg_.default, aten.rad2deg.default),
         (aten.silu_.default, aten.silu.default),
         (aten.tril_.default, aten.tril.default),
         (aten.triu_.default, aten.triu.default),

@@ -22,6 +22,7 @@ from ..dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES
 from ..dtypes import bool_ as _bool
 from ..ops import aten as A
 from ..tensor import Tensor
+from . import Bindings
 
 __all__ = ["ACTIVATIONS", "BINARY", "OVERLOAD_ALIASES", "SCHEMAS", "TERNARY", "UNARY", "UNARY_BACKWARD",
            "binary_result_dtype", "check_out", "register", "register_autograd", "unary_result_dtype"]
@@ -575,6 +576,14 @@ SCHEMAS: tuple[str, ...] = (
     *(s for name in ALIASES if name not in _BINARY_ALIASES for s in _unary_schemas(name, True)),
     *(s for name in _BINARY_ALIASES for s in _binary_schemas(name, Binary(FLOAT, (name, f"{name}_", f"{name}.out")))),
     *(s for alias in OVERLOAD_ALIASES for s in _overload_alias_schemas(alias)),
+    *_unary_schemas("deg2rad", True), *_unary_schemas("rad2deg", True),
+    "positive(Tensor(a) self) -> Tensor(a)",
+    *(s for self_, exponent, suffix in (("Tensor", "Tensor", "Tensor_Tensor"), ("Scalar", "Tensor", "Scalar"),
+                                        ("Tensor", "Scalar", "Tensor_Scalar"))
+      for s in (f"float_power.{suffix}({self_} self, {exponent} exponent) -> Tensor",
+                f"float_power.{suffix}_out({self_} self, {exponent} exponent, {_OUT}")),
+    "float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
+    "float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
     *(s for dunder in SHIFT_DUNDERS for s in (
         f"{dunder}.Scalar(Tensor self, Scalar other) -> Tensor",
         f"{dunder}.Tensor(Tensor self, Tensor other) -> Tensor",
@@ -761,9 +770,158 @@ def _shift_dunder_outs(dunder: str, target: str) -> dict[str, Callable[..., Any]
             f"{dunder}.Tensor_out": lambda self, other, *, out: tensor_out(self, other, out=out)}
 
 
+# --- deg2rad/rad2deg (UnaryOps.cpp, CompositeExplicitAutograd): a product by a wrapped constant ----------
+_ANGLES = {"deg2rad": math.pi / 180, "rad2deg": 180 / math.pi}  # M_PI_180, M_180_PI
+
+
+def _angle_kernels(name: str) -> dict[str, Callable[..., Any]]:
+    """``name``, ``name_`` and ``name.out``: the out= kernel multiplies (``mul.out``), the others call it.
+
+    Integers and bool become the default float dtype; ``name_`` writes into self whatever its dtype
+    (``mul.out`` then refuses a float result in an integer self, as torch does).
+    """
+    factor = _ANGLES[name]
+    out_op = _handle(f"{name}.out")
+
+    def check(self: Tensor) -> None:
+        if self.dtype.is_complex:
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
+
+    def functional(self: Tensor) -> Tensor:
+        check(self)
+        floating = self.dtype.is_floating_point
+        dtype = self.dtype if floating else _default_dtype()
+        return out_op(self, out=A.empty_like.default(self, dtype=dtype))
+
+    def inplace(self: Tensor) -> Tensor:
+        check(self)
+        return out_op(self, out=self)
+
+    def out(self: Tensor, *, out: Tensor) -> Tensor:
+        check(self)
+        return A.mul.out(self, factor, out=out)
+
+    return {name: functional, f"{name}_": inplace, f"{name}.out": out}
+
+
+def _times(factor: float) -> Callable[[G], G]:
+    def formula(g: G) -> G:
+        return A.mul.Scalar(g, factor)
+    return formula
+
+
+def _default_dtype() -> Any:
+    from ..dtypes import get_default_dtype
+
+    return get_default_dtype()
+
+
+# --- positive and float_power (CompositeImplicitAutograd): self, or pow in double precision -----------
+def _positive(self: Tensor) -> Tensor:
+    if self.dtype is _bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+def _float_power_dtype(*operands: Any) -> Any:
+    """complex128 if any operand is complex, else float64 (Pow.cpp's float_power)."""
+    from ..dtypes import complex128, float64
+
+    complex_ = any(o.dtype.is_complex if isinstance(o, Tensor) else isinstance(o, complex) for o in operands)
+    return complex128 if complex_ else float64
+
+
+def _as_dtype(t: Tensor, dtype: Any) -> Tensor:
+    """``t.to(dtype)``: the tensor itself when it has the dtype, else a ``_to_copy``."""
+    return t if t.dtype is dtype else A._to_copy.default(t, dtype=dtype)
+
+
+def _as_scalar(value: Any, dtype: Any) -> Any:
+    """``Scalar(value.toDouble())`` (or ``toComplexDouble()``): the Scalar float_power passes on."""
+    return complex(value) if dtype.is_complex else float(value)
+
+
+def _float_power_kernels() -> dict[str, Callable[..., Any]]:
+    def tensor_tensor(self: Tensor, exponent: Tensor) -> Tensor:
+        dtype = _float_power_dtype(self, exponent)
+        return A.pow.Tensor_Tensor(_as_dtype(self, dtype), _as_dtype(exponent, dtype))
+
+    def tensor_scalar(self: Tensor, exponent: Any) -> Tensor:
+        dtype = _float_power_dtype(self, exponent)
+        return A.pow.Tensor_Scalar(_as_dtype(self, dtype), _as_scalar(exponent, dtype))
+
+    def scalar_tensor(self: Any, exponent: Tensor) -> Tensor:
+        dtype = _float_power_dtype(self, exponent)
+        return A.pow.Scalar(_as_scalar(self, dtype), _as_dtype(exponent, dtype))
+
+    def checked(what: str, given: Tensor, dtype: Any) -> None:
+        if given.dtype is not dtype:
+            raise RuntimeError(f"the {what} has dtype {SCALAR_TYPE_NAMES[given.dtype.name]} but the "
+                               f"operation's result requires dtype {SCALAR_TYPE_NAMES[dtype.name]}")
+
+    def tensor_tensor_out(self: Tensor, exponent: Tensor, *, out: Tensor) -> Tensor:
+        dtype = _float_power_dtype(self, exponent)
+        checked("output given to float_power", out, dtype)
+        return A.pow.Tensor_Tensor_out(_as_dtype(self, dtype), _as_dtype(exponent, dtype), out=out)
+
+    def tensor_scalar_out(self: Tensor, exponent: Any, *, out: Tensor) -> Tensor:
+        dtype = _float_power_dtype(self, exponent)
+        checked("output given to float_power", out, dtype)
+        return A.pow.Tensor_Scalar_out(_as_dtype(self, dtype), _as_scalar(exponent, dtype), out=out)
+
+    def scalar_out(self: Any, exponent: Tensor, *, out: Tensor) -> Tensor:
+        dtype = _float_power_dtype(self, exponent)
+        checked("output given to float_power", out, dtype)
+        return A.pow.Scalar_out(_as_scalar(self, dtype), _as_dtype(exponent, dtype), out=out)
+
+    def inplace_tensor(self: Tensor, exponent: Tensor) -> Tensor:
+        dtype = _float_power_dtype(self, exponent)
+        checked("base given to float_power_", self, dtype)
+        return A.pow_.Tensor(self, _as_dtype(exponent, dtype))
+
+    def inplace_scalar(self: Tensor, exponent: Any) -> Tensor:
+        dtype = _float_power_dtype(self, exponent)
+        checked("base given to float_power_", self, dtype)
+        return A.pow_.Scalar(self, _as_scalar(exponent, dtype))
+
+    return {"float_power.Tensor_Tensor": tensor_tensor, "float_power.Tensor_Scalar": tensor_scalar,
+            "float_power.Scalar": scalar_tensor, "float_power.Tensor_Tensor_out": tensor_tensor_out,
+            "float_power.Tensor_Scalar_out": tensor_scalar_out, "float_power.Scalar_out": scalar_out,
+            "float_power_.Tensor": inplace_tensor, "float_power_.Scalar": inplace_scalar}
+
+
+_FLOAT_POWER = Bindings({
+    "float_power": ("float_power(Tensor input, Tensor exponent, *, Tensor out=None)",
+                    "float_power(Scalar self, Tensor exponent, *, Tensor out=None)",
+                    "float_power(Tensor input, Scalar exponent, *, Tensor out=None)"),
+    **{f"Tensor.{name}": (f"{name}(Tensor exponent)", f"{name}(Scalar exponent)")
+       for name in ("float_power", "float_power_")},
+})
+
+
+def _float_power_call(index: int, a: dict[str, Any]) -> Tensor:
+    """The overload the parsed call names: the method's two signatures, or the function's three."""
+    exponent, out = a["exponent"], a.get("out")
+    if "self" in a:  # torch.float_power(2, x)
+        return A.float_power.Scalar(a["self"], exponent) if out is None else \
+            A.float_power.Scalar_out(a["self"], exponent, out=out)
+    kind = "Tensor_Tensor" if isinstance(exponent, Tensor) else "Tensor_Scalar"
+    if out is None:
+        return getattr(A.float_power, kind)(a["input"], exponent)
+    return getattr(A.float_power, f"{kind}_out")(a["input"], exponent, out=out)
+
+
+def _float_power_inplace_call(index: int, a: dict[str, Any]) -> Tensor:
+    exponent = a["exponent"]
+    overload = A.float_power_.Tensor if isinstance(exponent, Tensor) else A.float_power_.Scalar
+    return overload(a["input"], exponent)
+
+
 def _explicit() -> dict[str, Callable[..., Any]]:
     found: dict[str, Callable[..., Any]] = {"isnan.out": _isnan_out, "isinf": _isinf, "isinf.out": _isinf_out,
                                             "nan_to_num": _nan_to_num, "nan_to_num_": _nan_to_num_}
+    for name in _ANGLES:
+        found.update(_angle_kernels(name))
     found.update(_logical_composites("logical_not", False))
     for name, op in BINARY.items():
         if op.rule == LOGICAL:
@@ -808,6 +966,8 @@ def _implicit() -> dict[str, Callable[..., Any]]:
         found.update(_alias_kernels(alias, target))
     for alias in OVERLOAD_ALIASES:
         found.update(_overload_alias_kernels(alias))
+    found["positive"] = _positive
+    found.update(_float_power_kernels())
     for name in ("and", "or", "xor"):  # the operators are their bitwise ops
         for overload in ("Tensor", "Scalar"):
             functional, inplace = _handle(f"bitwise_{name}.{overload}"), _handle(f"bitwise_{name}_.{overload}")
@@ -875,6 +1035,10 @@ def register_autograd(lib: Library) -> None:
             r(f"{name}_", u.inplace_node, ("self",), _not_implemented(f"inplace version of {name}"), mutates="self")
         elif u.inplace:
             r(f"{name}_", u.node, ("self",), u.formula, mutates="self")
+    for name, factor in _ANGLES.items():  # deg2rad_backward: grad times the constant
+        node = "Deg2RadBackward0" if name == "deg2rad" else "Rad2DegBackward0"
+        r(name, node, ("self",), _times(factor))
+        r(f"{name}_", node, ("self",), _times(factor), mutates="self")
     r("round.decimals", "RoundBackward1", ("self",), lambda g: _zeros(g))
     r("round_.decimals", "RoundBackward1", ("self",), lambda g: _zeros(g), mutates="self")
     nondiff("isnan", "isinf", "logical_not", "logical_not_")
@@ -1203,6 +1367,14 @@ def _python_layer() -> tuple[dict[str, Any], dict[str, Any]]:
                    isnan=tm.fast(A.isnan.default), isinf=tm.fast(A.isinf.default),
                    isfinite=tm.fast(A.isfinite.default), logical_not=tm.fast(A.logical_not.default),
                    logical_not_=tm.fast(A.logical_not_.default))
+    for name in _ANGLES:
+        functions[name], functions[f"{name}_"] = _unary_function(name), _inplace_function(name)
+        methods[name], methods[f"{name}_"] = tm.fast(_handle(name)), tm.fast(_handle(f"{name}_"))
+    functions["positive"] = _unary_function("positive", out=False)
+    methods["positive"] = methods["__pos__"] = tm.fast(A.positive.default)  # torch's +x is x.positive()
+    functions["float_power"] = _FLOAT_POWER.function("float_power", _float_power_call)
+    methods["float_power"] = _FLOAT_POWER.method("float_power", _float_power_call)
+    methods["float_power_"] = _FLOAT_POWER.method("float_power_", _float_power_inplace_call)
     for alias in ALIASES:
         if alias in _BINARY_ALIASES:
             b = Binary(FLOAT, (alias, f"{alias}_", f"{alias}.out"))

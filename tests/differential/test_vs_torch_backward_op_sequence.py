@@ -285,7 +285,9 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     **{f"{n}_": _inplace_unary(f"{n}_") for n in (
         "abs", "neg", "exp", "sin", "cos", "tanh", "sigmoid", "relu", "acos", "asin", "atan", "erf",
         "expm1", "log1p", "tan", "sinh", "cosh", "sgn", "sign", "ceil", "floor", "round", "trunc", "frac",
-        "nan_to_num", "asinh", "atanh", "erfc", "exp2", "sinc")},
+        "nan_to_num", "asinh", "atanh", "erfc", "exp2", "sinc", "deg2rad", "rad2deg")},
+    "deg2rad": _aten("deg2rad", lambda lib: ([x := _t(lib, (2, 3), 1)], [x], {})),
+    "rad2deg": _aten("rad2deg", lambda lib: ([x := _t(lib, (2, 3), 1)], [x], {})),
     **{f"{n}_": _inplace_unary(f"{n}_", 0.5, 2.0) for n in ("log", "log2", "log10", "sqrt", "rsqrt", "acosh")},
     "round_.decimals": _inplace_unary("round_", -2, 2),
     "round.decimals-grad": lambda lib: ([_t(lib, (2, 3), 1).round(decimals=1)], []),

@@ -607,3 +607,63 @@ def test_a_numpy_named_overload_refuses_what_torch_refuses_in_torchs_words(code)
     with pytest.raises(type(expected.value)) as got:
         eval(code, {"m": dc, "x": dc.ones(3)})
     assert str(got.value) == first_lines(str(expected.value))
+
+
+# --- deg2rad/rad2deg (CompositeExplicitAutograd), positive and float_power (CompositeImplicitAutograd) ----
+_COMPOSITE_CALLS = {
+    "deg2rad(x)": lambda m, x, y: m.deg2rad(x),
+    "x.rad2deg()": lambda m, x, y: x.rad2deg(),
+    "deg2rad(int)": lambda m, x, y: m.deg2rad(m.tensor([180, -90])),
+    "rad2deg(bool)": lambda m, x, y: m.rad2deg(m.tensor([True, False])),
+    "rad2deg(half)": lambda m, x, y: m.rad2deg(x.to(m.float16)),
+    "x.deg2rad_()": lambda m, x, y: x.deg2rad_(),
+    "rad2deg_(x)": lambda m, x, y: m.rad2deg_(x),
+    "deg2rad(out=float64)": lambda m, x, y: m.deg2rad(x, out=m.empty(0, dtype=m.float64)),
+    "positive(x)": lambda m, x, y: m.positive(x),
+    "+x": lambda m, x, y: +x,
+    "float_power(x, y)": lambda m, x, y: m.float_power(x, y),
+    "float_power(x, 2)": lambda m, x, y: m.float_power(x, 2),
+    "float_power(int, 2)": lambda m, x, y: m.float_power(m.tensor([2, 3]), 2),
+    "float_power(2, y)": lambda m, x, y: m.float_power(2, y),
+    "float_power(x, 1j)": lambda m, x, y: m.float_power(x, 1j).abs(),  # complex128 (abs: a real to compare)
+    "x.double().float_power_(y)": lambda m, x, y: x.double().float_power_(y),
+    "x.double().float_power_(3)": lambda m, x, y: x.double().float_power_(3),
+    "float_power(x, y, out=)": lambda m, x, y: m.float_power(x, y, out=m.empty(0, dtype=m.float64)),
+    "float_power(2, y, out=)": lambda m, x, y: m.float_power(2, y, out=m.empty(0, dtype=m.float64)),
+    "float_power(x, 0.5, out=)": lambda m, x, y: m.float_power(y, 0.5, out=m.empty(0, dtype=m.float64)),
+}
+
+
+@pytest.mark.parametrize("name", list(_COMPOSITE_CALLS))
+def test_angles_positive_and_float_power_compute_and_dispatch_what_torch_does(name):
+    mine, mine_ops = _logged(dc, _COMPOSITE_CALLS[name])
+    theirs, their_ops = _logged(torch, _COMPOSITE_CALLS[name])
+    _same(mine, theirs)
+    assert mine_ops == their_ops
+
+
+def test_angles_positive_and_float_power_record_torchs_nodes_and_gradients():
+    def run(m):
+        x = m.tensor([0.5, 1.5, 2.0], dtype=m.float64, requires_grad=True)
+        outs = [m.deg2rad(x), m.rad2deg(x), m.positive(x), m.float_power(x, 3), m.float_power(x.float(), x)]
+        sum(o.sum() for o in outs).backward()
+        return [type(o.grad_fn).__name__ for o in outs], x.grad.tolist()
+
+    assert run(dc) == run(torch)
+
+
+_COMPOSITE_ERRORS = ["m.deg2rad(m.tensor([1j]))", "m.ones(2, dtype=m.int64).deg2rad_()",
+                     "m.deg2rad(x, out=m.empty(0, dtype=m.int64))", "+m.tensor([True])",
+                     "m.positive(m.tensor([True]))", "m.positive(2)", "x.float_power_(2)",
+                     "m.float_power(x, x, out=m.empty(0))", "x.float_power('a')", "m.float_power(x, 'a')",
+                     "m.float_power('a', x)"]
+
+
+@pytest.mark.parametrize("code", _COMPOSITE_ERRORS)
+def test_angles_positive_and_float_power_refuse_what_torch_refuses_in_torchs_words(code):
+    with pytest.raises(Exception) as expected:
+        eval(code, {"m": torch, "x": torch.ones(3)})
+    with pytest.raises(type(expected.value)) as got:
+        eval(code, {"m": dc, "x": dc.ones(3)})
+    text = str(expected.value)
+    assert str(got.value) == (text if "expected one of" in text else text.split("\n")[0])
