@@ -1,5 +1,6 @@
 """Observers shared by differential tests, written once for both libraries (``torch`` or ``dispatchcore``):
-a forwarding wrapper subclass, a recording dispatch mode, a torch-function mode and subclass."""
+a forwarding wrapper subclass, a recording dispatch mode, a torch-function mode and subclass; and
+``results_or_same_error``, the comparison of one call on both."""
 
 from __future__ import annotations
 
@@ -91,3 +92,18 @@ def run_quietly(program: str, env: dict[str, Any]) -> tuple[str, str] | None:
     except Exception as error:  # noqa: BLE001 - compared with torch's
         return (type(error).__name__, str(error).split("\n")[0])
     return None
+
+
+def results_or_same_error(theirs: Callable[[], Any], mine: Callable[[], Any]) -> tuple[Any, Any] | None:
+    """(torch's result, dispatchcore's) to compare; or None once dispatchcore raised torch's error: the same
+    type, and torch's first line (torch appends its C++ context below it)."""
+    import pytest
+
+    try:
+        expected = theirs()
+    except Exception as e:  # noqa: BLE001 - any torch error is the expected one
+        with pytest.raises(type(e)) as info:
+            mine()
+        assert str(info.value).split("\n")[0] == str(e).split("\n")[0]
+        return None
+    return expected, mine()

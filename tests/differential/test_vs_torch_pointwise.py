@@ -555,12 +555,27 @@ def _logged(m: Any, call: Callable[..., Any]) -> tuple[Any, list[str]]:
     return result, [str(r.func) for r in log.records]
 
 
-@pytest.mark.parametrize("name", list(_OVERLOAD_ALIAS_CALLS))
-def test_a_numpy_named_overload_computes_and_dispatches_what_torch_does(name):
-    mine, mine_ops = _logged(dc, _OVERLOAD_ALIAS_CALLS[name])
-    theirs, their_ops = _logged(torch, _OVERLOAD_ALIAS_CALLS[name])
+def _computes_and_dispatches_alike(call: Callable[..., Any]) -> None:
+    mine, mine_ops = _logged(dc, call)
+    theirs, their_ops = _logged(torch, call)
     _same(mine, theirs)
     assert mine_ops == their_ops
+
+
+def _refuses_alike(code: str) -> None:
+    """``code`` (with ``m`` the library, ``x`` ones(3)) raises torch's error: its whole parser message, or
+    the first line of a C++ error (torch appends its source context)."""
+    with pytest.raises(Exception) as expected:
+        eval(code, {"m": torch, "x": torch.ones(3)})
+    with pytest.raises(type(expected.value)) as got:
+        eval(code, {"m": dc, "x": dc.ones(3)})
+    text = str(expected.value)
+    assert str(got.value) == (text if "expected one of" in text else text.split("\n")[0])
+
+
+@pytest.mark.parametrize("name", list(_OVERLOAD_ALIAS_CALLS))
+def test_a_numpy_named_overload_computes_and_dispatches_what_torch_does(name):
+    _computes_and_dispatches_alike(_OVERLOAD_ALIAS_CALLS[name])
 
 
 @pytest.mark.parametrize("alias", sorted(P.OVERLOAD_ALIASES))
@@ -599,14 +614,7 @@ _ALIAS_ERRORS = ["m.multiply(x, 'a')", "x.multiply('a')", "m.subtract(x, 'a', al
 
 @pytest.mark.parametrize("code", _ALIAS_ERRORS)
 def test_a_numpy_named_overload_refuses_what_torch_refuses_in_torchs_words(code):
-    def first_lines(text: str) -> str:  # torch's C++ errors go on with their source context
-        return text if "expected one of" in text else text.split("\n")[0]
-
-    with pytest.raises(Exception) as expected:
-        eval(code, {"m": torch, "x": torch.ones(3)})
-    with pytest.raises(type(expected.value)) as got:
-        eval(code, {"m": dc, "x": dc.ones(3)})
-    assert str(got.value) == first_lines(str(expected.value))
+    _refuses_alike(code)
 
 
 # --- deg2rad/rad2deg (CompositeExplicitAutograd), positive and float_power (CompositeImplicitAutograd) ----
@@ -636,10 +644,7 @@ _COMPOSITE_CALLS = {
 
 @pytest.mark.parametrize("name", list(_COMPOSITE_CALLS))
 def test_angles_positive_and_float_power_compute_and_dispatch_what_torch_does(name):
-    mine, mine_ops = _logged(dc, _COMPOSITE_CALLS[name])
-    theirs, their_ops = _logged(torch, _COMPOSITE_CALLS[name])
-    _same(mine, theirs)
-    assert mine_ops == their_ops
+    _computes_and_dispatches_alike(_COMPOSITE_CALLS[name])
 
 
 def test_angles_positive_and_float_power_record_torchs_nodes_and_gradients():
@@ -661,9 +666,4 @@ _COMPOSITE_ERRORS = ["m.deg2rad(m.tensor([1j]))", "m.ones(2, dtype=m.int64).deg2
 
 @pytest.mark.parametrize("code", _COMPOSITE_ERRORS)
 def test_angles_positive_and_float_power_refuse_what_torch_refuses_in_torchs_words(code):
-    with pytest.raises(Exception) as expected:
-        eval(code, {"m": torch, "x": torch.ones(3)})
-    with pytest.raises(type(expected.value)) as got:
-        eval(code, {"m": dc, "x": dc.ones(3)})
-    text = str(expected.value)
-    assert str(got.value) == (text if "expected one of" in text else text.split("\n")[0])
+    _refuses_alike(code)

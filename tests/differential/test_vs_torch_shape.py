@@ -10,6 +10,9 @@ import pytest
 import dispatchcore as dc
 
 torch = pytest.importorskip("torch")
+
+from tests.differential._observers import results_or_same_error  # noqa: E402
+
 pytestmark = pytest.mark.differential
 
 _LAYOUTS = ("contiguous", "transposed", "strided")
@@ -48,14 +51,9 @@ def _run(fn, m, x):
 
 def _check(fn, t_input, d_input):
     """The same result as torch, or the same error (type and first line) where torch raises."""
-    try:
-        expected = _run(fn, torch, t_input)
-    except Exception as e:  # noqa: BLE001 - any torch error is the expected one
-        with pytest.raises(type(e)) as info:
-            _run(fn, dc, d_input)
-        assert str(info.value).split("\n")[0] == str(e).split("\n")[0]
-        return
-    _same(expected, _run(fn, dc, d_input))
+    both = results_or_same_error(lambda: _run(fn, torch, t_input), lambda: _run(fn, dc, d_input))
+    if both is not None:
+        _same(*both)
 
 
 CASES = {

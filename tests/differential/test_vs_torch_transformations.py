@@ -18,6 +18,8 @@ import dispatchcore as dc
 torch = pytest.importorskip("torch")
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
+from tests.differential._observers import results_or_same_error  # noqa: E402
+
 pytestmark = pytest.mark.differential
 
 
@@ -139,14 +141,9 @@ def _same(t, d, t_inputs, d_inputs):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_results_and_errors_match_torch(case):
     t_inputs, d_inputs = _inputs(torch), _inputs(dc)
-    try:
-        expected = _run(case, torch, t_inputs)
-    except Exception as e:  # noqa: BLE001 - any torch error is the expected one
-        with pytest.raises(type(e)) as info:
-            _run(case, dc, d_inputs)
-        assert str(info.value).split("\n")[0] == str(e).split("\n")[0]
-        return
-    _same(expected, _run(case, dc, d_inputs), t_inputs, d_inputs)
+    both = results_or_same_error(lambda: _run(case, torch, t_inputs), lambda: _run(case, dc, d_inputs))
+    if both is not None:
+        _same(*both, t_inputs, d_inputs)
 
 
 def _describe(value, lib):
