@@ -7,7 +7,9 @@ through ``_repr_html_`` when the value has one. The test then checks the picture
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import os
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -75,10 +77,22 @@ class _Tags(HTMLParser):
         self.tags.append((tag, dict(attrs)))
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_a_notebook_runs_and_shows_its_trace_as_a_picture(path):
-    proc = subprocess.run([sys.executable, "-c", RUNNER, str(path)], capture_output=True, text=True, timeout=300,
+def _run_notebook(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", RUNNER, str(path)], capture_output=True, text=True, timeout=300,
                           cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def notebook_runs() -> dict[str, subprocess.CompletedProcess[str]]:
+    """Every notebook run in a fresh interpreter, the interpreters in parallel (as test_docs runs its pages)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+        futures = {p.stem: pool.submit(_run_notebook, p) for p in NOTEBOOKS}
+        return {name: future.result() for name, future in futures.items()}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_a_notebook_runs_and_shows_its_trace_as_a_picture(notebook_runs, path):
+    proc = notebook_runs[path.stem]
     assert proc.returncode == 0, proc.stderr[-3000:]
     shown = json.loads(proc.stdout)
     traces = [s for s in shown if s["type"] == "Trace"]
