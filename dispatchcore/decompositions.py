@@ -36,6 +36,7 @@ from .layouts import contiguous_format, strided
 from .native.reductions import shift_source
 from .native.transformations import rot90 as _rot90
 from .ops import aten
+from .shapes import broadcast_shapes
 from .tensor import Tensor
 
 __all__ = ["core_aten_decompositions"]
@@ -308,6 +309,17 @@ def _deg2rad(a: Tensor) -> Tensor:
 
 def _rad2deg(a: Tensor) -> Tensor:
     return aten.mul.Tensor(_to_float(a), 180 / math.pi)
+
+
+def _heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """``where(input == 0, values, where(input < 0 or isnan(input), 0, 1))``, both broadcast first (torch's ref)."""
+    shape = list(broadcast_shapes(tuple(input.shape), tuple(values.shape)))
+    input, values = (t if list(t.shape) == shape else aten.expand.default(t, shape) for t in (input, values))
+    is_zero = aten.eq.Scalar(input, 0)
+    below = aten.logical_or.default(aten.lt.Scalar(input, 0), aten.isnan.default(input))
+    one = aten.scalar_tensor.default(1, dtype=_dtypes.int64, device=input.device)
+    zero = aten.scalar_tensor.default(0, dtype=_dtypes.int64, device=input.device)
+    return aten.where.self(is_zero, values, aten.where.self(below, zero, one))
 
 
 def _sinc(a: Tensor) -> Tensor:
@@ -1267,6 +1279,7 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.frac.default: _frac,
         aten.logaddexp.default: _logaddexp,
         aten.sinc.default: _sinc,
+        aten.heaviside.default: _heaviside,
         aten.deg2rad.default: _deg2rad,
         aten.rad2deg.default: _rad2deg,
         aten.logaddexp2.default: _logaddexp2,
@@ -1375,6 +1388,7 @@ def _out_variants() -> list[tuple[Any, Any]]:
         (aten.frac.out, aten.frac.default),
         (aten.logaddexp.out, aten.logaddexp.default),
         (aten.sinc.out, aten.sinc.default),
+        (aten.heaviside.out, aten.heaviside.default),
         (aten.deg2rad.out, aten.deg2rad.default),
         (aten.rad2deg.out, aten.rad2deg.default),
         (aten.logaddexp2.out, aten.logaddexp2.default),
@@ -1450,6 +1464,7 @@ def _inplace_variants() -> list[tuple[Any, Any]]:
         (aten.lerp_.Tensor, aten.lerp.Tensor),
         (aten.sgn_.default, aten.sgn.default),
         (aten.sinc_.default, aten.sinc.default),
+        (aten.heaviside_.default, aten.heaviside.default),
         (aten.deg2rad_.default, aten.deg2rad.default),
         (aten.rad2deg_.default, aten.rad2deg.default),
         (aten.silu_.default, aten.silu.default),

@@ -253,6 +253,16 @@ def _binary(name: str, self: Any, other: Any, out: Any = None) -> Any:
                          arrays=[v for v in (x, y) if isinstance(v, _nd)])
 
 
+def _heaviside(self: Any, values: Any, out: Any = None) -> Any:
+    """``self == 0 ? values : self > 0`` in the inputs' one dtype (NaN is neither: 0, as torch's loop)."""
+    P.heaviside_check(self, values, out)
+    a, v = self._data, values._data
+    shape = _k._broadcast_shapes(a.shape, v.shape)
+    with _k.quiet():
+        r = np.where(a == 0, v, a > 0).astype(a.dtype, copy=False)
+    return _k._store(np.asarray(r), a.dtype, shape, self, out, arrays=[a, v])
+
+
 def _same_dtype(name: str, kernel: str, kinds: str, fn: Callable[..., Any], inputs: tuple, target: Any,
                 out: Any = None) -> Any:
     """Activations and their backward ops: one dtype (the inputs' promoted one), out= of exactly it."""
@@ -780,6 +790,9 @@ def _kernels() -> dict[str, Callable[..., Any]]:
         "remainder.Scalar_Tensor": lambda self, other: _binary("remainder", _k._item(self), other),
     }))
     kernels["nan_to_num.out"] = nan_to_num_out_cpu
+    kernels.update(_named({"heaviside": lambda self, values: _heaviside(self, values),
+                           "heaviside_": lambda self, values: _heaviside(self, values, self),
+                           "heaviside.out": lambda self, values, *, out: _heaviside(self, values, out)}))
     for name, b in P.BINARY.items():
         kernels.update(_binary_kernels(name, b.tensor))
     for dunder, target in P.SHIFT_DUNDERS.items():

@@ -49,6 +49,13 @@ def _binary(name: str, self: Any, other: Any, out: Tensor | None = None, inplace
                             inplace=self if inplace else None)
 
 
+def _heaviside(self: Tensor, values: Tensor, out: Tensor | None = None, inplace: bool = False) -> Tensor:
+    P.heaviside_check(self, values, self if inplace else out)
+    _device_check((out, self, values))
+    return _tensor_iterator([_converted(self, self.dtype), _converted(values, values.dtype)], self.dtype, out=out,
+                            inplace=self if inplace else None)
+
+
 def _same(inputs: tuple[Tensor, ...], out: Tensor | None = None, inplace: bool = False) -> Tensor:
     """Activations and their backward ops: the inputs' promoted dtype, an out= tensor of exactly it."""
     _device_check((out, *inputs))
@@ -241,6 +248,9 @@ def _kernels() -> dict[str, Callable[..., Any]]:
             f"__i{short}.Tensor": lambda self, other, _t=target: _binary(_t, self, other, inplace=True),
             f"__i{short}.Scalar": lambda self, other, _t=target: _binary(_t, self, other, inplace=True),
         }))
+    kernels.update(_named({"heaviside": lambda self, values: _heaviside(self, values),
+                           "heaviside_": lambda self, values: _heaviside(self, values, inplace=True),
+                           "heaviside.out": lambda self, values, *, out: _heaviside(self, values, out)}))
     kernels.update(_activation_kernels())
     kernels.update(_unary_backward_kernels())
     kernels.update(_ternary_kernels())

@@ -25,7 +25,7 @@ from ..tensor import Tensor
 from . import Bindings
 
 __all__ = ["ACTIVATIONS", "BINARY", "OVERLOAD_ALIASES", "SCHEMAS", "TERNARY", "UNARY", "UNARY_BACKWARD",
-           "binary_result_dtype", "check_out", "register", "register_autograd", "unary_result_dtype"]
+           "binary_result_dtype", "check_out", "heaviside_check", "register", "register_autograd", "unary_result_dtype"]
 # also COMPOSITE_EXPLICIT, COMPOSITE_IMPLICIT, FUNCTIONS and METHODS, built on first use (``__getattr__``)
 
 # --- dtype rules (TensorIterator configurations of UnaryOps.cpp / BinaryOps.cpp) ---------------------
@@ -578,6 +578,9 @@ SCHEMAS: tuple[str, ...] = (
     *(s for alias in OVERLOAD_ALIASES for s in _overload_alias_schemas(alias)),
     *_unary_schemas("deg2rad", True), *_unary_schemas("rad2deg", True),
     "positive(Tensor(a) self) -> Tensor(a)",
+    "heaviside(Tensor self, Tensor values) -> Tensor",
+    "heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)",
+    f"heaviside.out(Tensor self, Tensor values, {_OUT}",
     *(s for self_, exponent, suffix in (("Tensor", "Tensor", "Tensor_Tensor"), ("Scalar", "Tensor", "Scalar"),
                                         ("Tensor", "Scalar", "Tensor_Scalar"))
       for s in (f"float_power.{suffix}({self_} self, {exponent} exponent) -> Tensor",
@@ -814,6 +817,30 @@ def _default_dtype() -> Any:
     from ..dtypes import get_default_dtype
 
     return get_default_dtype()
+
+
+# --- heaviside (BinaryOps.cpp, structured): 0 below zero, ``values`` at zero, 1 above -----------------------
+def heaviside_check(self: Tensor, values: Tensor, out: Tensor | None = None) -> None:
+    """The checks torch makes before any promotion: no complex, one dtype for both inputs and the output."""
+    if self.dtype.is_complex or values.dtype.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if self.dtype is not values.dtype or (out is not None and out.dtype is not self.dtype):
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+
+
+_HEAVISIDE = Bindings({"heaviside": ("heaviside(Tensor input, Tensor values, *, Tensor out=None)",),
+                       "Tensor.heaviside": ("heaviside(Tensor values)",),
+                       "Tensor.heaviside_": ("heaviside_(Tensor values)",)})
+
+
+def _heaviside_call(index: int, a: dict[str, Any]) -> Tensor:
+    if a.get("out") is None:
+        return A.heaviside.default(a["input"], a["values"])
+    return A.heaviside.out(a["input"], a["values"], out=a["out"])
+
+
+def _heaviside_inplace_call(index: int, a: dict[str, Any]) -> Tensor:
+    return A.heaviside_.default(a["input"], a["values"])
 
 
 # --- positive and float_power (CompositeImplicitAutograd): self, or pow in double precision -----------
@@ -1059,6 +1086,9 @@ def register_autograd(lib: Library) -> None:
                 r(scalar[1], b.scalar_node, ("self",), b.scalar_formula, mutates="self")
         elif name != "floor_divide":  # floor_divide's nodes are NOT_IMPLEMENTED's, below
             nondiff(functional_name, inplace_name, *scalar, *reverse)
+    for name in ("heaviside", "heaviside_"):  # no derivatives.yaml entry
+        _not_implemented_node(r(name, "NotImplemented", ("self", "values"), _no_derivative(name),
+                                **({"mutates": "self"} if name.endswith("_") else {})))
     for name in NOT_IMPLEMENTED:
         base, _, overload = name.partition(".")
         inputs = ("self",) if overload == "Scalar" else ("other",) if overload == "Scalar_Tensor" else ("self", "other")
@@ -1370,6 +1400,9 @@ def _python_layer() -> tuple[dict[str, Any], dict[str, Any]]:
     for name in _ANGLES:
         functions[name], functions[f"{name}_"] = _unary_function(name), _inplace_function(name)
         methods[name], methods[f"{name}_"] = tm.fast(_handle(name)), tm.fast(_handle(f"{name}_"))
+    functions["heaviside"] = _HEAVISIDE.function("heaviside", _heaviside_call)
+    methods["heaviside"] = _HEAVISIDE.method("heaviside", _heaviside_call)
+    methods["heaviside_"] = _HEAVISIDE.method("heaviside_", _heaviside_inplace_call)
     functions["positive"] = _unary_function("positive", out=False)
     methods["positive"] = methods["__pos__"] = tm.fast(A.positive.default)  # torch's +x is x.positive()
     functions["float_power"] = _FLOAT_POWER.function("float_power", _float_power_call)

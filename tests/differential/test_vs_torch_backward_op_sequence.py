@@ -506,6 +506,9 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     **{name: _aten(name, lambda lib, _n=name: (lambda x, o: (
         [x.clone() if _n.partition(".")[0].endswith("_") else x, o], [x, o], {}))(
         _t(lib, (2, 3), 1, 1, 3), _t(lib, (2, 3), 2, 1, 3))) for name in ("floor_divide", "floor_divide_.Tensor")},
+    **{name: _aten(name, lambda lib, _n=name: (lambda x, v: (
+        [x.clone() if _n.endswith("_") else x, v], [x, v], {}))(_t(lib, (2, 3), 1), _t(lib, (3,), 2)))
+       for name in ("heaviside", "heaviside_")},
     "remainder.Scalar_Tensor": _aten("remainder.Scalar_Tensor", lambda lib: (lambda o: ([2.5, o], [o], {}))(
         _t(lib, (2, 3), 1, 1, 3))),
     **{name: _aten(name, lambda lib, _n=name: (lambda x, s: (

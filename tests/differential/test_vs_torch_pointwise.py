@@ -667,3 +667,38 @@ _COMPOSITE_ERRORS = ["m.deg2rad(m.tensor([1j]))", "m.ones(2, dtype=m.int64).deg2
 @pytest.mark.parametrize("code", _COMPOSITE_ERRORS)
 def test_angles_positive_and_float_power_refuse_what_torch_refuses_in_torchs_words(code):
     _refuses_alike(code)
+
+
+# --- heaviside: one dtype for both inputs and the output, no derivative (a NotImplemented node) ---------
+_HEAVISIDE_CALLS = {
+    "heaviside(x, v)": lambda m, x, y: m.heaviside(m.tensor([-1.5, 0.0, 2.0, float("nan"), -0.0]), m.tensor([0.5])),
+    "x.heaviside(values=)": lambda m, x, y: x.heaviside(values=m.zeros(3) + 0.25),
+    "heaviside(int)": lambda m, x, y: m.heaviside(m.tensor([1, 0, -2]), m.tensor([7])),
+    "heaviside(bool)": lambda m, x, y: m.heaviside(m.tensor([True, False]), m.tensor([True])),
+    "heaviside(uint8)": lambda m, x, y: m.heaviside(m.tensor([0, 3], dtype=m.uint8), m.tensor([9], dtype=m.uint8)),
+    "heaviside(broadcast, transposed)": lambda m, x, y: m.heaviside(x.t(), m.ones(3, 1)),
+    "x.heaviside_(v)": lambda m, x, y: x.heaviside_(m.tensor(0.5)),
+    "heaviside(out=)": lambda m, x, y: m.heaviside(x, y, out=m.empty(0)),
+}
+
+
+@pytest.mark.parametrize("name", list(_HEAVISIDE_CALLS))
+def test_heaviside_computes_and_dispatches_what_torch_does(name):
+    _computes_and_dispatches_alike(_HEAVISIDE_CALLS[name])
+
+
+@pytest.mark.parametrize("code", [
+    "m.heaviside(x, m.tensor([1.0], dtype=m.float64))", "m.heaviside(m.tensor([1j]), m.tensor([1j]))",
+    "m.heaviside(x, m.ones(1), out=m.empty(0, dtype=m.int64))", "x.heaviside_(m.tensor(1, dtype=m.int64))",
+    "m.ones(3, 1).heaviside_(m.ones(2))", "m.heaviside(x, 0.5)", "x.heaviside()", "m.heaviside(x)",
+    "m.heaviside(x.requires_grad_(), m.ones(1)).sum().backward()",
+    "x.clone().requires_grad_().mul(1).heaviside_(m.ones(1)).sum().backward()"])
+def test_heaviside_refuses_what_torch_refuses_in_torchs_words(code):
+    _refuses_alike(code)
+
+
+def test_heaviside_records_torchs_not_implemented_node_on_meta_too():
+    for m in (dc, torch):
+        assert type(m.heaviside(m.ones(2, requires_grad=True), m.ones(1)).grad_fn).__name__ == "NotImplemented"
+    r = dc.heaviside(dc.ones(2, 3, device="meta"), dc.ones(3, device="meta"))
+    assert (r.device.type, tuple(r.shape)) == ("meta", (2, 3))
