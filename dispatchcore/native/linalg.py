@@ -1,4 +1,4 @@
-"""Vector products: ``dot``, ``vdot``, ``mv``, ``outer``/``ger``, their ``out=`` forms, derivatives and bindings.
+"""Products: ``dot``, ``vdot``, ``mv``, ``outer``/``ger``, ``tensordot``, ``inner``, ``kron``, with ``out=``.
 
 Mirrors ``aten/src/ATen/native/Blas.cpp`` (``dot``, ``vdot``, ``mv``, ``dot_check`` and the
 ``out=`` kernels) and ``addmv``'s checks in ``LinearAlgebra.cpp``, registered at the keys torch
@@ -7,12 +7,16 @@ cuda}``); ``mv`` is CompositeExplicitAutograd (torch fills a new vector with ``a
 ``mm`` with a one-column view, behind addmv's checks); the ``out=`` forms are CompositeExplicitAutograd.
 ``matmul`` (``_composites.py``) lowers 1-D @ 1-D to ``dot`` and matrix @ vector to ``mv``, as
 ``_matmul_impl`` does. ``outer`` and ``ger`` are CompositeImplicitAutograd, as in torch: a view of
-``self`` as a column times ``vec2``. Invariant: every backend makes the checks here, in torch's order, so a bad
-call raises torch's error of torch's type whatever the device.
+``self`` as a column times ``vec2``. ``tensordot`` (``Linear.cpp``), ``inner`` and ``kron``
+(``LinearAlgebra.cpp``) are CompositeImplicitAutograd too: ``tensordot`` is ``mm`` of two permuted
+reshapes (``dot`` when nothing but size-1 dimensions is kept); ``inner`` is ``tensordot`` over the
+last dimensions; ``kron`` multiplies two interleaved views. Invariant: every backend makes the checks
+here, in torch's order, so a bad call raises torch's error of torch's type whatever the device.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,6 +24,7 @@ from typing import Any
 from .._library import Library
 from ..dtypes import SCALAR_TYPE_NAMES
 from ..ops import aten as A
+from ..shapes import wrap_dim
 from ..tensor import Tensor
 from . import Bindings
 from .structured import check_out_dtype
@@ -38,6 +43,12 @@ SCHEMAS: tuple[str, ...] = (
     "outer(Tensor self, Tensor vec2) -> Tensor",
     f"outer.out(Tensor self, Tensor vec2, {_OUT}",
     "ger(Tensor self, Tensor vec2) -> Tensor",
+    "tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
+    f"tensordot.out(Tensor self, Tensor other, int[] dims_self, int[] dims_other, {_OUT}",
+    "inner(Tensor self, Tensor other) -> Tensor",
+    f"inner.out(Tensor self, Tensor other, {_OUT}",
+    "kron(Tensor self, Tensor other) -> Tensor",
+    f"kron.out(Tensor self, Tensor other, {_OUT}",
     f"ger.out(Tensor self, Tensor vec2, {_OUT}",
 )
 
@@ -154,7 +165,114 @@ def ger_out(self: Tensor, vec2: Tensor, *, out: Tensor) -> Tensor:
     return A.outer.out(self, vec2, out=out)
 
 
-IMPLICIT: dict[str, Callable[..., Any]] = {"outer": outer, "outer.out": outer_out, "ger": ger, "ger.out": ger_out}
+def _contracted(dims: Sequence[int], ndim: int) -> list[bool]:
+    """``dim_list_to_bitset``: which dimensions ``dims`` names (each once)."""
+    seen = [False] * ndim
+    for d in dims:
+        d = wrap_dim(d, ndim)
+        if seen[d]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen[d] = True
+    return seen
+
+
+def tensordot(self: Tensor, other: Tensor, dims_self: Sequence[int], dims_other: Sequence[int]) -> Tensor:
+    """Contract ``dims_self`` of ``self`` with ``dims_other`` of ``other``: one ``mm`` of two reshaped permutes.
+
+    A contracted dimension of size 1 on one side is summed away on the other first (broadcasting).
+    """
+    if len(dims_self) != len(dims_other):
+        raise RuntimeError("both dimension lists should have same length")
+    if self.dtype is not other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    t1, t2, csize = self, other, 1
+    for d1, d2 in zip(dims_self, dims_other):
+        s1, s2 = self.shape[wrap_dim(d1, self.dim())], other.shape[wrap_dim(d2, other.dim())]
+        if s2 == 1:
+            t1 = A.sum.dim_IntList(t1, [d1], True, dtype=t1.dtype)
+        elif s1 == 1:
+            t2 = A.sum.dim_IntList(t2, [d2], True, dtype=t2.dtype)
+        elif s1 != s2:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {s1} in dim {d1} and "
+                               f"second has size {s2} in dim {d2}")
+        else:
+            csize *= s1
+    kept1 = [i for i, c in enumerate(_contracted(dims_self, self.dim())) if not c]
+    kept2 = [i for i, c in enumerate(_contracted(dims_other, other.dim())) if not c]
+    size1, size2 = math.prod(t1.shape[i] for i in kept1), math.prod(t2.shape[i] for i in kept2)
+    result_shape = [*(self.shape[i] for i in kept1), *(other.shape[i] for i in kept2)]
+    p1, p2 = [*kept1, *dims_self], [*dims_other, *kept2]
+    if size1 == 1 and size2 == 1:  # every kept dimension has size 1: a dot product (mul and sum if not dense)
+        t1, t2 = A.permute.default(t1, p1), A.permute.default(t2, p2)
+        if t1.is_contiguous() and t2.is_contiguous():
+            return A.reshape.default(A.dot.default(_flat(t1), _flat(t2)), result_shape)
+        product = A.mul.Tensor(A.squeeze.default(t1), A.squeeze.default(t2))
+        return A.reshape.default(A.sum.default(product, dtype=t1.dtype), result_shape)
+    t1 = A.reshape.default(A.permute.default(t1, p1), [size1, csize])
+    t2 = A.reshape.default(A.permute.default(t2, p2), [csize, size2])
+    return A.reshape.default(A.mm.default(t1, t2), result_shape)
+
+
+def _flat(t: Tensor) -> Tensor:
+    """``t.flatten()``: a 1-d tensor is itself (no call), others a reshape."""
+    return t if t.dim() == 1 else A.reshape.default(t, [t.numel()])
+
+
+def tensordot_out(self: Tensor, other: Tensor, dims_self: Sequence[int], dims_other: Sequence[int], *,
+                  out: Tensor) -> Tensor:
+    result = tensordot(self, other, dims_self, dims_other)
+    if not (out.device == self.device == other.device):
+        raise RuntimeError(f"tensordot: Expected the output and input tensors to be on the same device, but got the "
+                           f"output tensor on {out.device}, input tensor a on {self.device}, and input tensor b on "
+                           f"{other.device}")
+    if result.dtype is not out.dtype:
+        raise RuntimeError(f"tensordot: Expected the output tensor to have dtype "
+                           f"{SCALAR_TYPE_NAMES[result.dtype.name]}, but got an output tensor with dtype "
+                           f"{SCALAR_TYPE_NAMES[out.dtype.name]}")
+    resize_output(out, result.shape)
+    return A.copy_.default(out, result)
+
+
+def inner(self: Tensor, other: Tensor) -> Tensor:
+    if self.dim() == 0 or other.dim() == 0:
+        return A.mul.Tensor(self, other)
+    if self.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(self.shape)} and {list(other.shape)}")
+    return A.tensordot.default(self, other, [-1], [-1])
+
+
+def inner_out(self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
+    result = inner(self, other)
+    resize_output(out, result.shape)
+    return A.copy_.default(out, result)
+
+
+def _kron_views(self: Tensor, other: Tensor) -> tuple[Tensor, Tensor, list[int], list[int]]:
+    """``KronImpl``: ``self`` as (a0, 1, a1, 1, ...), ``other`` as (1, b0, 1, b1, ...), both padded to one rank."""
+    ndim = max(self.dim(), other.dim())
+    a = [1] * (ndim - self.dim()) + list(self.shape)
+    b = [1] * (ndim - other.dim()) + list(other.shape)
+    a_view = A._unsafe_view.default(self, [s for d in a for s in (d, 1)])
+    b_view = A._unsafe_view.default(other, [s for d in b for s in (1, d)])
+    return a_view, b_view, [x * y for x, y in zip(a, b)], [s for x, y in zip(a, b) for s in (x, y)]
+
+
+def kron(self: Tensor, other: Tensor) -> Tensor:
+    a_view, b_view, shape, _ = _kron_views(self, other)
+    return A._unsafe_view.default(A.mul.Tensor(a_view, b_view), shape)
+
+
+def kron_out(self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
+    a_view, b_view, shape, interleaved = _kron_views(self, other)
+    resize_output(out, shape)
+    A.mul.out(a_view, b_view, out=A._unsafe_view.default(out, interleaved))
+    return out
+
+
+IMPLICIT: dict[str, Callable[..., Any]] = {"outer": outer, "outer.out": outer_out, "ger": ger, "ger.out": ger_out,
+                                           "tensordot": tensordot, "tensordot.out": tensordot_out,
+                                           "inner": inner, "inner.out": inner_out, "kron": kron, "kron.out": kron_out}
 
 
 def explicit_kernels() -> dict[str, Callable[..., Any]]:
@@ -204,6 +322,8 @@ _SIGNATURES: dict[str, tuple[str, str, str]] = {
     "mv": ("vec", "mv(Tensor input, Tensor vec, *, Tensor out=None)", "mv(Tensor vec)"),
     "outer": ("vec2", "outer(Tensor input, Tensor vec2, *, Tensor out=None)", "outer(Tensor vec2)"),
     "ger": ("vec2", "ger(Tensor input, Tensor vec2, *, Tensor out=None)", "ger(Tensor vec2)"),
+    "inner": ("other", "inner(Tensor input, Tensor other, *, Tensor out=None)", "inner(Tensor other)"),
+    "kron": ("other", "kron(Tensor input, Tensor other, *, Tensor out=None)", "kron(Tensor other)"),
 }
 _BINDINGS = Bindings({key: (signature,) for name, (_, function, method) in _SIGNATURES.items()
                       for key, signature in ((name, function), (f"Tensor.{name}", method))})
@@ -233,3 +353,44 @@ METHODS: dict[str, Callable[..., Any]] = {}
 for _name_ in _SIGNATURES:
     FUNCTIONS[_name_], METHODS[_name_] = _bindings(_name_)
 del _name_
+
+
+# torch.tensordot (torch/functional.py): ``dims`` an int (the last n of a with the first n of b), a pair of
+# lists, or a tensor of either, turned into aten::tensordot's two lists; the binding parses those
+_TENSORDOT = Bindings({"tensordot": ("tensordot(Tensor input, Tensor other, IntArrayRef dims_self, "
+                                     "IntArrayRef dims_other, *, Tensor out=None)",)})
+
+
+def _tensordot_function(a: Any, b: Any, dims: Any = 2, out: Tensor | None = None) -> Tensor:
+    """``torch.tensordot(a, b, dims=2, out=None)``.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.tensordot(dc.ones(2, 3), dc.ones(3, 4), dims=1).shape
+        dispatchcore.Size([2, 4])
+    """
+    if not isinstance(dims, (tuple, list, Tensor, int)):
+        raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+                           f"containing two lists, but got dims={dims}")
+    dims_a: Any = []
+    dims_b: Any = []
+    if isinstance(dims, (tuple, list)):
+        dims_a, dims_b = dims
+    if isinstance(dims, Tensor):
+        if dims.numel() > 1:
+            dims_a, dims_b = dims[0].tolist(), dims[1].tolist()
+        else:
+            dims = int(dims.item())
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
+    bound = _TENSORDOT.parse("tensordot", (a, b, dims_a, dims_b), {} if out is None else {"out": out})[1]
+    args = (bound["input"], bound["other"], bound["dims_self"], bound["dims_other"])
+    return A.tensordot.default(*args) if out is None else A.tensordot.out(*args, out=out)
+
+
+_tensordot_function.__name__ = _tensordot_function.__qualname__ = "tensordot"
+FUNCTIONS["tensordot"] = _tensordot_function

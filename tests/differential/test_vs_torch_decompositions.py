@@ -62,6 +62,7 @@ COMPOSITE = [
     "aten.arccosh.default", "aten.arcsin.default", "aten.arcsinh.default", "aten.arctan.default",
     "aten.arctan2.default", "aten.arctanh.default", "aten.fix.default", "aten.negative.default",
     "aten.float_power.Tensor_Tensor", "aten.float_power.Tensor_Scalar", "aten.float_power.Scalar",
+    "aten.tensordot.default", "aten.inner.default", "aten.kron.default",
     "aten.clip.default", "aten.clip.Tensor", "aten.multiply.Tensor", "aten.multiply.Scalar",
     "aten.subtract.Tensor", "aten.subtract.Scalar", "aten.true_divide.Tensor", "aten.true_divide.Scalar",
     *(f"aten.divide.{o}" for o in ("Tensor", "Scalar", "Tensor_mode", "Scalar_mode")),
@@ -702,6 +703,9 @@ COMPOSITE_CALLS = {  # name -> (a function calling it, inputs): traced, the oper
     "aten.float_power.Tensor_Tensor": (lambda x, y: A.float_power.Tensor_Tensor(x, y), lambda: [_r(3), _r(3)]),
     "aten.float_power.Tensor_Scalar": (lambda x: A.float_power.Tensor_Scalar(x, 2), lambda: [_r(3)]),
     "aten.float_power.Scalar": (lambda x: A.float_power.Scalar(2, x), lambda: [_r(3)]),
+    "aten.tensordot.default": (lambda x, y: A.tensordot.default(x, y, [1], [0]), lambda: [_r(2, 3), _r(3, 4)]),
+    "aten.inner.default": (lambda x, y: A.inner.default(x, y), lambda: [_r(2, 3), _r(4, 3)]),
+    "aten.kron.default": (lambda x, y: A.kron.default(x, y), lambda: [_r(2, 3), _r(2, 2)]),
     "aten.clip.Tensor": (lambda x, y: A.clip.Tensor(x, y), lambda: [_r(3), _r(3)]),
     **{f"aten.{alias}.{o}": ((lambda op: lambda x, y: op(x, y))(getattr(getattr(A, alias), o)), lambda: [_r(3), _r(3)])
        for alias in ("multiply", "subtract", "true_divide", "divide", "greater", "greater_equal", "less",
