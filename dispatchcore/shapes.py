@@ -17,6 +17,7 @@ __all__ = [
     "compute_stride",
     "contiguous_strides",
     "dense_strides_like",
+    "dim_list_to_bitset",
     "expand_geometry",
     "infer_dense_strides",
     "infer_size",
@@ -183,6 +184,22 @@ def wrap_dim(dim: int, ndim: int, wrap_scalar: bool = True) -> int:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
     return dim + ndim if dim < 0 else dim
+
+
+def dim_list_to_bitset(dims: Sequence[int], ndim: int) -> list[bool]:
+    """Mirror ``dim_list_to_bitset``: which of ``ndim`` dims the list names (wrapped; a repeat is an error).
+
+    Example:
+        >>> dim_list_to_bitset([-1, 0], 3)
+        [True, False, True]
+    """
+    bits = [False] * ndim
+    for d in dims:
+        w = wrap_dim(d, ndim)
+        if bits[w]:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        bits[w] = True
+    return bits
 
 
 def expand_geometry(shape: Sequence[int], strides: Sequence[int],

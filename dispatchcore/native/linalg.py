@@ -24,7 +24,7 @@ from typing import Any
 from .._library import Library
 from ..dtypes import SCALAR_TYPE_NAMES
 from ..ops import aten as A
-from ..shapes import wrap_dim
+from ..shapes import dim_list_to_bitset, wrap_dim
 from ..tensor import Tensor
 from . import Bindings
 from .structured import check_out_dtype
@@ -165,17 +165,6 @@ def ger_out(self: Tensor, vec2: Tensor, *, out: Tensor) -> Tensor:
     return A.outer.out(self, vec2, out=out)
 
 
-def _contracted(dims: Sequence[int], ndim: int) -> list[bool]:
-    """``dim_list_to_bitset``: which dimensions ``dims`` names (each once)."""
-    seen = [False] * ndim
-    for d in dims:
-        d = wrap_dim(d, ndim)
-        if seen[d]:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        seen[d] = True
-    return seen
-
-
 def tensordot(self: Tensor, other: Tensor, dims_self: Sequence[int], dims_other: Sequence[int]) -> Tensor:
     """Contract ``dims_self`` of ``self`` with ``dims_other`` of ``other``: one ``mm`` of two reshaped permutes.
 
@@ -197,8 +186,8 @@ def tensordot(self: Tensor, other: Tensor, dims_self: Sequence[int], dims_other:
                                f"second has size {s2} in dim {d2}")
         else:
             csize *= s1
-    kept1 = [i for i, c in enumerate(_contracted(dims_self, self.dim())) if not c]
-    kept2 = [i for i, c in enumerate(_contracted(dims_other, other.dim())) if not c]
+    kept1 = [i for i, c in enumerate(dim_list_to_bitset(dims_self, self.dim())) if not c]
+    kept2 = [i for i, c in enumerate(dim_list_to_bitset(dims_other, other.dim())) if not c]
     size1, size2 = math.prod(t1.shape[i] for i in kept1), math.prod(t2.shape[i] for i in kept2)
     result_shape = [*(self.shape[i] for i in kept1), *(other.shape[i] for i in kept2)]
     p1, p2 = [*kept1, *dims_self], [*dims_other, *kept2]

@@ -34,6 +34,7 @@ from typing import Any
 from .._library import Library
 from ..dtypes import SCALAR_TYPE_NAMES
 from ..ops import aten as A
+from ..shapes import dim_list_to_bitset
 from ..tensor import Tensor
 
 __all__ = ["FUNCTIONS", "METHODS", "OUTS", "SCHEMAS", "adaptive_pool_check", "addmm_check",
@@ -846,19 +847,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return output if bias is None else A.add.Tensor(output, bias)
 
 
-def _dims_bitset(dims: Sequence[int], ndim: int) -> list[bool]:
-    """``dim_list_to_bitset``: which of ``ndim`` dims the list names (wrapped; a repeat is an error)."""
-    from ..shapes import wrap_dim
-
-    bits = [False] * ndim
-    for d in dims:
-        w = wrap_dim(d, ndim)
-        if bits[w]:
-            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
-        bits[w] = True
-    return bits
-
-
 def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: Sequence[int]) -> Tensor:
     """``(left * right).sum(sum_dims, keepdim=True)`` as one ``bmm`` (Linear.cpp's ``sumproduct_pair``).
 
@@ -870,7 +858,7 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: Sequence[int]) -> Te
     if not sum_dims:
         return A.mul.Tensor(left, right)
     ndim = left.dim()
-    summed = _dims_bitset(sum_dims, ndim)
+    summed = dim_list_to_bitset(sum_dims, ndim)
     lro: list[int] = []
     lo: list[int] = []
     ro: list[int] = []
@@ -918,8 +906,8 @@ def _trilinear(i1: Tensor, i2: Tensor, i3: Tensor, expand1: Sequence[int], expan
     total_dim = i1.dim() + len(expand1)
     if not 0 <= unroll_dim < total_dim:
         raise RuntimeError(f"unroll_dim must be in [0,{total_dim - 1}]")
-    e1, e2, e3 = (_dims_bitset(e, total_dim) for e in (expand1, expand2, expand3))
-    summed = _dims_bitset(sumdim, total_dim)
+    e1, e2, e3 = (dim_list_to_bitset(e, total_dim) for e in (expand1, expand2, expand3))
+    summed = dim_list_to_bitset(sumdim, total_dim)
     output_size: list[int] = []
     sum_dims_12: list[int] = []
     sum_dims_23: list[int] = []
