@@ -101,12 +101,11 @@ def _wrapped(value: Any, like: Tensor | None, name: str, arg: str, position: int
     return w
 
 
-def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callable[..., Any]:
-    """``torch.add``/``sub``/``mul``/``div``: ``input.<op>(other)``, with ``alpha`` and ``out``.
+def _binary(name: str, alpha: bool) -> Callable[..., Any]:
+    """``torch.add``/``sub``/``mul``/``div`` (and numpy's names): ``input.<op>(other)``, with ``alpha`` and ``out``.
 
     A number on either side is wrapped and the ``.Tensor`` overload runs, as in torch.
     """
-    fname = torch_name or name
     op = getattr(A, name).Tensor
     method = type.__getattribute__(_T, name)  # the raw method: this function checks torch function itself
     number_call = _number_call(op)
@@ -120,12 +119,12 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
             if handled is not _NOT_HANDLED:
                 return handled
         if not isinstance(input, _T):  # torch.add(2, x), even torch.add(2, 3)
-            input = _wrapped(input, other if isinstance(other, _T) else None, fname, "input", 1)
+            input = _wrapped(input, other if isinstance(other, _T) else None, name, "input", 1)
         if not isinstance(other, _T):
-            if fname in _SIGNATURES and not _is_number(other):  # true_divide's, subtract's overloads
-                check_call(fname, (input, other), {k: v for k, v in (("alpha", alpha), ("out", out))
+            if name in _SIGNATURES and not _is_number(other):  # true_divide's, subtract's overloads
+                check_call(name, (input, other), {k: v for k, v in (("alpha", alpha), ("out", out))
                                                    if not (v is None or (k == "alpha" and v == 1 and type(v) is int))})
-            other = _wrapped(other, input, fname, "other", 2)
+            other = _wrapped(other, input, name, "other", 2)
         kwargs = {} if alpha == 1 and type(alpha) is int else {"alpha": alpha}
         if out is None:
             return method(input, other, **kwargs)
@@ -161,10 +160,10 @@ def _binary(name: str, alpha: bool, *, torch_name: str | None = None) -> Callabl
         return general(input, other)
 
     for f in (function, general):
-        f.__name__ = f.__qualname__ = fname
+        f.__name__ = f.__qualname__ = name
     function.__signature__ = inspect.signature(general)  # type: ignore[attr-defined]
     _public(function)
-    function.__doc__ = (f"``torch.{fname}``: ``aten::{name}.Tensor``; a number on either side is wrapped "
+    function.__doc__ = (f"``torch.{name}``: ``aten::{name}.Tensor``; a number on either side is wrapped "
                         f"(torch's wrapped number); ``out=`` calls ``aten::{name}.out``.")
     return function
 
