@@ -625,19 +625,22 @@ def _clamp_min_method(name: str, tensor_op: Any, scalar_op: Any, bound: str = "m
     """``clamp_min``/``clamp_max`` (and in place): ``.Tensor`` for a tensor bound, the Scalar overload else."""
     scalar_call = fast(scalar_op, 1, 2)
 
-    def call(self, value):
+    def other(self, value):  # a tensor bound, or a str, None, ...: off the number path
         if isinstance(value, _T):
             return tensor_op(self, value)
         if not _is_number(value):
-            check_call(f"Tensor.{name}", (value,), {})  # a str, None: torch's binding TypeError
+            check_call(f"Tensor.{name}", (value,), {})  # torch's binding TypeError
         return scalar_call(self, value)
 
+    # torch's keyword names (min or max); a Python number goes straight to the Scalar overload
     if bound == "min":
-        def method(self, min):  # noqa: A002 - torch's names
-            return call(self, min)
+        def method(self, min):  # noqa: A002
+            cls = min.__class__
+            return scalar_call(self, min) if cls is int or cls is float else other(self, min)
     else:
         def method(self, max):  # noqa: A002
-            return call(self, max)
+            cls = max.__class__
+            return scalar_call(self, max) if cls is int or cls is float else other(self, max)
     method.__name__ = method.__qualname__ = name
     return method
 
