@@ -8,7 +8,12 @@ them and its derivative (node name and formula); schemas, composite kernels, der
 and meta kernels are generated from the same entries (``dispatchcore_backends.{cpu,meta}.pointwise``).
 ``UNARY_BACKWARD`` adds ``tanh_backward`` and ``sigmoid_backward``, the operators tanh's and
 sigmoid's derivatives dispatch (structured binary ops, floating only, as in torch).
-Invariant: adding a pointwise operator is one entry here plus one line (its ufunc) in the CPU table.
+Outside the tables, in their own sections: numpy's names (``ALIASES``, ``OVERLOAD_ALIASES``:
+CompositeImplicitAutograd calls of their targets), ``deg2rad``/``rad2deg`` (CompositeExplicitAutograd
+over ``mul.out``), ``positive`` and ``float_power`` (CompositeImplicitAutograd), and ``heaviside``,
+whose one-dtype rule and ``values`` argument no table rule has.
+Invariant: adding a pointwise operator that fits a table rule is one entry here plus one line (its
+ufunc) in the CPU table.
 """
 
 from __future__ import annotations
