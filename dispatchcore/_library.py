@@ -266,7 +266,7 @@ class Library:
                                      where=where, bind=(lambda op: kernel) if _raw_keyset else None,
                                      check=check)
             if existing is None:  # validated: only now does the operator's entry appear
-                dispatcher._ops[qualname] = op
+                dispatcher._add_op(op)
             dispatcher.register_kernel(op, reg)
             dispatcher._python_impls.add(python_key)
 

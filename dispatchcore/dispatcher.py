@@ -50,6 +50,9 @@ class Dispatcher:
     """The operator registry (``c10::Dispatcher``): one per process, from ``get_dispatcher()``."""
 
     _ops: dict[str, OperatorHandle] = attrs.field(factory=dict)
+    # ``_ops`` again, grouped by ``ns::name`` (an index kept by _add_op and _drop_if_gone, so that
+    # ``overloads`` does not walk every operator: the bindings ask it ~600 times at import)
+    _by_name: dict[str, dict[str, OperatorHandle]] = attrs.field(factory=dict)
     _fallbacks: dict[DispatchKey, KernelRegistration] = attrs.field(factory=dict)
     # the (registration, "backend fallback") table entry of each fallback, one tuple shared by
     # every operator's table (See Note [Shared table entries] in operator.py)
@@ -90,8 +93,13 @@ class Dispatcher:
         op = self._ops.get(qualname)
         if op is None:
             op = OperatorHandle(self, qualname)
-            self._ops[qualname] = op
+            self._add_op(op)
         return op
+
+    def _add_op(self, op: OperatorHandle) -> None:
+        """Enter a new handle in the registry (call with the lock held)."""
+        self._ops[op.qualname] = op
+        self._by_name.setdefault(op.name, {})[op.qualname] = op
 
     def operator_names(self) -> list[str]:
         """Names of all defined operators, sorted."""
@@ -105,13 +113,8 @@ class Dispatcher:
 
     def overloads(self, namespace: str, name: str) -> list[OperatorHandle]:
         """Defined overloads of ``namespace::name``, in the order their handles were made."""
-        prefix = f"{namespace}::{name}"
-        dotted = prefix + "."
         with self._lock:
-            return [
-                op for q, op in self._ops.items()
-                if op.schema is not None and (q == prefix or q.startswith(dotted))
-            ]
+            return [op for op in self._by_name.get(f"{namespace}::{name}", {}).values() if op.schema is not None]
 
     @property
     def fallbacks(self) -> dict[DispatchKey, KernelRegistration]:
@@ -182,6 +185,10 @@ class Dispatcher:
         """Remove a handle without schema or kernel from the registry (See Note [Impl before def])."""
         if op.schema is None and not op._kernels and self._ops.get(op.qualname) is op:
             del self._ops[op.qualname]
+            same_name = self._by_name[op.name]
+            del same_name[op.qualname]
+            if not same_name:
+                del self._by_name[op.name]
 
     def register_fallback(self, reg: KernelRegistration) -> None:
         with self._lock:

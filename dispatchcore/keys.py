@@ -298,15 +298,17 @@ def is_per_backend_functionality(key: DispatchKey | int) -> bool:
     return int(key) in _PB_START
 
 
+_START_OF_ALIAS = int(DispatchKey.StartOfAliasKeys)
+_END_OF_ALIAS = int(DispatchKey.EndOfAliasKeys)
+
+
 def is_alias_key(key: DispatchKey | int) -> bool:
     """True for the registration-only alias keys (``Autograd``, ``CompositeImplicitAutograd``, ...)."""
-    return int(DispatchKey.StartOfAliasKeys) <= int(key) <= int(DispatchKey.EndOfAliasKeys)
+    return _START_OF_ALIAS <= key <= _END_OF_ALIAS
 
 
-def to_functionality_key(key: DispatchKey | int) -> DispatchKey:
-    """Mirror ``toFunctionalityKey``: a runtime key's per-backend functionality, else the key."""
-    k = int(key)
-    if k <= END_OF_FUNCTIONALITY:
+def _functionality_key(k: int) -> DispatchKey:
+    if 0 <= k <= END_OF_FUNCTIONALITY:
         return DispatchKey(k)
     for functionality, start in _PB_START.items():
         if start <= k <= start + NUM_BACKENDS:
@@ -314,13 +316,29 @@ def to_functionality_key(key: DispatchKey | int) -> DispatchKey:
     return DispatchKey.Undefined
 
 
-def to_backend_component(key: DispatchKey | int) -> BackendComponent:
-    """Mirror ``toBackendComponent``: ``k - StartOf<F>Backends`` for runtime keys, else InvalidBit."""
-    k = int(key)
+def _backend_component(k: int) -> BackendComponent:
     for start in _PB_START.values():
         if start < k <= start + NUM_BACKENDS:
             return BackendComponent(k - start)
     return BackendComponent.InvalidBit
+
+
+# The two mappings below, computed once per key value: registering a kernel asks them ~100
+# times per key (a table rebuild), and every interpreter registers ~2,000 kernels at import.
+_FUNCTIONALITY_OF = tuple(_functionality_key(k) for k in range(_END_OF_ALIAS + 1))
+_BACKEND_OF = tuple(_backend_component(k) for k in range(_END_OF_ALIAS + 1))
+
+
+def to_functionality_key(key: DispatchKey | int) -> DispatchKey:
+    """Mirror ``toFunctionalityKey``: a runtime key's per-backend functionality, else the key."""
+    k = int(key)
+    return _FUNCTIONALITY_OF[k] if 0 <= k <= _END_OF_ALIAS else DispatchKey.Undefined
+
+
+def to_backend_component(key: DispatchKey | int) -> BackendComponent:
+    """Mirror ``toBackendComponent``: ``k - StartOf<F>Backends`` for runtime keys, else InvalidBit."""
+    k = int(key)
+    return _BACKEND_OF[k] if 0 <= k <= _END_OF_ALIAS else BackendComponent.InvalidBit
 
 
 def runtime_key(functionality: DispatchKey | int, backend: BackendComponent | int) -> DispatchKey:

@@ -9,6 +9,7 @@ two agree for every operator and key. See Note [Table is derived state] in ``ope
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,6 +46,11 @@ AUTOGRADOTHER_BACKENDS = (
 
 def backend_keys_for_autograd(key: DispatchKey) -> int:
     """Mirror ``getBackendKeySetFromAutograd`` as raw bits (0 for non-autograd keys)."""
+    bits = _BACKEND_KEYS_FOR_AUTOGRAD.get(key)
+    return _backend_keys_for_autograd(key) if bits is None else bits
+
+
+def _backend_keys_for_autograd(key: DispatchKey) -> int:
     if key == _D.AutogradOther:
         return AUTOGRADOTHER_BACKENDS
     if key == _D.AutogradNestedTensor:
@@ -54,6 +60,10 @@ def backend_keys_for_autograd(key: DispatchKey) -> int:
         if backend.name[:-3] in _AUTOGRAD_BACKENDS:
             return key_bits(runtime_key(_D.Dense, backend))
     return 0
+
+
+# Computed once per runtime key: a table rebuild asks it for every key it recomputes
+_BACKEND_KEYS_FOR_AUTOGRAD = {k: _backend_keys_for_autograd(k) for k in RUNTIME_KEYS}
 
 
 def _has_kernel_in(kernels: Mapping[DispatchKey, Sequence[Any]], bits: int) -> bool:
@@ -139,6 +149,7 @@ class _AmbiguousAutogradOther:
 AMBIGUOUS_AUTOGRADOTHER = _AmbiguousAutogradOther()
 
 
+@functools.cache  # a pure function of one key, asked once per kernel registration
 def affected_keys(registered_key: DispatchKey) -> frozenset[DispatchKey]:
     """Runtime keys whose entry can change when a kernel at ``registered_key`` comes or goes.
 
