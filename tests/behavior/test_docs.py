@@ -29,7 +29,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import doctest
-import importlib.util
 import io
 import json
 import os
@@ -295,22 +294,9 @@ def test_parser_reads_directives_options_and_admonitions() -> None:
     assert blocks[0].line == 3 and blocks[0].options == {"caption": "demo"}
 
 
-def _missing_sphinx() -> str | None:
-    for module in ("sphinx", "myst_parser", "furo"):
-        if importlib.util.find_spec(module) is None:
-            return module
-    return None
-
-
-def test_sphinx_builds_without_warnings(tmp_path: Path) -> None:
-    missing = _missing_sphinx()
-    if missing is not None:
-        pytest.skip(f"{missing} is not installed (pip install -e '.[docs]')")
-    result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(DOCS), str(tmp_path / "html")],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+def test_sphinx_builds_without_warnings(sphinx_build: Any) -> None:
+    # the session's one build (tests/behavior/conftest.py), which test_docs_browser.py reads too
+    assert sphinx_build.returncode == 0, sphinx_build.output
 
 
 if __name__ == "__main__":  # python tests/behavior/test_docs.py PAGE.md [--json RESULT]

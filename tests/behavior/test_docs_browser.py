@@ -1,7 +1,7 @@
 """The built documentation in a real headless Chromium: the figures are in each page's DOM, and look like pictures.
 
-The site is built once (``sphinx-build -W``, as ``test_docs.py`` does; skipped when Sphinx,
-myst-parser or furo is missing). Each lesson's trace figure must draw the hops its ``Output``
+The site is the session's one ``sphinx-build -W`` (``conftest.py``, shared with ``test_docs.py``;
+skipped when Sphinx, myst-parser or furo is missing). Each lesson's trace figure must draw the hops its ``Output``
 block prints, in order (the SVG sequence diagram) and embed the interactive page; the keys page
 must show the key-set layout and a key set's strip; the table figures colour each row by its
 rule. Screenshots are kept in ``$DISPATCHCORE_ARTIFACTS/docs-screenshots`` (or the test's
@@ -15,9 +15,8 @@ import html
 import importlib.util
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,15 +36,9 @@ _MESSAGE = re.compile(r'<g class="message (call|redispatch)" data-hop="(\d+)" da
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    for module in ("sphinx", "myst_parser", "furo"):
-        if importlib.util.find_spec(module) is None:
-            pytest.skip(f"{module} is not installed (pip install -e '.[docs]')")
-    out = tmp_path_factory.mktemp("site") / "html"
-    result = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(DOCS),
-                             str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return out
+def site(sphinx_build: Any) -> Path:
+    assert sphinx_build.returncode == 0, sphinx_build.output  # the session's one build (conftest.py)
+    return sphinx_build.html
 
 
 def built(site: Path, page: Path) -> Path:
