@@ -15,8 +15,9 @@ Rules for pages (``docs/**/*.md`` and ``README.md``):
   dispatch modes, autocast and tracing as it found them. (The README's first example keeps its
   Library, as a script would until it exits; the test destroys it after the page.)
 
-Each page runs in a fresh interpreter, as a reader's would: nothing loaded or registered by an
-earlier page or test can make it pass. Plain blocks are compiled with the page's path relative
+Each page runs as in a fresh interpreter, as a reader's would (a fork of an interpreter that has
+only imported dispatchcore: ``_fresh.py``): nothing loaded or registered by an earlier page or
+test can make it pass. Plain blocks are compiled with the page's path relative
 to the repository root as file name and their real line numbers, so a kernel defined on a page
 prints as ``registered at docs/lessons/x.md:12``. Finally ``sphinx-build -W`` must build the
 site without a warning (skipped when Sphinx, myst-parser or furo is missing).
@@ -26,16 +27,14 @@ Run one page by hand with ``python tests/behavior/test_docs.py docs/lessons/01-a
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import doctest
+import importlib.util
 import io
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import traceback
 import warnings
 from pathlib import Path
@@ -130,7 +129,7 @@ def page_id(path: Path) -> str:
     return path.resolve().relative_to(ROOT).as_posix()
 
 
-# --- running one page (in a fresh interpreter: see run_in_subprocess) -------------------------------
+# --- running one page (in a fresh interpreter: see page_results) ------------------------------------
 def _run_doctest(block: Block, namespace: dict[str, Any], name: str) -> str | None:
     test = doctest.DocTestParser().get_doctest(block.body, namespace, f"{name}:{block.line}", name,
                                                block.line - 1)
@@ -234,25 +233,27 @@ def check_page(path: Path) -> list[str]:
     return failures
 
 
-def run_in_subprocess(path: Path) -> list[str]:
-    """``check_page`` in a fresh interpreter, from the repository root."""
-    with tempfile.TemporaryDirectory() as tmp:
-        result = Path(tmp) / "result.json"
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(path), "--json", str(result)],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-        if not result.exists():
-            return [f"{page_id(path)}: the page runner failed (exit {proc.returncode})\n{proc.stdout}{proc.stderr}"]
-        return json.loads(result.read_text())
+def check_page_at(path: str) -> list[str]:
+    """``check_page`` for a path given as text (the job ``_fresh.run_all`` runs per page)."""
+    return check_page(Path(path))
+
+
+def _load_fresh() -> Any:
+    spec = importlib.util.spec_from_file_location("_fresh", Path(__file__).with_name("_fresh.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 # --- the tests ------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def page_results() -> dict[str, list[str]]:
-    """Every page's failures, the pages run in parallel (one interpreter each)."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
-        futures = {page_id(p): pool.submit(run_in_subprocess, p) for p in pages()}
-        return {name: future.result() for name, future in futures.items()}
+    """Every page's failures, each page run as in a fresh interpreter (``_fresh.py``), in parallel."""
+    paths = pages()
+    results = _load_fresh().run_all(Path(__file__).resolve(), "check_page_at", [str(p) for p in paths])
+    return {page_id(p): [f"{page_id(p)}: the page runner failed\n{r['error']}"] if isinstance(r, dict) else r
+            for p, r in zip(paths, results)}
 
 
 @pytest.mark.parametrize("name", [page_id(p) for p in pages()])
