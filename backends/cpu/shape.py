@@ -1,11 +1,13 @@
-"""CPU kernels of the shape family: ``flip``, ``roll``, ``tril``/``triu``, ``randperm``'s draws and ``resize_``.
+"""CPU kernels of the shape family: flips, rolls, triangles, ``randperm``, the triangle indices, ``resize_``.
 
-Mirrors the CPU entries of ``TensorShape.cpp``, ``TensorTransformations.cpp`` (flip, roll),
-``TriangularOps.cpp``, ``TensorFactories.cpp`` (randperm) and ``Resize.cpp`` (resize_). The family's other operators are
-composites (``dispatchcore/native/shape.py``) that reach this backend through ``as_strided``,
-``empty``, ``fill_`` and ``copy_``. Invariant: results are laid out as torch lays them out
-(``flip`` preserves its input's layout, ``roll`` and ``tril`` are contiguous), and every kernel is
-numpy in, tensor out, except ``resize_``, which gives its tensor new data over the same storage.
+Covers ``flip``, ``roll``, ``tril``/``triu``, ``randperm``'s draws, ``tril_indices``/``triu_indices``
+and ``resize_``. Mirrors the CPU entries of ``TensorShape.cpp``, ``TensorTransformations.cpp``
+(flip, roll), ``TriangularOps.cpp``, ``TensorFactories.cpp`` (randperm, tril_indices,
+triu_indices) and ``Resize.cpp`` (resize_). The family's other operators are composites
+(``dispatchcore/native/shape.py``) that reach this backend through ``as_strided``, ``empty``,
+``fill_`` and ``copy_``. Invariant: results are laid out as torch lays them out (``flip``
+preserves its input's layout, ``roll`` and ``tril`` are contiguous), and every kernel is numpy in,
+tensor out, except ``resize_``, which gives its tensor new data over the same storage.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from .kernels import (
     _CPP_NAME,
     _TORCH_NAME,
     _address,
+    _check_layout,
     _copyto,
     _empty_like_format,
     _new,
+    _np_dtype,
     _resize_out,
     _restride,
     _rng,
@@ -97,6 +101,27 @@ def _randperm_check(n: int, dt: np.dtype) -> None:
         raise RuntimeError(f"value cannot be converted to type {_CTYPE[dt.name]} without overflow")
 
 
+def _trilu_indices(name: str) -> Callable[..., Any]:
+    """``tril_indices_cpu``/``triu_indices_cpu``: the row and column indices, in row-major order."""
+    lower = name == "tril_indices"
+
+    def kernel(row, col, offset=0, *, dtype=4, layout=None, device=None, pin_memory=None):
+        if row < 0:
+            raise RuntimeError(f"row must be non-negative, got{row}")  # torch's text, no space
+        if col < 0:
+            raise RuntimeError(f"col must be non-negative, got{col}")
+        _check_layout(layout, name)
+        dt = _np_dtype(dtype)
+        if dt not in (np.int32, np.int64):  # AT_DISPATCH_INDEX_TYPES
+            raise NotImplementedError(f'"{name}" not implemented for \'{_TORCH_NAME[dt]}\'')
+        # np.tri: ones on and below diagonal ``offset``; the upper triangle is what lies above offset - 1
+        inside = np.tri(row, col, offset, dtype=bool) if lower else ~np.tri(row, col, offset - 1, dtype=bool)
+        return wrap_cpu(np.array(np.nonzero(inside), dtype=dt).reshape(2, -1))
+
+    kernel.__name__ = f"{name}_cpu"
+    return kernel
+
+
 _CTYPE = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t"}
 
 
@@ -160,5 +185,6 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "flip": flip_cpu, "roll": roll_cpu,
     **_triangle("tril", lambda a, k: np.tril(a, k)), **_triangle("triu", lambda a, k: np.triu(a, k)),
     "randperm.generator_out": randperm_generator_out_cpu,
+    "tril_indices": _trilu_indices("tril_indices"), "triu_indices": _trilu_indices("triu_indices"),
     "resize_": resize__cpu,
 }

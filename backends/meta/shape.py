@@ -1,7 +1,8 @@
 """Meta kernels of the shape family: the geometry of flips, rolls, repeats, triangles and factories.
 
 Covers ``flip``, ``roll``, ``repeat``, ``tril``/``triu``, the ``*_like``/``new_*`` factories,
-``randperm``, the ``*_scatter``/``copy``/``fill`` ops, and ``resize_`` (new geometry in place).
+``randperm``, ``tril_indices``/``triu_indices``, the ``*_scatter``/``copy``/``fill`` ops, and
+``resize_`` (new geometry in place).
 
 Mirrors the Meta entries torch 2.13 has for these operators (``torch/_meta_registrations.py`` and
 the structured ``tril``/``triu`` meta functions): the result's shape, strides and dtype, with the
@@ -119,6 +120,28 @@ def randperm_generator_out_meta(n: int, *, generator: Any = None, out: Tensor) -
     return _resize_out(out, (n,))
 
 
+def _trilu_indices(name: str) -> dict[str, Callable[..., Any]]:
+    """``name`` and ``name.out`` as torch's Python meta kernels: its checks, then a (2, N) tensor."""
+
+    def functional(row: int, col: int, offset: int = 0, *, dtype: Any = 4, layout: Any = None, device: Any = None,
+                   pin_memory: Any = None) -> Tensor:
+        if row < 0:
+            raise RuntimeError(f"row must be non-negative, got {row}")
+        if col < 0:
+            raise RuntimeError(f"col must be non-negative, got {col}")
+        d = _factory_dtype(dtype)
+        if d.name not in ("int32", "int64"):
+            raise RuntimeError(f"\"{name}\" not implemented for 'torch.{d.name}'")
+        return meta_tensor((2, _shape.trilu_indices_size(name, row, col, offset)), d)
+
+    def out_kernel(row: int, col: int, offset: int = 0, *, out: Tensor) -> Tensor:
+        result = functional(row, col, offset, dtype=out.dtype)  # torch's out_wrapper: out's dtype
+        return _resize_out(out, tuple(result.shape))
+
+    functional.__name__, out_kernel.__name__ = f"{name}_meta", f"{name}_out_meta"
+    return {name: functional, f"{name}.out": out_kernel}
+
+
 def _set_geometry(t: Tensor, shape: tuple[int, ...], strides: tuple[int, ...]) -> None:
     """New sizes and strides at ``t``'s storage offset; the storage grows to what they need."""
     offset, itemsize = t.storage_offset(), t.element_size()
@@ -144,6 +167,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "new_empty": new_empty_meta, "new_empty_strided": new_empty_strided_meta,
     "new_zeros": new_empty_meta, "new_ones": new_empty_meta, "new_full": new_full_meta,
     "randperm": randperm_meta, "randperm.generator_out": randperm_generator_out_meta,
+    **_trilu_indices("tril_indices"), **_trilu_indices("triu_indices"),
     "resize_": resize__meta,
     # composites run on meta tensors: a copy with the input's strides, then a write into it
     "select_scatter": _shape.select_scatter, "slice_scatter": _shape.slice_scatter,

@@ -130,6 +130,10 @@ SCHEMAS: tuple[str, ...] = (
     "randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, "
     "Device? device=None, bool? pin_memory=None) -> Tensor",
     "randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
+    *(f"{name}(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor" for name in ("tril_indices", "triu_indices")),
+    *(f"{name}.out(int row, int col, int offset=0, *, Tensor(a!) out) -> Tensor(a!)"
+      for name in ("tril_indices", "triu_indices")),
     # in-place geometry
     "resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
     # the fresh tensor of a literal, handed to the modes (tensor(data), from_numpy)
@@ -237,6 +241,26 @@ def roll_check(shifts: Sequence[int], dims: Sequence[int]) -> None:
 def tril_check(name: str, ndim: int) -> None:
     if ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+
+
+def trilu_indices_size(name: str, row: int, col: int, offset: int) -> int:
+    """How many indices ``tril_indices``/``triu_indices`` give (``get_tril_size`` of TensorFactories.h).
+
+    The lower triangle is a trapezoid over a rectangle; the upper one is what the lower triangle
+    one diagonal down leaves of the ``row x col`` matrix.
+    """
+    if name == "triu_indices":
+        return row * col - trilu_indices_size("tril_indices", row, col, offset - 1)
+    if row == 0 or col == 0:
+        return 0
+    first = min(col, 1 + offset) if offset > 0 else int(row + offset > 0)  # the first row's count
+    last = max(0, min(col, row + offset))  # the last row's count
+    rows = max(0, min(row, row + offset))  # rows with any index
+    trapezoid = last - first + 1
+    size = (first + last) * trapezoid >> 1
+    if rows > trapezoid:
+        size += (rows - trapezoid) * col
+    return size
 
 
 def like_strides(t: Tensor, memory_format: Any) -> list[int]:
@@ -571,6 +595,16 @@ def randperm_generator(n: int, *, generator: Any, dtype: Any = 4, layout: Any = 
     return A.randperm.generator_out(n, generator=generator, out=out)
 
 
+def _trilu_indices_out(name: str) -> Callable[..., Any]:
+    """``tril_indices.out``/``triu_indices.out``: the factory in ``out``'s dtype, then resized into ``out``."""
+    def out_kernel(row: int, col: int, offset: int = 0, *, out: Tensor) -> Tensor:
+        return generated_out(_handle(name))(row, col, offset, dtype=out.dtype, layout=_layouts.strided,
+                                            device=out.device, out=out)
+
+    out_kernel.__name__ = out_kernel.__qualname__ = f"{name}_out"
+    return out_kernel
+
+
 KERNELS_EXPLICIT: dict[str, Callable[..., Any]] = {
     "diagonal": diagonal, "split_with_sizes": split_with_sizes, "split.Tensor": split_tensor,
     "unbind.int": unbind_int, "repeat": repeat, "constant_pad_nd": constant_pad_nd,
@@ -583,6 +617,7 @@ KERNELS_EXPLICIT: dict[str, Callable[..., Any]] = {
     "slice_backward": slice_backward, "diagonal_backward": diagonal_backward,
     "select_backward.out": generated_out(select_backward), "slice_backward.out": generated_out(slice_backward),
     "diagonal_backward.out": generated_out(diagonal_backward),
+    "tril_indices.out": _trilu_indices_out("tril_indices"), "triu_indices.out": _trilu_indices_out("triu_indices"),
 }
 # torch's dispatch: CompositeExplicitAutogradNonFunctional, and not structured (no out= kernel)
 KERNELS_NONFUNCTIONAL: dict[str, Callable[..., Any]] = {
@@ -793,7 +828,7 @@ KERNELS_IMPLICIT: dict[str, Callable[..., Any]] = {
 # views with an ADInplaceOrView kernel in torch: one output, and several
 VIEWS = ("diagonal", "narrow")
 MULTI_OUTPUT_VIEWS = ("split_with_sizes", "split.Tensor", "unbind.int", "chunk")
-BACKEND_SELECT = ("randperm", "randperm.generator")
+BACKEND_SELECT = ("randperm", "randperm.generator", "tril_indices", "triu_indices")
 
 
 def _handle(name: str) -> Any:
@@ -949,7 +984,7 @@ def _copy_not_implemented(grad: Any) -> Any:
 # factories whose Autograd kernel only redispatches (their outputs never require grad)
 NONDIFFERENTIABLE = ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "rand_like.generator",
                      "new_zeros", "new_ones", "new_full", "new_empty", "new_empty_strided", "randperm",
-                     "randperm.generator")
+                     "randperm.generator", "tril_indices", "triu_indices")
 
 
 def _make_multi_view_autograd_kernel(d: Any) -> Callable[..., Any]:
@@ -1284,6 +1319,27 @@ def _randperm(*args: Any, **kwargs: Any) -> Tensor:
     return F._finish("randperm", t, a)
 
 
+def _trilu_indices(name: str) -> Callable[..., Any]:
+    """``torch.tril_indices``/``torch.triu_indices``: the binding of a factory without ``out=``."""
+    signature = f"{name}(int64_t row, int64_t col, int64_t offset=0, *, {_FACTORY_TAIL})"
+
+    def binding(*args: Any, **kwargs: Any) -> Tensor:
+        from .. import factories as F
+
+        _, a = _parser(signature).parse(args, kwargs)
+        op = _handle(name)
+        offset = a["offset"]
+        options = F._options(name, a)
+        t = op(a["row"], a["col"], offset, **options) if offset else op(a["row"], a["col"], **options)
+        return F._finish(name, t, a)
+
+    binding.__name__ = binding.__qualname__ = name
+    part = "lower" if name == "tril_indices" else "upper"
+    binding.__doc__ = (f"``torch.{name}(row, col, offset=0)``: the indices of the {part} triangle of a "
+                       "``row x col`` matrix, as a 2 x N tensor (row indices, then column indices).")
+    return binding
+
+
 def _new_tensor(self: Tensor, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                 layout: Any = None, pin_memory: bool = False) -> Tensor:
     """``Tensor.new_tensor``: a copy of ``data`` with ``self``'s dtype and device unless given."""
@@ -1328,6 +1384,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "zeros_like": _like("zeros_like"), "ones_like": _like("ones_like"), "empty_like": _like("empty_like"),
     "full_like": _like("full_like", extra="Scalar fill_value, "), "rand_like": _like("rand_like", generator=True),
     "randperm": _randperm,
+    "tril_indices": _trilu_indices("tril_indices"), "triu_indices": _trilu_indices("triu_indices"),
 }
 
 METHODS: dict[str, Any] = {

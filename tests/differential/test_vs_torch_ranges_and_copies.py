@@ -59,6 +59,25 @@ RANGES = {
     "eye-out-dtype-mismatch": lambda t: t.eye(2, out=t.empty(4, dtype=t.float64), dtype=t.float32),
     "eye-out-requires-grad": lambda t: t.eye(2, out=t.empty(4, requires_grad=True)),
     "eye-float-n": lambda t: t.eye(2.0), "eye-bool-n": lambda t: t.eye(True), "eye-str-m": lambda t: t.eye(2, "a"),
+    # tril_indices/triu_indices: CPU kernels (int32/int64 only); out= is the generated composite
+    "tril_indices-square": lambda t: t.tril_indices(4, 4),
+    "triu_indices-square": lambda t: t.triu_indices(4, 4),
+    "tril_indices-wide-offset": lambda t: t.tril_indices(3, 5, 2),
+    "triu_indices-tall-offset": lambda t: t.triu_indices(5, 3, -1),
+    "tril_indices-below-everything": lambda t: t.tril_indices(3, 3, -5),
+    "triu_indices-past-everything": lambda t: t.triu_indices(3, 3, 7),
+    "tril_indices-no-rows": lambda t: t.tril_indices(0, 3),
+    "triu_indices-no-columns": lambda t: t.triu_indices(3, 0),
+    "tril_indices-keywords-int32": lambda t: t.tril_indices(row=3, col=2, offset=-1, dtype=t.int32),
+    "tril_indices-negative-row": lambda t: t.tril_indices(-1, 3),
+    "triu_indices-negative-col": lambda t: t.triu_indices(3, -2),
+    "tril_indices-float-refused": lambda t: t.tril_indices(3, 3, dtype=t.float32),
+    "triu_indices-int16-refused": lambda t: t.triu_indices(3, 3, dtype=t.int16),
+    "tril_indices-requires-grad-refused": lambda t: t.tril_indices(2, 2, requires_grad=True),
+    "tril_indices-no-out": lambda t: t.tril_indices(2, 2, out=t.empty(0, dtype=t.int64)),
+    "tril_indices-out-int32-resized": lambda t: t.ops.aten.tril_indices.out(3, 3, 1, out=t.empty(0, dtype=t.int32)),
+    "triu_indices-out-keeps-strides": lambda t: t.ops.aten.triu_indices.out(3, 3, out=t.empty(6, 2, dtype=t.int64).t()),
+    "triu_indices-out-float-refused": lambda t: t.ops.aten.triu_indices.out(3, 3, out=t.empty(0)),
 }
 
 
@@ -131,3 +150,39 @@ def _calls(lib, fn):
                                   lambda t, o: t.eye(2, 3, out=o)])
 def test_eye_reaches_a_mode_as_torchs_overload(call):
     assert _calls(dc, call) == _calls(torch, call)
+
+
+@pytest.mark.parametrize("call", [lambda t, o: t.tril_indices(3, 3), lambda t, o: t.triu_indices(3, 4, 1),
+                                  lambda t, o: t.tril_indices(3, 3, 0, dtype=t.int64),
+                                  lambda t, o: t.triu_indices(2, 2, dtype=t.int32),
+                                  lambda t, o: t.ops.aten.tril_indices.out(2, 3, out=o.new_empty(0, dtype=t.int64))])
+def test_tril_and_triu_indices_reach_a_mode_as_torchs_call(call):
+    """The binding drops an offset and a dtype equal to the schema's defaults, as torch's does."""
+    assert _calls(dc, call) == _calls(torch, call)
+
+
+@pytest.mark.parametrize("name", ["tril_indices", "triu_indices"])
+@pytest.mark.parametrize("row,col,offset", [(0, 0, 0), (1, 1, 0), (4, 4, 0), (3, 6, 2), (6, 3, -2), (5, 2, 9),
+                                            (2, 5, -9), (7, 7, -3), (4, 9, 5)])
+def test_tril_and_triu_indices_sizes_on_meta_match_torch(name, row, col, offset):
+    """The meta kernel counts the indices without making them (torch's get_tril_size)."""
+    ours = getattr(dc, name)(row, col, offset, device="meta")
+    theirs = getattr(torch, name)(row, col, offset, device="meta")
+    assert (tuple(ours.shape), tuple(ours.stride()), str(ours.dtype)[13:]) == \
+        (tuple(theirs.shape), tuple(theirs.stride()), str(theirs.dtype)[6:])
+    assert tuple(ours.shape) == tuple(getattr(dc, name)(row, col, offset).shape)
+
+
+META_INDICES = {
+    "negative-row": lambda t: t.tril_indices(-1, 2, device="meta"),
+    "negative-col": lambda t: t.triu_indices(2, -1, device="meta"),
+    "float": lambda t: t.tril_indices(2, 2, dtype=t.float32, device="meta"),
+    "out-int32": lambda t: str(t.ops.aten.triu_indices.out(3, 3, out=t.empty(0, dtype=t.int32, device="meta")).dtype
+                               )[-5:],
+    "out-bool-refused": lambda t: t.ops.aten.tril_indices.out(3, 3, out=t.empty(0, dtype=t.bool, device="meta")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(META_INDICES))
+def test_tril_and_triu_indices_on_meta_check_as_torchs_meta_kernels(name):
+    assert _run(dc, META_INDICES[name]) == _run(torch, META_INDICES[name])
