@@ -103,11 +103,14 @@ def tensor_repr(t: Any) -> str:
     if t.device.type == "meta":
         body = "..."
         suffixes.append(f"size={tuple(t.shape)}")
+        default = get_default_dtype()  # no elements to tell an int64 or bool tensor by: torch names it
+    elif t.numel() == 0:
+        body = "[]"
+        if t.dim() != 1:
+            suffixes.append(f"size={tuple(t.shape)}")
+        default = get_default_dtype()
     else:
-        a = t._cpu_data()
-        body = _format_data(a, len("tensor("))
-        if a.size == 0 and a.shape != (0,):
-            suffixes.append(f"size={tuple(a.shape)}")
+        body = _format_data(t._cpu_data(), len("tensor("))
     if dtype is not default:
         suffixes.append(f"dtype={dtype!r}")
     if t.grad_fn is not None:
