@@ -467,19 +467,10 @@ def nonzero_static_check(size: int) -> None:
 
 # --- CompositeExplicitAutograd ----------------------------------------------------------------------
 def _write_out(result: Tensor, out: Tensor) -> Tensor:
-    """The out= form of a composite: ``resize_output(out, result.sizes()); out.copy_(result)``."""
-    if tuple(out.shape) != tuple(result.shape):
-        if out.numel():
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape {_shape_str(out.shape)}, which "
-                f"does not match the required output shape {_shape_str(result.shape)}. This behavior is deprecated, "
-                "and in a future PyTorch release outputs will not be resized unless they have zero elements. You can "
-                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
-                UserWarning, stacklevel=4)
-        one = A.scalar_tensor.default(1, dtype=out.dtype, device=out.device)
-        # no resize_ is modelled: mul.out by a 0-d one gives ``out`` the shape (and a layout)
-        A.mul.out(A.empty.memory_format(list(result.shape), dtype=out.dtype, device=out.device), one, out=out)
-    return A.copy_.default(out, result)
+    """The out= form of a composite, as torch generates it (``shape.write_generated_out``)."""
+    from .shape import write_generated_out
+
+    return write_generated_out(result, out)
 
 
 def index_put(self: Tensor, indices: Sequence[Any], values: Tensor, accumulate: bool = False) -> Tensor:

@@ -485,22 +485,35 @@ def diagonal_backward(grad_output: Tensor, input_sizes: Sequence[int], offset: i
 def generated_out(functional: Any) -> Callable[..., Any]:
     """The ``out=`` kernel torch generates at CompositeExplicitAutograd for a functional op.
 
-    The result, then ``resize_output`` (warning when ``out`` had elements) and ``copy_``.
+    The result, then :func:`write_generated_out`.
     """
     def out_kernel(*args: Any, out: Tensor, **kwargs: Any) -> Tensor:
-        result = functional(*args, **kwargs)
-        if tuple(out.shape) != tuple(result.shape):
-            if out.numel():
-                warnings.warn(
-                    f"An output with one or more elements was resized since it had shape {_shape_str(out.shape)}, "
-                    f"which does not match the required output shape {_shape_str(result.shape)}. This behavior is "
-                    "deprecated, and in a future PyTorch release outputs will not be resized unless they have zero "
-                    "elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-                    "with t.resize_(0).", UserWarning, stacklevel=4)
-            A.resize_.default(out, list(result.shape))
-        return A.copy_.default(out, result)
+        return write_generated_out(functional(*args, **kwargs), out)
 
     return out_kernel
+
+
+def write_generated_out(result: Tensor, out: Tensor) -> Tensor:
+    """``resize_out_helper`` then ``copy_arg``: ``result`` into ``out``, as torch's generated out= kernels.
+
+    ``resize_output`` first (warning when ``out`` had elements), then ``out`` must have the
+    result's dtype and device exactly (the resize has happened by then), then ``copy_``.
+    """
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel():
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape {_shape_str(out.shape)}, "
+                f"which does not match the required output shape {_shape_str(result.shape)}. This behavior is "
+                "deprecated, and in a future PyTorch release outputs will not be resized unless they have zero "
+                "elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                "with t.resize_(0).", UserWarning, stacklevel=5)
+        A.resize_.default(out, list(result.shape))
+    if out.dtype is not result.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_dt.TYPEMETA_NAMES[result.dtype.name]}, but got "
+                           f"{_dt.TYPEMETA_NAMES[out.dtype.name]} instead")
+    if out.device != result.device:
+        raise RuntimeError(f"Expected out tensor to have device {result.device}, but got {out.device} instead")
+    return A.copy_.default(out, result)
 
 
 def lift_fresh(self: Tensor) -> Tensor:

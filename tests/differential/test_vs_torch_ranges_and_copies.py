@@ -97,7 +97,25 @@ COPIES = {
     "copy-broadcast-refused": lambda t: t.ones(3).copy_(t.ones(2, 3)),
     "copy-casts": lambda t: t.zeros(3, dtype=t.int32).copy_(t.tensor([1.7, -2.5, 3.2])),
     "copy_from-has-no-cpu-kernel": lambda t: t.ops.aten._copy_from(t.ones(2), t.ones(2)),
+    # the out= kernels torch generates (CompositeExplicitAutograd): resize, then out's dtype must be exact
+    "generated-out-dtype-exact": lambda t: t.ops.aten.select_backward.out(t.ones(2), [2, 2], 0, 0,
+                                                                          out=t.empty(0, dtype=t.float64)),
+    "generated-out-resizes-before-the-dtype-check": lambda t: _resized_then_refused(t),
+    "generated-out-same-dtype": lambda t: t.ops.aten.put.out(t.zeros(3), t.tensor([1]), t.ones(1), out=t.empty(0)),
+    "generated-out-masked_fill": lambda t: t.ops.aten.masked_fill.Scalar_out(t.ones(3), t.tensor([True, False, True]),
+                                                                             2.0, out=t.empty(0, dtype=t.int64)),
+    "generated-out-index_put": lambda t: t.ops.aten.index_put.out(t.ones(3), [t.tensor([0])], t.ones(1),
+                                                                  out=t.empty(0, dtype=t.float64)),
 }
+
+
+def _resized_then_refused(t):
+    out = t.empty(0, dtype=t.int64)
+    try:
+        t.ops.aten.put.out(t.zeros(2, 3), t.tensor([1]), t.ones(1), out=out)
+    except RuntimeError as e:
+        return str(e), tuple(out.shape)
+    return None
 
 
 @pytest.mark.parametrize("name", sorted(COPIES))
