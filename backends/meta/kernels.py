@@ -324,11 +324,22 @@ def _tensor_iterator(operands: Sequence[tuple[tuple[int, ...], tuple[int, ...], 
     return meta_tensor(shape, dtype, strides)
 
 
-def _resize_out(out: Tensor, shape: tuple[int, ...], strides: tuple[int, ...] | None = None) -> Tensor:
-    """Mirror ``resize_output`` + ``as_strided_``: give ``out`` a new geometry, warning as torch does."""
+def _resize_out(out: Tensor, shape: tuple[int, ...], strides: tuple[int, ...] | None = None,
+                python_meta: bool = False) -> Tensor:
+    """Mirror ``resize_output`` + ``as_strided_``: give ``out`` a new geometry, warning as torch does.
+
+    ``python_meta``: the kernel is one torch writes in Python with ``out_wrapper``, whose warning
+    is ``_resize_output_check``'s (its second shape is printed as the literal ``{str(shape)}``).
+    """
     if tuple(out.shape) == shape:
         return out
-    if out.numel() != 0:
+    if out.numel() != 0 and python_meta:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape {out.shape} which does not "
+            "match the required output shape {str(shape)}. This behavior is deprecated, and in a future PyTorch "
+            "release outputs will not be resized unless they have zero elements. You can explicitly reuse an out "
+            "tensor t by resizing it, inplace, to zero elements with t.resize_(0).", UserWarning, stacklevel=4)
+    elif out.numel() != 0:
         warnings.warn(
             f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
             f"which does not match the required output shape {list(shape)}. This behavior is "

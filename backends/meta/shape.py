@@ -136,7 +136,7 @@ def _trilu_indices(name: str) -> dict[str, Callable[..., Any]]:
 
     def out_kernel(row: int, col: int, offset: int = 0, *, out: Tensor) -> Tensor:
         result = functional(row, col, offset, dtype=out.dtype)  # torch's out_wrapper: out's dtype
-        return _resize_out(out, tuple(result.shape))
+        return _resize_out(out, tuple(result.shape), python_meta=True)
 
     functional.__name__, out_kernel.__name__ = f"{name}_meta", f"{name}_out_meta"
     return {name: functional, f"{name}.out": out_kernel}
