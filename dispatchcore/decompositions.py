@@ -36,7 +36,7 @@ from .layouts import contiguous_format, strided
 from .native.reductions import shift_source
 from .native.transformations import rot90 as _rot90
 from .ops import aten
-from .shapes import broadcast_shapes
+from .shapes import broadcast_shapes, wrap_dim
 from .tensor import Tensor
 
 __all__ = ["core_aten_decompositions"]
@@ -416,6 +416,37 @@ def _masked(mask: Tensor, self: Tensor) -> Tensor:
     if self.dtype == _dtypes.bool_:
         return aten.logical_and.default(mask, self)
     return aten.where.self(mask, self, _zero(self))
+
+
+def _diag_embed(t: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Torch's ref: ``t`` (padded by ``|offset|`` zeros) moved to ``dim2``, masked by an ``arange`` equality."""
+    rank = t.dim() + 1
+    dim1, dim2 = wrap_dim(dim1, rank), wrap_dim(dim2, rank)
+    if dim1 > dim2:  # exchanging the dimensions is the same as negating the offset
+        dim1, dim2, offset = dim2, dim1, -offset
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    last = t.shape[-1]
+    if offset != 0:
+        pad_shape = [*t.shape[:-1], abs(offset)]
+        zeros = aten.full.default(pad_shape, 0, dtype=t.dtype, device=t.device)
+        t = aten.cat.default([zeros, t] if offset > 0 else [t, zeros], -1)
+        last += abs(offset)
+    t = aten.unsqueeze.default(t, dim1)
+    order = [d for d in range(t.dim()) if d != t.dim() - 1]  # movedim(-1, dim2), lowered to permute
+    order.insert(dim2, t.dim() - 1)
+    t = aten.permute.default(t, order)
+    columns = aten.arange.start_step(0, last, dtype=_dtypes.int64, device=t.device)
+    rows = aten.arange.start_step(offset, last + offset, dtype=_dtypes.int64, device=t.device)
+    cond = aten.eq.Tensor(columns, aten.unsqueeze.default(rows, -1))
+    cond = aten.view.default(cond, [last if d in (dim1, dim2) else 1 for d in range(t.dim())])
+    result = _masked(cond, t)
+    return result if result.is_contiguous() else aten.clone.default(result, memory_format=contiguous_format)
+
+
+def _diagonal_copy(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """Torch's ``_make_copy_from_view(aten.diagonal)``: the view, cloned contiguous."""
+    return aten.clone.default(aten.diagonal.default(self, offset, dim1, dim2), memory_format=contiguous_format)
 
 
 def _tril(self: Tensor, diagonal: int = 0) -> Tensor:
@@ -1349,6 +1380,8 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.rot90.default: _rot90,  # torch's ref is its kernel: a flip, then a transpose or a clone
         aten.slice_backward.default: _slice_backward,
         aten.diagonal_backward.default: _diagonal_backward,
+        aten.diag_embed.default: _diag_embed,
+        aten.diagonal_copy.default: _diagonal_copy,
         aten.count_nonzero.default: _count_nonzero,
         aten.count_nonzero.dim_IntList: _count_nonzero,
         aten.std.correction: _std,
@@ -1437,6 +1470,9 @@ def _out_variants() -> list[tuple[Any, Any]]:
         (aten.take.out, aten.take.default),
         (aten.slice_backward.out, aten.slice_backward.default),
         (aten.diagonal_backward.out, aten.diagonal_backward.default),
+        (aten.diag_embed.out, aten.diag_embed.default),
+        # the out= of a view's copy writes the view itself, uncloned (torch's _make_copy_from_view)
+        (aten.diagonal_copy.out, aten.diagonal.default),
         (aten.count_nonzero.out, aten.count_nonzero.default),
         (aten.count_nonzero.dim_IntList_out, aten.count_nonzero.dim_IntList),
         (aten.std.correction_out, aten.std.correction),

@@ -172,6 +172,9 @@ KERNELS: dict[str, Callable[..., Any]] = {
     # composites run on meta tensors: a copy with the input's strides, then a write into it
     "select_scatter": _shape.select_scatter, "slice_scatter": _shape.slice_scatter,
     "diagonal_scatter": _shape.diagonal_scatter, "copy": _shape.copy,
+    "diag_embed": _shape.diag_embed, "diagonal_copy": _shape.diagonal_copy,
+    "diag_embed.out": _shape.KERNELS_EXPLICIT["diag_embed.out"],
+    "diagonal_copy.out": _shape.KERNELS_EXPLICIT["diagonal_copy.out"],
     "fill.Scalar": _shape.fill_scalar, "fill.Tensor": _shape.fill_tensor,
     # the view backward ops: zeros of the input's sizes, the view written (torch's meta decomposes them too)
     "select_backward": _shape.select_backward, "slice_backward": _shape.slice_backward,

@@ -109,6 +109,14 @@ SCHEMAS: tuple[str, ...] = (
     "Tensor(a!) out) -> Tensor(a!)",
     "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
     "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+    # diagonals made and copied out
+    "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",
+    "diag_embed.out(Tensor self, int offset=0, int dim1=-2, int dim2=-1, *, Tensor(a!) out) -> Tensor(a!)",
+    "diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+    "diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)",
+    "diag(Tensor self, int diagonal=0) -> Tensor",
+    "diag.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)",
+    "diagflat(Tensor self, int offset=0) -> Tensor",
     "copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
     "fill.Scalar(Tensor self, Scalar value) -> Tensor",
     "fill.Tensor(Tensor self, Tensor value) -> Tensor",
@@ -608,6 +616,67 @@ def randperm_generator(n: int, *, generator: Any, dtype: Any = 4, layout: Any = 
     return A.randperm.generator_out(n, generator=generator, out=out)
 
 
+def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """``at::native::diag_embed``: zeros with one more dimension, then ``self`` copied onto their diagonal."""
+    ndim = self.dim() + 1
+    d1, d2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    length = abs(offset) + self.shape[-1]
+    sizes = list(self.shape[:-1])
+    sizes.insert(min(d1, d2), length)
+    sizes.insert(max(d1, d2), length)
+    result = A.zeros.default(sizes, dtype=self.dtype, device=self.device)
+    A.copy_.default(A.diagonal.default(result, offset, d1, d2), self)
+    return result
+
+
+def diagonal_copy(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The ``*_copy`` kernel torch generates for the view ``diagonal``: the view, cloned contiguous."""
+    return A.clone.default(A.diagonal.default(self, offset, dim1, dim2), memory_format=_layouts.contiguous_format)
+
+
+def _trailing(*args: Any, defaults: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``args`` without the trailing ones equal to ``defaults`` (what torch boxes for a dispatch mode)."""
+    n = len(args)
+    while n > len(args) - len(defaults) and args[n - 1] == defaults[n - 1 - (len(args) - len(defaults))]:
+        n -= 1
+    return args[:n]
+
+
+def _diag_check(self: Tensor, prefix: str) -> None:
+    if self.dim() not in (1, 2):
+        raise RuntimeError(f"{prefix}Supports 1D or 2D tensors. Got {self.dim()}D")
+
+
+def diag(self: Tensor, diagonal: int = 0) -> Tensor:
+    """``at::diag``: a 1-d tensor onto a diagonal (``diag_embed``), a 2-d one's diagonal copied out."""
+    _diag_check(self, "diag(): ")
+    if self.dim() == 1:
+        return A.diag_embed.default(*_trailing(self, diagonal, defaults=(0,)))
+    return A.diagonal_copy.default(*_trailing(self, diagonal, defaults=(0,)))
+
+
+def diag_out(self: Tensor, diagonal: int = 0, *, out: Tensor) -> Tensor:
+    """``at::diag_out``: the same, into ``out`` (a 1-d input checks that its dtype casts to out's first)."""
+    _diag_check(self, "")
+    if self.dim() == 1:
+        from .structured import can_cast
+
+        if not can_cast(self.dtype, out.dtype):
+            raise RuntimeError(f"diag: result type {_dt.SCALAR_TYPE_NAMES[self.dtype.name]} can't be cast to the "
+                               f"desired out= type {_dt.SCALAR_TYPE_NAMES[out.dtype.name]}")
+        return A.diag_embed.out(*_trailing(self, diagonal, defaults=(0,)), out=out)
+    return A.diagonal_copy.out(*_trailing(self, diagonal, defaults=(0,)), out=out)
+
+
+def diagflat(self: Tensor, offset: int = 0) -> Tensor:
+    """``at::diagflat``: ``self.contiguous().view(-1)`` onto a diagonal."""
+    flat = A.view.default(self if self.is_contiguous() else A.clone.default(
+        self, memory_format=_layouts.contiguous_format), [-1])
+    return A.diag_embed.default(*_trailing(flat, offset, defaults=(0,)))
+
+
 def _trilu_indices_out(name: str) -> Callable[..., Any]:
     """``tril_indices.out``/``triu_indices.out``: the factory in ``out``'s dtype, then resized into ``out``."""
     def out_kernel(row: int, col: int, offset: int = 0, *, out: Tensor) -> Tensor:
@@ -631,12 +700,14 @@ KERNELS_EXPLICIT: dict[str, Callable[..., Any]] = {
     "select_backward.out": generated_out(select_backward), "slice_backward.out": generated_out(slice_backward),
     "diagonal_backward.out": generated_out(diagonal_backward),
     "tril_indices.out": _trilu_indices_out("tril_indices"), "triu_indices.out": _trilu_indices_out("triu_indices"),
+    "diag_embed.out": generated_out(lambda *a, **k: A.diag_embed.default(*a, **k)),
+    "diagonal_copy.out": generated_out(lambda *a, **k: A.diagonal_copy.default(*a, **k)),
 }
 # torch's dispatch: CompositeExplicitAutogradNonFunctional, and not structured (no out= kernel)
 KERNELS_NONFUNCTIONAL: dict[str, Callable[..., Any]] = {
     "select_scatter": select_scatter, "slice_scatter": slice_scatter, "diagonal_scatter": diagonal_scatter,
     "copy": copy, "new_empty_strided": new_empty_strided, "lift_fresh_copy": lift_fresh_copy,
-    "select_backward": select_backward,
+    "select_backward": select_backward, "diag_embed": diag_embed, "diagonal_copy": diagonal_copy,
 }
 
 
@@ -837,6 +908,7 @@ KERNELS_IMPLICIT: dict[str, Callable[..., Any]] = {
     "moveaxis.int": moveaxis_int, "moveaxis.intlist": moveaxis_intlist, "expand_as": expand_as,
     "view_as": view_as, "reshape_as": reshape_as, "numpy_T": numpy_T, "mT": mT, "mH": mH, "adjoint": adjoint,
     "matrix_H": matrix_H, "swapaxes": swapaxes, "swapdims": swapdims, "type_as": type_as,
+    "diag": diag, "diag.out": diag_out, "diagflat": diagflat,
 }
 # views with an ADInplaceOrView kernel in torch: one output, and several
 VIEWS = ("diagonal", "narrow")
@@ -1068,6 +1140,9 @@ def register_autograd(lib: Library) -> None:
         r(name, node, ("self",), formula)
         r(f"{name}_", node, ("self",), formula, mutates="self")
     r("diagonal", "DiagonalBackward0", ("self",), _diagonal_backward, view=True)
+    r("diagonal_copy", "DiagonalBackward0_copy", ("self",), _diagonal_backward)
+    r("diag_embed", "DiagEmbedBackward0", ("self",),
+      lambda g, offset, dim1, dim2: A.diagonal.default(g, offset, dim1, dim2))
     # ``zeros_like(src)`` in derivatives.yaml: torch saves src's sizes and options and calls ``at::zeros``
     r("select_scatter", "SelectScatterBackward0", ("self", "src"),
       (lambda g, src_shape, src_dtype, src_device, dim, index: A.select_scatter.default(
@@ -1143,7 +1218,24 @@ _BIND = Bindings({
     "Tensor.swapaxes": ("swapaxes(int64_t axis0, int64_t axis1)",),
     "swapdims": ("swapdims(Tensor input, int64_t dim0, int64_t dim1)",),
     "Tensor.swapdims": ("swapdims(int64_t dim0, int64_t dim1)",),
+    "diag": ("diag(Tensor input, int64_t diagonal=0, *, Tensor out=None)",),
+    "Tensor.diag": ("diag(int64_t diagonal=0)",),
+    "diagflat": ("diagflat(Tensor input, int64_t offset=0)",), "Tensor.diagflat": ("diagflat(int64_t offset=0)",),
+    "diag_embed": ("diag_embed(Tensor input, int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1)",),
+    "Tensor.diag_embed": ("diag_embed(int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1)",),
+    "diagonal_copy": ("diagonal_copy(Tensor input, int64_t offset=0, int64_t dim1=0, int64_t dim2=1, *, "
+                      "Tensor out=None)",),
 })
+
+
+def _diag_binding(i: int, b: dict[str, Any]) -> Tensor:
+    args = _trailing(b["input"], b["diagonal"], defaults=(0,))
+    return A.diag.default(*args) if b.get("out") is None else A.diag.out(*args, out=b["out"])
+
+
+def _diagonal_copy_binding(i: int, b: dict[str, Any]) -> Tensor:
+    args = _trailing(b["input"], b["offset"], b["dim1"], b["dim2"], defaults=(0, 0, 1))
+    return A.diagonal_copy.default(*args) if b.get("out") is None else A.diagonal_copy.out(*args, out=b["out"])
 
 
 def _triangle(name: str, i: int, b: dict[str, Any]) -> Tensor:
@@ -1168,6 +1260,10 @@ _BOUND: dict[str, Callable[[int, dict[str, Any]], Any]] = {
                              A.movedim.intlist(b["input"], _int_list(b["source"]), _int_list(b["destination"]))),
     "swapaxes": lambda i, b: A.swapaxes.default(b["input"], b["axis0"], b["axis1"]),
     "swapdims": lambda i, b: A.swapdims.default(b["input"], b["dim0"], b["dim1"]),
+    "diag": _diag_binding, "diagonal_copy": _diagonal_copy_binding,
+    "diagflat": lambda i, b: A.diagflat.default(*_trailing(b["input"], b["offset"], defaults=(0,))),
+    "diag_embed": lambda i, b: A.diag_embed.default(*_trailing(b["input"], b["offset"], b["dim1"], b["dim2"],
+                                                               defaults=(0, -2, -1))),
 }
 _BOUND["moveaxis"] = _BOUND["movedim"]
 
@@ -1387,7 +1483,8 @@ def _type_as(self: Tensor, other: Tensor) -> Tensor:
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     **{name: _BIND.function(name, _BOUND[name]) for name in (
-        "flip", "roll", "chunk", "narrow", "flatten", "tril", "triu", "movedim", "moveaxis", "swapaxes", "swapdims")},
+        "flip", "roll", "chunk", "narrow", "flatten", "tril", "triu", "movedim", "moveaxis", "swapaxes", "swapdims",
+        "diag", "diagflat", "diag_embed", "diagonal_copy")},
     "split": _split, "split_with_sizes": _split_with_sizes,
     "unbind": _unbind, "tensor_split": _tensor_split,
     "unflatten": _unflatten,
@@ -1403,7 +1500,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 METHODS: dict[str, Any] = {
     **{name: _BIND.method(name, _BOUND[name]) for name in (
         "flip", "roll", "repeat", "chunk", "narrow", "flatten", "tril", "triu", "tril_", "triu_", "movedim",
-        "moveaxis", "swapaxes", "swapdims")},
+        "moveaxis", "swapaxes", "swapdims", "diag", "diagflat", "diag_embed")},
     "split": _split, "split_with_sizes": _split_with_sizes, "unbind": _unbind, "tensor_split": _tensor_split,
     "unflatten": _unflatten, "diagonal": _diagonal, "select_scatter": _select_scatter,
     "slice_scatter": _slice_scatter, "diagonal_scatter": _diagonal_scatter, "adjoint": _adjoint,

@@ -300,6 +300,8 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     "sign": _aten("sign", lambda lib: ([x := _t(lib, (2, 3), 1)], [x], {})),
     "rot90": _aten("rot90", lambda lib: ([x := _t(lib, (2, 3, 4), 1), 1, [0, 2]], [x], {})),
     "rot90-k3": _aten("rot90", lambda lib: ([x := _t(lib, (2, 3), 1), -1], [x], {})),
+    "diag_embed": _aten("diag_embed", lambda lib: ([x := _t(lib, (2, 3), 1), 1, 0, 2], [x], {})),
+    "diagonal_copy": _aten("diagonal_copy", lambda lib: ([x := _t(lib, (3, 4), 1), -1], [x], {})),
     "gelu_": _inplace_unary("gelu_"), "elu_": _inplace_unary("elu_"), "silu_": _inplace_unary("silu_"),
     "hardtanh_": _inplace_unary("hardtanh_"), "leaky_relu_": _inplace_unary("leaky_relu_"),
     "clamp_": _inplace_unary("clamp_", -2, 2, -0.5, 0.5), "clamp_min_": _inplace_unary("clamp_min_", -2, 2, 0.1),
