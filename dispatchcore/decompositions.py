@@ -379,6 +379,49 @@ def _masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     return aten.where.self(mask, _zero(self, value), self)
 
 
+def _index_fill(inplace: bool) -> Callable[..., Tensor]:
+    """Torch's ref ``_index_fill``: the value expanded over the indexed slices, then ``index_copy`` as ``index_put``."""
+
+    def index_fill(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+        if index.dim() > 1:
+            raise RuntimeError(f"Index should have dimension 1 or 0 (got {index.dim()})")
+        if isinstance(value, Tensor):
+            if value.dim() != 0:
+                raise RuntimeError(f"Only supports 0-dimensional value tensor. Got a tensor with {value.dim()} "
+                                   "dimensions.")
+        else:
+            value = aten.scalar_tensor.default(value, dtype=x.dtype, device=x.device)
+        zero_dim = x.dim() == 0
+        y = aten.unsqueeze.default(x, 0) if zero_dim else x
+        shape = list(y.shape)
+        shape[dim] = index.numel()
+        value = aten.expand.default(value, shape)
+        # index_copy: a 0-d index as a vector, the slices selected at ``dim``
+        index = aten.unsqueeze.default(index, 0) if index.dim() == 0 else index
+        key: list[Tensor | None] = [None] * wrap_dim(dim, y.dim()) + [index]
+        if inplace:
+            aten.index_put_.default(y, key, value)
+            return x
+        out = aten.index_put.default(y, key, value)
+        if zero_dim:
+            return aten.clone.default(aten.squeeze.dims(out, [0]))
+        if not out.is_contiguous():
+            out = aten.clone.default(out, memory_format=contiguous_format)
+        if out.stride() != x.stride() and _is_dense(x):
+            # torch's prims.copy_strided: the result laid out with x's strides (clone(Preserve) would)
+            strided = aten.empty_strided.default(list(x.shape), list(x.stride()), dtype=x.dtype, device=x.device)
+            out = aten.copy_.default(strided, out)
+        return out
+
+    return index_fill
+
+
+def _is_dense(t: Tensor) -> bool:
+    from .shapes import is_non_overlapping_and_dense
+
+    return is_non_overlapping_and_dense(tuple(t.shape), tuple(t.stride()))
+
+
 def _masked_fill_tensor(self: Tensor, mask: Tensor, value: Tensor) -> Tensor:
     if value.dtype != self.dtype:
         value = aten._to_copy.default(value, dtype=self.dtype)
@@ -1320,6 +1363,10 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.lerp.Scalar: _lerp,
         aten.lerp.Tensor: _lerp,
         aten.masked_fill.Scalar: _masked_fill,
+        aten.index_fill.int_Scalar: _index_fill(False),
+        aten.index_fill.int_Tensor: _index_fill(False),
+        aten.index_fill_.int_Scalar: _index_fill(True),
+        aten.index_fill_.int_Tensor: _index_fill(True),
         aten.masked_fill.Tensor: _masked_fill_tensor,
         aten.addcmul.default: _addcmul,
         aten.addcdiv.default: _addcdiv,
@@ -1471,6 +1518,8 @@ def _out_variants() -> list[tuple[Any, Any]]:
         (aten.slice_backward.out, aten.slice_backward.default),
         (aten.diagonal_backward.out, aten.diagonal_backward.default),
         (aten.diag_embed.out, aten.diag_embed.default),
+        (aten.index_fill.int_Scalar_out, aten.index_fill.int_Scalar),
+        (aten.index_fill.int_Tensor_out, aten.index_fill.int_Tensor),
         # the out= of a view's copy writes the view itself, uncloned (torch's _make_copy_from_view)
         (aten.diagonal_copy.out, aten.diagonal.default),
         (aten.count_nonzero.out, aten.count_nonzero.default),

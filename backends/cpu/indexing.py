@@ -321,6 +321,45 @@ def _index_add_into(target: np.ndarray, d: int, index: Any, source: Any, alpha: 
             np.add.at(t1, key, src if a == 1 else src * a)
 
 
+# --- index_fill_ (index_fill_kernel), _unique (Unique.cpp) ------------------------------------------------
+def index_fill__scalar_cpu(self, dim, index, value):
+    a = self._data
+    d = _ix.index_fill_check(self, dim, index)
+    other = index._data
+    if np.may_share_memory(a, other) and np.shares_memory(a, other):  # assert_no_overlap(self, index)
+        raise RuntimeError(_ALIAS_ERROR)
+    if 0 in a.strides and has_internal_overlap(a) is MemOverlap.Yes:
+        warnings.warn("Use of index_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+                      "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = "
+                      "scalar", UserWarning, stacklevel=3)
+    number = _item(value)
+    if isinstance(number, complex) and a.dtype.kind != "c":
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
+    fill = _checked_scalar(number, a.dtype)  # source.to<scalar_t>(), before any index is read
+    target = a.reshape(1) if a.ndim == 0 else a  # a 0-d self is filled as its one-element view
+    size = target.shape[d]
+    idx = other.reshape(-1)
+    bad = (idx < -size) | (idx >= size)
+    if bad.any():
+        raise IndexError(f"index {int(idx[int(np.argmax(bad))])} is out of bounds for dimension {d} with size {size}")
+    target[(slice(None),) * d + (idx,)] = fill  # negative indices count from the end, as torch's kernel
+    return self
+
+
+def index_fill__tensor_cpu(self, dim, index, value):
+    _ix.index_fill_value_check(value)
+    return index_fill__scalar_cpu(self, dim, index, _item(value))
+
+
+def _unique_cpu(self, sorted=True, return_inverse=False):
+    """``_unique_cpu``: the distinct elements, sorted (torch's CPU sorts either way); NaNs stay distinct."""
+    flat = self._data.reshape(-1)
+    if return_inverse:
+        values, inverse = np.unique(flat, return_inverse=True, equal_nan=False)
+        return wrap_cpu(_fresh(values)), wrap_cpu(_fresh(inverse.reshape(self._data.shape).astype(_I64)))
+    return wrap_cpu(_fresh(np.unique(flat, equal_nan=False))), wrap_cpu(_new((0,), np.dtype(_I64)))
+
+
 def index_add_cpu(self, dim, index, source, *, alpha=1):
     d = _ix.index_add_check(self, dim, index, source)
     out = _new(self._data.shape, self._data.dtype)  # a new result is contiguous (no strides given)
@@ -478,6 +517,8 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "take": take_cpu, "take.out": _out_kernel(take_cpu),
     "index_add": index_add_cpu, "index_add_": index_add__cpu, "index_add.out": index_add_out_cpu,
     "put_": put__cpu,
+    "index_fill_.int_Scalar": index_fill__scalar_cpu, "index_fill_.int_Tensor": index_fill__tensor_cpu,
+    "_unique": _unique_cpu,
     "_local_scalar_dense": _local_scalar_dense_cpu,
     "where.self_out": where_self_out_cpu,
 }

@@ -14,10 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from dispatchcore import dtypes as _dt
-from dispatchcore.native.structured import can_cast
 from dispatchcore.tensor import Tensor
 
-from .kernels import _resize_out, meta_tensor
+from .kernels import meta_tensor, python_out_wrapper
 
 __all__ = ["KERNELS"]
 
@@ -52,26 +51,12 @@ def bucketize_meta(self: Any, boundaries: Tensor, *, out_int32: bool = False, ri
     return meta_tensor(tuple(self.shape) if isinstance(self, Tensor) else (), _index_dtype(out_int32))
 
 
-def _out_wrapper(functional: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    """The ``out_wrapper`` of torch's meta kernels: the result, ``out`` resized to it, then a safe-cast check."""
-    def out_kernel(*args: Any, out: Tensor, **kwargs: Any) -> Tensor:
-        result = functional(*args, **kwargs)
-        _resize_out(out, tuple(result.shape), python_meta=True)
-        if not can_cast(result.dtype, out.dtype):
-            raise RuntimeError(f"Attempting to cast from torch.{result.dtype.name} to out tensor with dtype "
-                               f"torch.{out.dtype.name}, but this can't be cast because it is not safe!")
-        return out
-
-    out_kernel.__name__ = functional.__name__.replace("_meta", "_out_meta")
-    return out_kernel
-
-
 KERNELS: dict[str, Callable[..., Any]] = {
     "searchsorted.Tensor": searchsorted_meta, "searchsorted.Scalar": searchsorted_meta,
-    "searchsorted.Tensor_out": _out_wrapper(searchsorted_meta),
-    "searchsorted.Scalar_out": _out_wrapper(searchsorted_meta),
+    "searchsorted.Tensor_out": python_out_wrapper(searchsorted_meta),
+    "searchsorted.Scalar_out": python_out_wrapper(searchsorted_meta),
     "bucketize.Tensor": bucketize_meta, "bucketize.Scalar": bucketize_meta,
-    "bucketize.Tensor_out": _out_wrapper(bucketize_meta),
+    "bucketize.Tensor_out": python_out_wrapper(bucketize_meta),
     # torch registers meta_bucketize_scalar here too, which takes no ``out`` (a TypeError): see docs/notes.md
-    "bucketize.Scalar_out": _out_wrapper(bucketize_meta),
+    "bucketize.Scalar_out": python_out_wrapper(bucketize_meta),
 }

@@ -19,7 +19,7 @@ from dispatchcore.native import shape as _shape
 from dispatchcore.shapes import broadcast_shapes
 from dispatchcore.tensor import Tensor
 
-from .kernels import _dt_of, _resize_out, _tm, meta_tensor, where_self_meta
+from .kernels import _dt_of, _resize_out, _tm, meta_tensor, python_out_wrapper, where_self_meta
 
 __all__ = ["KERNELS"]
 
@@ -127,6 +127,19 @@ def masked_scatter__meta(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     return self
 
 
+def _index_fill_meta(self: Tensor, dim: int, index: Tensor, value: Any, inplace: bool) -> Tensor:
+    """The Meta kernel of torch's ref ``_index_fill``: two checks, then self or a clone of its geometry."""
+    if index.dim() > 1:
+        raise RuntimeError(f"Index should have dimension 1 or 0 (got {index.dim()})")
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"Only supports 0-dimensional value tensor. Got a tensor with {value.dim()} dimensions.")
+    shape = list(self.shape) or [1]
+    shape[dim] = index.numel()  # the ref's expand shape: an out-of-range dim fails here, as there
+    if inplace:
+        return self
+    return meta_tensor(tuple(self.shape), self.dtype, _shape.like_strides(self, None))
+
+
 def _masked_result(self: Tensor, mask: Tensor) -> Tensor:
     return meta_tensor(tuple(broadcast_shapes(tuple(mask.shape), tuple(self.shape))), self.dtype)
 
@@ -217,6 +230,10 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "take": take_meta, "take.out": _out_kernel(take_meta),
     "index_add": index_add_meta, "index_add_": index_add__meta, "index_add.out": index_add_out_meta,
     "put_": put__meta,
+    **{f"index_fill{suffix}.int_{kind}": (lambda inplace: lambda self, dim, index, value: _index_fill_meta(
+        self, dim, index, value, inplace))(suffix == "_") for suffix in ("", "_") for kind in ("Scalar", "Tensor")},
+    **{f"index_fill.int_{kind}_out": python_out_wrapper(lambda self, dim, index, value: _index_fill_meta(
+        self, dim, index, value, False)) for kind in ("Scalar", "Tensor")},
     "_local_scalar_dense": _local_scalar_dense_meta,
     "where.self_out": where_self_out_meta,
 }

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -322,6 +322,26 @@ def _tensor_iterator(operands: Sequence[tuple[tuple[int, ...], tuple[int, ...], 
     if out is not None:
         return _resize_out(out, shape, strides)
     return meta_tensor(shape, dtype, strides)
+
+
+def python_out_wrapper(functional: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The ``out_wrapper`` of torch's Python meta kernels around ``functional``.
+
+    The result, ``out`` resized to it (``_resize_output_check``'s warning), then the check of
+    ``_safe_copy_out``: the result's dtype must cast safely to out's (not be equal to it).
+    """
+    def out_kernel(*args: Any, out: Tensor, **kwargs: Any) -> Tensor:
+        from dispatchcore.native.structured import can_cast
+
+        result = functional(*args, **kwargs)
+        _resize_out(out, tuple(result.shape), python_meta=True)
+        if not can_cast(result.dtype, out.dtype):
+            raise RuntimeError(f"Attempting to cast from torch.{result.dtype.name} to out tensor with dtype "
+                               f"torch.{out.dtype.name}, but this can't be cast because it is not safe!")
+        return out
+
+    out_kernel.__name__ = functional.__name__.replace("_meta", "_out_meta")
+    return out_kernel
 
 
 def _resize_out(out: Tensor, shape: tuple[int, ...], strides: tuple[int, ...] | None = None,

@@ -1,16 +1,17 @@
-"""Indexing operators: gather/scatter, ``index_add``, ``index``/``index_put``, masks, ``take``/``put``, ``where``.
+"""Indexing operators: gather/scatter, ``index_add``/``index_fill``, ``index``/``index_put``, masks, ``take``/``put``.
 
 Mirrors ``aten/src/ATen/native/TensorAdvancedIndexing.cpp`` (``gather``, the ``scatter`` family,
-``index_select``, ``index_add``, ``index``, ``index_put_``/``_index_put_impl_``, ``masked_fill``,
-``masked_scatter``, ``masked_select``, ``take``, ``put``, ``nonzero``), ``IndexingUtils.h`` (the checks and
-geometry of advanced indexing) and ``TensorCompare.cpp`` (``where``), registered at the keys torch
-2.13 registers them:
+``index_select``, ``index_add``, ``index_fill``, ``index``, ``index_put_``/``_index_put_impl_``,
+``masked_fill``, ``masked_scatter``, ``masked_select``, ``take``, ``put``, ``nonzero``),
+``IndexingUtils.h`` (the checks and geometry of advanced indexing), ``TensorCompare.cpp``
+(``where``) and ``Unique.cpp`` (``_unique``, which ``index_fill``'s derivative calls), registered
+at the keys torch 2.13 registers them:
 
 * ``CompositeExplicitAutograd`` kernels (``KERNELS_EXPLICIT``): ``index_put`` and
-  ``_index_put_impl`` (a clone, then ``_index_put_impl_``), ``index_put_``, ``masked_fill``,
-  ``masked_scatter`` (an expanded contiguous clone, then the in-place op), ``put`` (a clone, then
-  ``put_``) and their ``out=`` forms; ``masked_scatter_backward`` (masked_scatter's derivative for
-  ``source``). ``index_add`` is structured (its ``out=`` overload is the backend kernel).
+  ``_index_put_impl`` (a clone, then ``_index_put_impl_``), ``index_put_``, ``index_fill``,
+  ``masked_fill``, ``masked_scatter`` (an expanded contiguous clone, then the in-place op), ``put``
+  (a clone, then ``put_``) and their ``out=`` forms; ``masked_scatter_backward`` (masked_scatter's
+  derivative for ``source``). ``index_add`` is structured (its ``out=`` overload is the backend kernel).
 * ``CompositeImplicitAutograd`` decompositions (``KERNELS_IMPLICIT``): ``item``, ``argwhere``,
   ``nonzero_numpy``, ``where(condition)`` and ``where`` with Python numbers.
 * derivatives with torch's node names (``IndexBackward0``, ``IndexPutBackward0``, ...).
@@ -68,6 +69,13 @@ SCHEMAS: tuple[str, ...] = (
     "index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)",
     "index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) "
     "-> Tensor(a!)",
+    "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+    "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
+    "index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+    "index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)",
+    f"index_fill.int_Scalar_out(Tensor self, int dim, Tensor index, Scalar value, {_OUT}",
+    f"index_fill.int_Tensor_out(Tensor self, int dim, Tensor index, Tensor value, {_OUT}",
+    "_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)",
     # advanced indexing
     "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
     f"index.Tensor_out(Tensor self, Tensor?[] indices, {_OUT}",
@@ -396,6 +404,23 @@ def index_add_check(self: Tensor, dim: int, index: Tensor, source: Tensor) -> in
     return d
 
 
+def index_fill_check(self: Tensor, dim: int, index: Tensor) -> int:
+    """``index_fill_``'s checks before the fill (its order); returns the wrapped dim (a 0-d self counts as 1-d)."""
+    if index.dtype.name != "int64":
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    d = wrap_dim(dim, max(self.dim(), 1))
+    if index.dim() > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    return d
+
+
+def index_fill_value_check(value: Tensor) -> None:
+    """``index_fill_.int_Tensor``: the value is one element, read with ``item()``."""
+    if value.dim() != 0:
+        raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.dim()} dimension(s).")
+
+
 def index_add_out_of_range(value: int, dim: int, ndim: int, size: int) -> Exception:
     """``index_add``'s bound error: the slice path (more than one dim) names the index, the 1-d path does not."""
     if ndim > 1:
@@ -540,7 +565,21 @@ def _put_out(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = Fal
     return generated_out(A.put.default)(self, index, source, accumulate, out=out)
 
 
+def index_fill_scalar(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """``self.clone(at::MemoryFormat::Preserve).index_fill_(dim, index, value)``."""
+    return A.index_fill_.int_Scalar(A.clone.default(self, memory_format=_layouts.preserve_format), dim, index, value)
+
+
+def index_fill_tensor(self: Tensor, dim: int, index: Tensor, value: Tensor) -> Tensor:
+    return A.index_fill_.int_Tensor(A.clone.default(self, memory_format=_layouts.preserve_format), dim, index, value)
+
+
 KERNELS_EXPLICIT: dict[str, Callable[..., Any]] = {
+    "index_fill.int_Scalar": index_fill_scalar, "index_fill.int_Tensor": index_fill_tensor,
+    "index_fill.int_Scalar_out": lambda self, dim, index, value, *, out: _write_out(
+        A.index_fill.int_Scalar(self, dim, index, value), out),
+    "index_fill.int_Tensor_out": lambda self, dim, index, value, *, out: _write_out(
+        A.index_fill.int_Tensor(self, dim, index, value), out),
     "index_put": index_put, "index_put_": index_put_, "index_put.out": index_put_out,
     "_index_put_impl": index_put_impl, "_index_put_impl.out": index_put_impl_out,
     "masked_fill.Scalar": masked_fill_scalar, "masked_fill.Tensor": masked_fill_tensor,
@@ -605,6 +644,11 @@ def register(lib: Library) -> None:
 
 
 # --- derivatives (derivatives.yaml's formulas, dispatched operators only) ---------------------------
+def _unique_backward(g: Tensor) -> Tensor:
+    """derivatives.yaml: ``self: not_implemented("_unique")``."""
+    raise NotImplementedError("the derivative for '_unique' is not implemented.")
+
+
 def _zero(g: Tensor) -> Tensor:
     return A.scalar_tensor.default(0, dtype=g.dtype, device=g.device)
 
@@ -795,6 +839,13 @@ def register_autograd(lib: Library) -> None:
     r("index_select", "IndexSelectBackward0", ("self",), _index_select_backward)
     index_add = (lambda g: g, _index_add_source)
     r("index_add", "IndexAddBackward0", ("self", "source"), index_add)
+    fill_self = lambda g, dim, index: A.index_fill.int_Scalar(g, dim, index, 0)  # noqa: E731
+    for suffix, kw in (("", {}), ("_", {"mutates": "self"})):
+        r(f"index_fill{suffix}.int_Scalar", "IndexFillBackward0", ("self",), fill_self, **kw)
+        r(f"index_fill{suffix}.int_Tensor", "IndexFillBackward1", ("self", "value"),
+          (fill_self, lambda g, dim, index: A.sum.default(A.index_select.default(
+              g, dim, A._unique.default(index, False)[0]))), **kw)
+    r("_unique", "UniqueBackward0", ("self",), _unique_backward, differentiable_outputs=(0,))
     r("index_add_", "IndexAddBackward0", ("self", "source"), index_add, mutates="self")
     put_formulas = (_put_self, _put_source)
     r("put", "PutBackward0", ("self", "source"), put_formulas)
@@ -858,6 +909,10 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
     "Tensor.argwhere": ("argwhere()",),
     "take": ("take(Tensor input, Tensor index, *, Tensor out=None)",),
     "Tensor.take": ("take(Tensor index)",),
+    "index_fill": ("index_fill(Tensor input, int64_t dim, Tensor index, Tensor value)",
+                   "index_fill(Tensor input, int64_t dim, Tensor index, Scalar value)"),
+    "Tensor.index_fill": ("index_fill(int64_t dim, Tensor index, Tensor value)",
+                          "index_fill(int64_t dim, Tensor index, Scalar value)"),
     "put": ("put(Tensor input, Tensor index, Tensor source, bool accumulate=False)",),
     "Tensor.put": ("put(Tensor index, Tensor source, bool accumulate=False)",),
     "where": ("where(Tensor condition)",
@@ -939,6 +994,12 @@ def _index_add(index: int, b: dict[str, Any]) -> Tensor:
     return _with_out(op, A.index_add.out, b, b["input"], b["dim"], b["index"], b["source"], alpha=b["alpha"])
 
 
+def _index_fill(index: int, b: dict[str, Any]) -> Tensor:
+    packet = A.index_fill_ if b.get("_inplace") else A.index_fill
+    overload = packet.int_Tensor if index == 0 else packet.int_Scalar
+    return overload(b["input"], b["dim"], b["index"], b["value"])
+
+
 def _put(index: int, b: dict[str, Any]) -> Tensor:
     op = A.put_.default if b.get("_inplace") else A.put.default
     return op(b["input"], b["index"], b["source"], b["accumulate"])
@@ -1006,6 +1067,7 @@ _function_and_method("scatter_reduce", _scatter_reduce, ("scatter_reduce", "scat
 _function_and_method("index_select", lambda i, b: _with_out(A.index_select.default, A.index_select.out, b, b["input"],
                                                             b["dim"], b["index"]), ("index_select",))
 _function_and_method("index_add", _index_add, ("index_add", "index_add_"))
+_function_and_method("index_fill", _index_fill, ("index_fill", "index_fill_"))
 _function_and_method("put", _put, ("put", "put_"))
 _function_and_method("masked_fill", _masked_fill, ("masked_fill", "masked_fill_"))
 _function_and_method("masked_scatter", _masked_scatter, ("masked_scatter", "masked_scatter_"))

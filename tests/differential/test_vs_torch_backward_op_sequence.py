@@ -301,6 +301,13 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     "rot90": _aten("rot90", lambda lib: ([x := _t(lib, (2, 3, 4), 1), 1, [0, 2]], [x], {})),
     "rot90-k3": _aten("rot90", lambda lib: ([x := _t(lib, (2, 3), 1), -1], [x], {})),
     "diag_embed": _aten("diag_embed", lambda lib: ([x := _t(lib, (2, 3), 1), 1, 0, 2], [x], {})),
+    **{name: _aten(name, lambda lib, _n=name: (lambda x: (
+        [x.clone() if "_." in _n else x, 1, lib.tensor([0, 2, 0]), 1.5], [x], {}))(_t(lib, (3, 4), 1)))
+       for name in ("index_fill.int_Scalar", "index_fill_.int_Scalar")},
+    **{name: _aten(name, lambda lib, _n=name: (lambda x, v: (
+        [x.clone() if "_." in _n else x, 0, lib.tensor([2, 0, 2]), v], [x, v], {}))(_t(lib, (3, 4), 1), _t(lib, (), 2)))
+       for name in ("index_fill.int_Tensor", "index_fill_.int_Tensor")},
+    "_unique": _aten("_unique", lambda lib: ([x := _t(lib, (5,), 1), False], [x], {})),
     "diagonal_copy": _aten("diagonal_copy", lambda lib: ([x := _t(lib, (3, 4), 1), -1], [x], {})),
     "gelu_": _inplace_unary("gelu_"), "elu_": _inplace_unary("elu_"), "silu_": _inplace_unary("silu_"),
     "hardtanh_": _inplace_unary("hardtanh_"), "leaky_relu_": _inplace_unary("leaky_relu_"),
