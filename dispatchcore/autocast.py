@@ -88,7 +88,7 @@ LOWER_PRECISION_FP_OPS = ("mm", "bmm", "matmul", "addmm", "linear", "conv1d", "c
 FP32_OPS = ("mse_loss", "nll_loss", "prod", "prod.dim_int", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d",
             "binary_cross_entropy", "binary_cross_entropy_with_logits", "cdist", "cross_entropy_loss",
             "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d", "replication_pad3d",
-            "grid_sampler", "grid_sampler_2d", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div")
+            "grid_sampler", "grid_sampler_2d", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "trace")
 PROMOTE_OPS = ("cat", "stack")
 
 

@@ -85,8 +85,8 @@ _MISSING = object()
 # object's qualified name, what torch means by it). Refused, so that a program never silently gets
 # the other meaning.
 _DIFFERENT_MEANING: dict[str, tuple[str, str]] = {
-    "torch.trace": ("dispatchcore.trace.trace", "torch.trace is the matrix trace; dispatchcore.trace is the "
-                                                "dispatch tracer"),
+    "torch.trace": ("dispatchcore.trace.trace", "torch.trace is the matrix trace (here x.trace() or "
+                                                "ops.aten.trace); dispatchcore.trace is the dispatch tracer"),
 }
 
 

@@ -487,6 +487,13 @@ def _diag_embed(t: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
     return result if result.is_contiguous() else aten.clone.default(result, memory_format=contiguous_format)
 
 
+def _trace(self: Tensor) -> Tensor:
+    """Torch's ref: ``sum(diag(self))`` of a matrix."""
+    if self.dim() != 2:
+        raise RuntimeError(f"expected a matrix, but got tensor with dim {self.dim()}")
+    return aten.sum.default(aten.diag.default(self))
+
+
 def _diagonal_copy(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """Torch's ``_make_copy_from_view(aten.diagonal)``: the view, cloned contiguous."""
     return aten.clone.default(aten.diagonal.default(self, offset, dim1, dim2), memory_format=contiguous_format)
@@ -1428,6 +1435,7 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.slice_backward.default: _slice_backward,
         aten.diagonal_backward.default: _diagonal_backward,
         aten.diag_embed.default: _diag_embed,
+        aten.trace.default: _trace,
         aten.diagonal_copy.default: _diagonal_copy,
         aten.count_nonzero.default: _count_nonzero,
         aten.count_nonzero.dim_IntList: _count_nonzero,
@@ -1518,6 +1526,7 @@ def _out_variants() -> list[tuple[Any, Any]]:
         (aten.slice_backward.out, aten.slice_backward.default),
         (aten.diagonal_backward.out, aten.diagonal_backward.default),
         (aten.diag_embed.out, aten.diag_embed.default),
+        (aten.trace.out, aten.trace.default),
         (aten.index_fill.int_Scalar_out, aten.index_fill.int_Scalar),
         (aten.index_fill.int_Tensor_out, aten.index_fill.int_Tensor),
         # the out= of a view's copy writes the view itself, uncloned (torch's _make_copy_from_view)

@@ -320,7 +320,21 @@ def count_nonzero_dim_intlist_cpu(self, dim):
 
 
 # --- the table -----------------------------------------------------------------------------------------
+def trace_cpu(self):
+    """``trace_cpu``: the diagonal summed in order, in acc_type (double for floats, int64 for integers)."""
+    a = self._data
+    if a.dtype == np.bool_:  # AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND2(Half, BFloat16), before the check
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    R.trace_check(self)
+    result = np.int64 if a.dtype.kind in "iu" else a.dtype
+    acc = np.int64 if a.dtype.kind in "iu" else np.complex128 if a.dtype.kind == "c" else np.float64
+    diagonal = np.diagonal(a).astype(acc)
+    total = np.cumsum(diagonal)[-1] if diagonal.size else acc(0)  # cumsum: one running sum, as the loop
+    return wrap_cpu(_result(np.asarray(total).astype(result)))
+
+
 FUNCTIONAL: dict[str, Callable[..., Any]] = {
+    "trace": trace_cpu,
     "amin": amin_cpu, "min": min_cpu, "min.dim": min_dim_cpu, "argmin": argmin_cpu,
     **_logical_family("any", np.any), **_logical_family("all", np.all),
     "prod": prod_cpu, "prod.dim_int": prod_dim_int_cpu,

@@ -19,7 +19,7 @@ from dispatchcore.native.structured import out_arguments
 from dispatchcore.tensor import Tensor
 
 from . import shapes
-from .kernels import _dt_of, _resize_out, kernel_table, meta_tensor
+from .kernels import _dt_of, _resize_out, kernel_table, meta_tensor, python_out_wrapper
 
 __all__ = ["KERNELS"]
 
@@ -224,13 +224,21 @@ def _out_kernel(functional: Callable[..., Any], rule: str, outs: tuple[str, ...]
     return out_meta
 
 
+def trace_meta(self: Tensor) -> Tensor:
+    """Torch's ref ``trace`` on meta: its matrix check, then ``sum(diag(self))``'s 0-d result."""
+    if self.dim() != 2:
+        raise RuntimeError(f"expected a matrix, but got tensor with dim {self.dim()}")
+    return meta_tensor((), _dt.int64 if not (self.dtype.is_floating_point or self.dtype.is_complex) else self.dtype)
+
+
 def _kernels() -> dict[str, Callable[..., Any]]:
     functional = {**kernel_table(), **FUNCTIONAL}
     schemas = {s.partition("(")[0]: s for s in R.SCHEMAS}
     outs = {name: _out_kernel(functional[of], rule, out_arguments(parse_schema(f"aten::{schemas[name]}")))
             for name, (of, rule) in R.OUTS.items()}
     composites = {name: R.EXPLICIT[name] for name in COMPOSITE}
-    return {**FUNCTIONAL, **outs, **composites, "logsumexp.out": R.logsumexp_out}
+    return {**FUNCTIONAL, **outs, **composites, "logsumexp.out": R.logsumexp_out,
+            "trace": trace_meta, "trace.out": python_out_wrapper(trace_meta)}
 
 
 KERNELS = _kernels()

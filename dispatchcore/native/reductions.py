@@ -40,6 +40,9 @@ __all__ = ["FUNCTIONS", "METHODS", "OUTS", "SCHEMAS", "cum_dtype", "dof_warning"
            "reduction_dims", "register", "register_autograd", "topk_check", "var_dtype", "vector_norm_check"]
 
 SCHEMAS: tuple[str, ...] = (
+    "trace(Tensor self) -> Tensor",
+    "trace.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    "trace_backward(Tensor grad, SymInt[] sizes) -> Tensor",
     "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
     "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
     "min(Tensor self) -> Tensor",
@@ -587,7 +590,38 @@ def extremum_out(name: str) -> Callable[..., Tensor]:
     return out
 
 
+def trace_check(self: Tensor) -> None:
+    if self.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.dim()}")
+
+
+def _trace_out(self: Tensor, *, out: Tensor) -> Tensor:
+    """``trace.out``: torch's generated out= kernel (the result, then resized into ``out`` of its dtype)."""
+    from .shape import write_generated_out
+
+    return write_generated_out(A.trace.default(self), out)
+
+
+def trace_backward(grad: Tensor, sizes: Any) -> Tensor:
+    """``trace_backward_symint``: zeros, ``grad`` written at the flat diagonal's indices, viewed as ``sizes``.
+
+    ``index_fill`` out of place where ``grad`` is subclass-like (a mode is active), as torch.
+    """
+    if len(sizes) != 2:
+        raise RuntimeError("expected matrix input")
+    rows, columns = int(sizes[0]), int(sizes[1])
+    flat = A.zeros.default([rows * columns], dtype=grad.dtype, layout=_layouts.strided, device=grad.device)
+    diagonal = A.arange.start_step(0, min(rows, columns) * (columns + 1), columns + 1, dtype=int64,
+                                   layout=_layouts.strided, device=grad.device)
+    if _subclass_like(grad):
+        flat = A.index_fill.int_Tensor(flat, 0, diagonal, grad)
+    else:
+        A.index_fill_.int_Tensor(flat, 0, diagonal, grad)
+    return A.view.default(flat, [rows, columns])
+
+
 EXPLICIT: dict[str, Callable[..., Any]] = {  # CompositeExplicitAutograd
+    "trace.out": _trace_out,
     "any.dims": any_dims, "all.dims": all_dims, "any.dims_out": any_dims_out, "all.dims_out": all_dims_out,
     "prod.out": prod_out,
     "var_mean.correction_out": _moments_out("var_mean"), "std_mean.correction_out": _moments_out("std_mean"),
@@ -604,6 +638,7 @@ IMPLICIT: dict[str, Callable[..., Any]] = {  # CompositeImplicitAutograd
     "max.out": extremum_out("max"), "min.out": extremum_out("min"),
     "argsort": argsort, "argsort.stable": argsort_stable, "argsort.stable_out": argsort_stable_out,
     "msort": msort, "msort.out": msort_out, "diff": diff, "diff.out": diff_out,
+    "trace_backward": trace_backward,
 }
 
 
@@ -910,6 +945,7 @@ def register_autograd(lib: Library) -> None:
     def r(name: str, node: str, formula: Any, **kw: Any) -> None:
         register_derivative(lib, f"aten::{name}", node, ("self",), formula, **kw)
 
+    r("trace", "TraceBackward0", lambda g, self_shape: A.trace_backward.default(g, list(self_shape)))
     r("amin", "AminBackward0", D._amax_backward)
     r("min", "MinBackward1", D._max_backward)
     r("min.dim", "MinBackward0",
@@ -1257,6 +1293,10 @@ def _norm_method(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = 
 _norm_method.__name__ = _norm_method.__qualname__ = "norm"
 
 
+# ``Tensor.trace()`` only: ``dispatchcore.trace`` is the dispatch tracer (``compat`` refuses ``torch.trace``)
+_TRACE = Bindings({"Tensor.trace": ("trace()",)})
+
+
 def _build() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any]]]:
     pairs = {
         "max": _extremum("max"), "min": _extremum("min"),
@@ -1275,7 +1315,8 @@ def _build() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any
     functions = {name: pair[0] for name, pair in pairs.items()}
     functions["norm"] = norm
     methods = {name: pair[1] for name, pair in pairs.items() if name not in ("var_mean", "std_mean")}
-    methods.update(cumsum_=_scan_("cumsum"), cumprod_=_scan_("cumprod"), norm=_norm_method)
+    methods.update(cumsum_=_scan_("cumsum"), cumprod_=_scan_("cumprod"), norm=_norm_method,
+                   trace=_TRACE.method("trace", lambda i, b: A.trace.default(b["input"])))
     return functions, methods
 
 

@@ -308,6 +308,8 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
         [x.clone() if "_." in _n else x, 0, lib.tensor([2, 0, 2]), v], [x, v], {}))(_t(lib, (3, 4), 1), _t(lib, (), 2)))
        for name in ("index_fill.int_Tensor", "index_fill_.int_Tensor")},
     "_unique": _aten("_unique", lambda lib: ([x := _t(lib, (5,), 1), False], [x], {})),
+    "trace": _aten("trace", lambda lib: ([x := _t(lib, (3, 4), 1)], [x], {})),
+    "trace-tall": _aten("trace", lambda lib: ([x := _t(lib, (4, 2), 1)], [x], {})),
     "diagonal_copy": _aten("diagonal_copy", lambda lib: ([x := _t(lib, (3, 4), 1), -1], [x], {})),
     "gelu_": _inplace_unary("gelu_"), "elu_": _inplace_unary("elu_"), "silu_": _inplace_unary("silu_"),
     "hardtanh_": _inplace_unary("hardtanh_"), "leaky_relu_": _inplace_unary("leaky_relu_"),

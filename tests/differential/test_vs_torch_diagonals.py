@@ -170,3 +170,60 @@ def _calls(lib, fn):
 def test_a_mode_sees_torchs_operators_with_torchs_arguments(call):
     """diag and diagflat decompose (CompositeImplicitAutograd) before a mode; trailing defaults are not passed."""
     assert _calls(dc, call) == _calls(torch, call)
+
+
+# --- trace: the diagonal's sum (a CPU kernel summing in acc_type), TraceBackward0 -------------------------
+TRACE = {
+    "float": lambda t: _m(t).trace(),
+    "float64": lambda t: _m(t).double().trace(),
+    "int-gives-int64": lambda t: t.arange(6).reshape(2, 3).trace(),
+    "int8-gives-int64": lambda t: t.ones(3, 3, dtype=t.int8).trace(),
+    "half": lambda t: t.ones(3, 3, dtype=t.float16).trace(),
+    "complex": lambda t: (t.ones(2, 2) * (1 + 2j)).trace(),
+    "tall": lambda t: t.arange(12.0).reshape(4, 3).trace(),
+    "transposed": lambda t: _m(t).t().trace(),
+    "empty": lambda t: t.zeros(0, 3).trace(),
+    "float32-sums-in-double": lambda t: t.tensor([[1e8, 0.0], [0.0, 1.0]]).trace(),
+    "bool-refused": lambda t: t.ones(2, 2, dtype=t.bool).trace(),
+    "bool-refused-before-the-shape-check": lambda t: t.ones(3, dtype=t.bool).trace(),
+    "vector-refused": lambda t: t.ones(3).trace(),
+    "three-dims-refused": lambda t: t.ones(2, 2, 2).trace(),
+    "out": lambda t: t.ops.aten.trace.out(_m(t), out=t.empty(0)),
+    "out-dtype-exact": lambda t: t.ops.aten.trace.out(_m(t), out=t.empty(0, dtype=t.float64)),
+    "meta": lambda t: t.ones(2, 3, device="meta").trace(),
+    "meta-bool": lambda t: t.ones(2, 2, dtype=t.bool, device="meta").trace(),
+    "meta-vector-refused": lambda t: t.ones(3, device="meta").trace(),
+    "meta-out-casts": lambda t: t.ops.aten.trace.out(t.ones(2, 2, device="meta"),
+                                                     out=t.empty(0, dtype=t.float64, device="meta")),
+    "autocast-fp32": lambda t: _autocast_trace(t),
+}
+
+
+def _autocast_trace(t):
+    with t.autocast("cpu", dtype=t.float16):
+        return t.ones(2, 2, dtype=t.float16).trace()
+
+
+@pytest.mark.parametrize("name", sorted(TRACE))
+def test_trace_matches_torch(name):
+    assert _run(dc, TRACE[name]) == _run(torch, TRACE[name])
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4, 2), (3, 3)])
+def test_trace_gradient_matches_torch(shape):
+    data = np.random.default_rng(2).standard_normal(shape)
+
+    def run(t):
+        x = t.tensor(data, requires_grad=True)
+        y = x.trace()
+        (y * 3).backward()
+        return type(y.grad_fn).__name__, np.asarray(x.grad.tolist()).tolist()
+
+    assert run(dc) == run(torch)
+
+
+@pytest.mark.parametrize("call", [lambda t, v, m, o: m.trace(),
+                                  lambda t, v, m, o: m.requires_grad_().trace().backward()])
+def test_trace_and_its_backward_reach_a_mode_as_torchs(call):
+    """Under a mode grad is subclass-like: trace_backward fills out of place (index_fill.int_Tensor)."""
+    assert _calls(dc, call) == _calls(torch, call)
