@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["aminmax", "max", "max_out", "min", "min_out", "sort", "sort_out", "topk", "topk_out"]
+__all__ = ["aminmax", "cummax", "cummax_out", "cummin", "cummin_out", "max", "max_out", "min", "min_out", "sort",
+           "sort_out", "topk", "topk_out"]
 
 
 class _StructSeq(tuple):  # type: ignore[type-arg]
@@ -67,8 +68,12 @@ min = _return_type("min", ("values", "indices"))  # noqa: A001 - torch.return_ty
 sort = _return_type("sort", ("values", "indices"))
 topk = _return_type("topk", ("values", "indices"))
 aminmax = _return_type("aminmax", ("min", "max"))
+cummax = _return_type("cummax", ("values", "indices"))
+cummin = _return_type("cummin", ("values", "indices"))
 # what the out= forms return (``torch.max(x, 0, out=(v, i))`` is a ``max_out``)
 max_out = _return_type("max_out", ("values", "indices"))
 min_out = _return_type("min_out", ("values", "indices"))
 sort_out = _return_type("sort_out", ("values", "indices"))
 topk_out = _return_type("topk_out", ("values", "indices"))
+cummax_out = _return_type("cummax_out", ("values", "indices"))
+cummin_out = _return_type("cummin_out", ("values", "indices"))

@@ -27,6 +27,7 @@ from .kernels import (
     _F16,
     _F32,
     _I64,
+    _TORCH_NAME,
     _U8,
     _all_message,
     _check_reduction_size,
@@ -333,7 +334,38 @@ def trace_cpu(self):
     return wrap_cpu(_result(np.asarray(total).astype(result)))
 
 
+def _cumulative_extremum(name: str, better: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., Any]:
+    """``cummax_helper_cpu``/``cummin_helper_cpu``: the running extremum along ``dim`` and where it was.
+
+    As torch's loop: a NaN takes over and stays, and a tie moves the index to the later element
+    (``x >= out`` for cummax, ``x <= out`` for cummin).
+    """
+    def kernel(self, values, indices, dim):
+        a = self._data
+        if a.dtype.kind == "c":  # AT_DISPATCH_ALL_TYPES_AND3(Bool, Half, BFloat16)
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_TORCH_NAME[a.dtype]}\'')
+        source = np.moveaxis(a, dim, -1)
+        out_values, out_indices = np.moveaxis(values._data, dim, -1), np.moveaxis(indices._data, dim, -1)
+        floating = a.dtype.kind == "f"
+        current = source[..., 0].copy()
+        where = np.zeros(current.shape, np.int64)
+        for k in range(source.shape[-1]):  # one step per position along dim, all slices at once
+            x = source[..., k]
+            take = better(x, current)
+            if floating:
+                take = np.isnan(x) | (~np.isnan(current) & take)
+            current = np.where(take, x, current)
+            where = np.where(take, k, where)
+            out_values[..., k] = current
+            out_indices[..., k] = where
+
+    kernel.__name__ = f"_{name}_helper_cpu"
+    return kernel
+
+
 FUNCTIONAL: dict[str, Callable[..., Any]] = {
+    "_cummax_helper": _cumulative_extremum("cummax", np.greater_equal),
+    "_cummin_helper": _cumulative_extremum("cummin", np.less_equal),
     "trace": trace_cpu,
     "amin": amin_cpu, "min": min_cpu, "min.dim": min_dim_cpu, "argmin": argmin_cpu,
     **_logical_family("any", np.any), **_logical_family("all", np.all),

@@ -325,23 +325,27 @@ def _tensor_iterator(operands: Sequence[tuple[tuple[int, ...], tuple[int, ...], 
 
 
 def python_out_wrapper(functional: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    """The ``out_wrapper`` of torch's Python meta kernels around ``functional``.
-
-    The result, ``out`` resized to it (``_resize_output_check``'s warning), then the check of
-    ``_safe_copy_out``: the result's dtype must cast safely to out's (not be equal to it).
-    """
+    """The ``out_wrapper`` of torch's Python meta kernels around ``functional`` (one ``out``)."""
     def out_kernel(*args: Any, out: Tensor, **kwargs: Any) -> Tensor:
-        from dispatchcore.native.structured import can_cast
-
-        result = functional(*args, **kwargs)
-        _resize_out(out, tuple(result.shape), python_meta=True)
-        if not can_cast(result.dtype, out.dtype):
-            raise RuntimeError(f"Attempting to cast from torch.{result.dtype.name} to out tensor with dtype "
-                               f"torch.{out.dtype.name}, but this can't be cast because it is not safe!")
-        return out
+        return python_copy_out(functional(*args, **kwargs), out)
 
     out_kernel.__name__ = functional.__name__.replace("_meta", "_out_meta")
     return out_kernel
+
+
+def python_copy_out(result: Tensor, out: Tensor) -> Tensor:
+    """``out_wrapper``'s copy of ``result`` into one ``out`` of torch's Python meta kernels.
+
+    ``out`` is resized (``_resize_output_check``'s warning), then ``_safe_copy_out`` checks that
+    the result's dtype casts safely to out's (it need not be equal).
+    """
+    from dispatchcore.native.structured import can_cast
+
+    _resize_out(out, tuple(result.shape), python_meta=True)
+    if not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"Attempting to cast from torch.{result.dtype.name} to out tensor with dtype "
+                           f"torch.{out.dtype.name}, but this can't be cast because it is not safe!")
+    return out
 
 
 def _resize_out(out: Tensor, shape: tuple[int, ...], strides: tuple[int, ...] | None = None,

@@ -19,7 +19,7 @@ from dispatchcore.native.structured import out_arguments
 from dispatchcore.tensor import Tensor
 
 from . import shapes
-from .kernels import _dt_of, _resize_out, kernel_table, meta_tensor, python_out_wrapper
+from .kernels import _dt_of, _resize_out, kernel_table, meta_tensor, python_copy_out, python_out_wrapper
 
 __all__ = ["KERNELS"]
 
@@ -224,6 +224,21 @@ def _out_kernel(functional: Callable[..., Any], rule: str, outs: tuple[str, ...]
     return out_meta
 
 
+def _cumulative_extremum_meta(self: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    """Torch's meta ``cummaxmin``: two results of self's shape; the dim is checked when there are elements."""
+    if self.numel() != 0 and self.dim() != 0:
+        shapes.wrap_dim(dim, self.dim())
+    return meta_tensor(tuple(self.shape), self.dtype), meta_tensor(tuple(self.shape), _dt.int64)
+
+
+def _cumulative_extremum_out_meta(self: Tensor, dim: int, *, values: Tensor, indices: Tensor) -> tuple[Tensor, Tensor]:
+    """Its ``out_wrapper("values", "indices")``: each out resized, then the safe-cast check of each copy."""
+    results = _cumulative_extremum_meta(self, dim)
+    for out, result in zip((values, indices), results):
+        python_copy_out(result, out)
+    return values, indices
+
+
 def trace_meta(self: Tensor) -> Tensor:
     """Torch's ref ``trace`` on meta: its matrix check, then ``sum(diag(self))``'s 0-d result."""
     if self.dim() != 2:
@@ -238,7 +253,9 @@ def _kernels() -> dict[str, Callable[..., Any]]:
             for name, (of, rule) in R.OUTS.items()}
     composites = {name: R.EXPLICIT[name] for name in COMPOSITE}
     return {**FUNCTIONAL, **outs, **composites, "logsumexp.out": R.logsumexp_out,
-            "trace": trace_meta, "trace.out": python_out_wrapper(trace_meta)}
+            "trace": trace_meta, "trace.out": python_out_wrapper(trace_meta),
+            **{f"{name}{suffix}": kernel for name in ("cummax", "cummin") for suffix, kernel in (
+                ("", _cumulative_extremum_meta), (".out", _cumulative_extremum_out_meta))}}
 
 
 KERNELS = _kernels()

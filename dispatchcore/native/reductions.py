@@ -40,6 +40,11 @@ __all__ = ["FUNCTIONS", "METHODS", "OUTS", "SCHEMAS", "cum_dtype", "dof_warning"
            "reduction_dims", "register", "register_autograd", "topk_check", "var_dtype", "vector_norm_check"]
 
 SCHEMAS: tuple[str, ...] = (
+    *(schema for name in ("cummax", "cummin") for schema in (
+        f"{name}(Tensor self, int dim) -> (Tensor values, Tensor indices)",
+        f"{name}.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) "
+        "-> (Tensor(a!) values, Tensor(b!) indices)",
+        f"_{name}_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()")),
     "trace(Tensor self) -> Tensor",
     "trace.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
     "trace_backward(Tensor grad, SymInt[] sizes) -> Tensor",
@@ -590,6 +595,53 @@ def extremum_out(name: str) -> Callable[..., Tensor]:
     return out
 
 
+def _cumulative_extremum(name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``cummax``/``cummin`` and their out= forms (ReduceOps.cpp), CompositeExplicitAutograd.
+
+    The functional form makes two empty results and calls the out= form, which checks their dtypes,
+    resizes them, then fills them (a 0-d input) or runs ``_<name>_helper`` (the backend's kernel).
+    """
+    helper = f"_{name}_helper"
+
+    def out(self: Tensor, dim: int, *, values: Tensor, indices: Tensor) -> tuple[Tensor, Tensor]:
+        from .linalg import resize_output
+
+        for target, dtype in ((values, self.dtype), (indices, int64)):  # check_scalar_type_device_layout_equal
+            if target.dtype is not dtype:
+                raise RuntimeError(f"expected scalar_type {SCALAR_TYPE_NAMES[dtype.name]} but found "
+                                   f"{SCALAR_TYPE_NAMES[target.dtype.name]}")
+        resize_output(values, self.shape)
+        resize_output(indices, self.shape)
+        if self.dim() == 0:
+            A.fill_.Tensor(values, self)
+            A.fill_.Scalar(indices, 0)
+        elif self.numel():
+            getattr(A, helper).default(self, values, indices, wrap_dim(dim, self.dim()))
+        return values, indices
+
+    def functional(self: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+        values = A.empty.memory_format(list(self.shape), dtype=self.dtype, device=self.device)
+        indices = A.empty.memory_format(list(self.shape), dtype=int64, device=self.device)
+        return tuple(getattr(A, name).out(self, dim, values=values, indices=indices))  # type: ignore[return-value]
+
+    functional.__name__, out.__name__ = name, f"{name}_out"
+    return functional, out
+
+
+_CUMMAX, _CUMMAX_OUT = _cumulative_extremum("cummax")
+_CUMMIN, _CUMMIN_OUT = _cumulative_extremum("cummin")
+
+
+def _cummaxmin_backward(g: Tensor, self: Tensor, result1: Tensor, dim: int) -> Tensor:
+    """``cummaxmin_backward``: ``grad`` added at each running extremum's index (``scatter_add``)."""
+    if self.numel() == 0:
+        return self
+    zeros = A.zeros.default(list(self.shape), dtype=self.dtype, layout=_layouts.strided, device=self.device)
+    if _subclass_like(result1, g):
+        return A.scatter_add.default(zeros, dim, result1, g)
+    return A.scatter_add_.default(zeros, dim, result1, g)
+
+
 def trace_check(self: Tensor) -> None:
     if self.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.dim()}")
@@ -622,6 +674,7 @@ def trace_backward(grad: Tensor, sizes: Any) -> Tensor:
 
 EXPLICIT: dict[str, Callable[..., Any]] = {  # CompositeExplicitAutograd
     "trace.out": _trace_out,
+    "cummax": _CUMMAX, "cummax.out": _CUMMAX_OUT, "cummin": _CUMMIN, "cummin.out": _CUMMIN_OUT,
     "any.dims": any_dims, "all.dims": all_dims, "any.dims_out": any_dims_out, "all.dims_out": all_dims_out,
     "prod.out": prod_out,
     "var_mean.correction_out": _moments_out("var_mean"), "std_mean.correction_out": _moments_out("std_mean"),
@@ -946,6 +999,10 @@ def register_autograd(lib: Library) -> None:
         register_derivative(lib, f"aten::{name}", node, ("self",), formula, **kw)
 
     r("trace", "TraceBackward0", lambda g, self_shape: A.trace_backward.default(g, list(self_shape)))
+    r("cummax", "CummaxBackward0", _cummaxmin_backward, differentiable_outputs=(0,))
+    r("cummin", "CumminBackward0", _cummaxmin_backward, differentiable_outputs=(0,))
+    for name in ("_cummax_helper", "_cummin_helper"):  # torch's Autograd kernel records nothing for them
+        register_nondifferentiable(lib, f"aten::{name}")
     r("amin", "AminBackward0", D._amax_backward)
     r("min", "MinBackward1", D._max_backward)
     r("min.dim", "MinBackward0",
@@ -1008,6 +1065,9 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
     "var_mean": ("var_mean(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)",
                  "var_mean(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)",
                  "var_mean(Tensor input, bool unbiased=True)"),
+    **{key: sigs for name in ("cummax", "cummin") for key, sigs in (
+        (name, (f"{name}(Tensor input, int64_t dim, *, TensorList[2] out=None)",)),
+        (f"Tensor.{name}", (f"{name}(int64_t dim)",)))},
     "cumsum": ("cumsum(Tensor input, int64_t dim, *, ScalarType? dtype=None, Tensor out=None)",),
     "Tensor.cumsum": ("cumsum(int64_t dim, *, ScalarType? dtype=None)",),
     "sort": ("sort(Tensor input, *, bool? stable, int64_t dim=-1, bool descending=False, TensorList[2] out=None)",
@@ -1247,6 +1307,18 @@ def _diff(b: dict[str, Any]) -> Tensor:
     return A.diff.default(*args) if b.get("out") is None else A.diff.out(*args, out=b["out"])
 
 
+def _cumulative(name: str) -> Callable[[dict[str, Any]], Any]:
+    result_type, out_type = getattr(return_types, name), getattr(return_types, f"{name}_out")
+
+    def call(b: dict[str, Any]) -> Any:
+        out = b.get("out")
+        if out is None:
+            return result_type(getattr(A, name).default(b["input"], b["dim"]))
+        return out_type(getattr(A, name).out(b["input"], b["dim"], values=out[0], indices=out[1]))
+
+    return call
+
+
 def _topk(b: dict[str, Any]) -> Any:
     x, out = b["input"], b.get("out")
     args = (x, b["k"], b["dim"], b["largest"], b["sorted"])
@@ -1307,6 +1379,7 @@ def _build() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any
         "var_mean": _indexed("var_mean", _variance("var_mean")),
         "std_mean": _indexed("std_mean", _variance("std_mean")),
         "cumsum": _simple("cumsum", _scan("cumsum")), "cumprod": _simple("cumprod", _scan("cumprod")),
+        "cummax": _simple("cummax", _cumulative("cummax")), "cummin": _simple("cummin", _cumulative("cummin")),
         "sort": _indexed("sort", _sort), "topk": _simple("topk", _topk),
         "argsort": _indexed("argsort", _argsort), "msort": _simple("msort", _msort), "diff": _simple("diff", _diff),
         "logsumexp": _simple("logsumexp", _logsumexp),

@@ -309,6 +309,8 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
        for name in ("index_fill.int_Tensor", "index_fill_.int_Tensor")},
     "_unique": _aten("_unique", lambda lib: ([x := _t(lib, (5,), 1), False], [x], {})),
     "trace": _aten("trace", lambda lib: ([x := _t(lib, (3, 4), 1)], [x], {})),
+    "cummax": _aten("cummax", lambda lib: ([x := _t(lib, (3, 4), 1), 1], [x], {})),
+    "cummin": _aten("cummin", lambda lib: ([x := _t(lib, (3, 4), 1), 0], [x], {})),
     "trace-tall": _aten("trace", lambda lib: ([x := _t(lib, (4, 2), 1)], [x], {})),
     "diagonal_copy": _aten("diagonal_copy", lambda lib: ([x := _t(lib, (3, 4), 1), -1], [x], {})),
     "gelu_": _inplace_unary("gelu_"), "elu_": _inplace_unary("elu_"), "silu_": _inplace_unary("silu_"),
