@@ -21,16 +21,21 @@ from dispatchcore import dtypes
 from dispatchcore.native.bucketization import bucketize_check, searchsorted_pre_check
 from dispatchcore.tensor import wrap_cpu
 
-from .kernels import _TORCH_NAME, _cast, _new, _resize_out
+from .kernels import _TORCH_NAME, _cast, _item, _new, _resize_out
 
 __all__ = ["KERNELS"]
 
 
-def _number(value: Any) -> Any:
-    """A Scalar argument as torch's ``searchsorted_scalar_tensor``: a wrapped-number tensor."""
-    from dispatchcore._composites import wrapped_number
+_NUMBER_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64),
+                  complex: np.dtype(np.complex128)}
 
-    return wrapped_number(value)
+
+def _number(value: Any) -> Any:
+    """A Scalar argument as torch's ``searchsorted_scalar_tensor``: a 0-d wrapped-number tensor."""
+    number = _item(value)
+    t = wrap_cpu(np.array(number, _NUMBER_DTYPES[type(number)]))
+    t._meta = dtypes.WrappedNumber(number)
+    return t
 
 
 def _positions(boundaries: np.ndarray, values: np.ndarray, sorter: np.ndarray | None, right: bool) -> np.ndarray:
