@@ -107,3 +107,45 @@ def results_or_same_error(theirs: Callable[[], Any], mine: Callable[[], Any]) ->
         assert str(info.value).split("\n")[0] == str(e).split("\n")[0]
         return None
     return expected, mine()
+
+
+def outcome(lib: Any, fn: Callable[[Any], Any]) -> tuple[Any, list[str]]:
+    """``fn(lib)``'s result as ``described`` (or its error as ``("error", class name, first line)``) and the
+    UserWarnings it gave, comparable across the libraries. Warnings torch gives once per program
+    are left out (an earlier test may have had them); ``dispatchcore.Size`` reads as ``torch.Size``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn(lib)
+        except Exception as e:  # noqa: BLE001 - the error is the result compared
+            return ("error", type(e).__name__, str(e).splitlines()[0]), []
+    texts = [str(w.message).split(" (Triggered internally")[0].replace("dispatchcore.Size", "torch.Size")
+             for w in caught if w.category is UserWarning and "once per program" not in str(w.message)]
+    return described(result), texts
+
+
+def described(result: Any) -> Any:
+    """A tensor as (dtype name, shape, strides, elements) (no elements on meta; ``repr``, so NaN equals
+    NaN); a tuple as (its class name, its items described); anything else as it is."""
+    import numpy as np
+
+    if isinstance(result, tuple):
+        return type(result).__name__, tuple(described(r) for r in result)
+    if hasattr(result, "dtype") and hasattr(result, "stride"):
+        values = None if result.device.type == "meta" else repr(np.asarray(result.tolist()).tolist())
+        return str(result.dtype).rpartition(".")[2], tuple(result.shape), tuple(result.stride()), values
+    return result
+
+
+def mode_calls(lib: Any, run: Callable[[], Any]) -> list[tuple[str, list[Any], list[Any]]]:
+    """The operators a dispatch mode of ``lib`` sees while ``run()`` runs: each as its name, its positional
+    arguments (numbers as they are, others by type) and its keywords (bools and strings by value)."""
+    seen: list[tuple[str, list[Any], list[Any]]] = []
+
+    def record(func: Any, types: Any, args: Any, kwargs: Any) -> None:
+        keywords = sorted((k, v if isinstance(v, (bool, str)) else type(v).__name__) for k, v in kwargs.items())
+        seen.append((str(func), [a if isinstance(a, (int, float)) else type(a).__name__ for a in args], keywords))
+
+    with recording_mode(lib, record):
+        run()
+    return seen

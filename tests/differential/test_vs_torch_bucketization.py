@@ -7,31 +7,19 @@ binary search has definite answers there, and the CPU kernels must give the same
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import dispatchcore as dc
 
 torch = pytest.importorskip("torch")
+from tests.differential._observers import mode_calls, outcome  # noqa: E402
+
 pytestmark = pytest.mark.differential
 
 
 def _run(lib, fn):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = fn(lib)
-        except Exception as e:  # noqa: BLE001 - the error is the result compared
-            return ("error", type(e).__name__, str(e).splitlines()[0]), []
-    # torch's warnings once per program are compared by test_non_contiguous_inputs_warn_once_per_program
-    texts = [str(w.message).split(" (Triggered internally")[0].replace("dispatchcore.Size", "torch.Size")
-             for w in caught if w.category is UserWarning and "once per program" not in str(w.message)]
-    if isinstance(result, (torch.Tensor, dc.Tensor)):
-        values = None if result.device.type == "meta" else np.asarray(result.tolist()).tolist()
-        return (str(result.dtype).rpartition(".")[2], tuple(result.shape), tuple(result.stride()), values), texts
-    return result, texts
+    return outcome(lib, fn)
 
 
 SS = [1.0, 3.0, 5.0, 7.0, 9.0]
@@ -191,29 +179,9 @@ def test_meta_bucketize_scalar_out_works_where_torchs_meta_kernel_takes_no_out()
 
 
 def _calls(lib, fn):
-    """The operators a dispatch mode sees while ``fn(lib)`` runs, and their arguments."""
-    seen = []
-
-    def record(func, args, kwargs):
-        keywords = sorted((k, v if isinstance(v, (bool, str)) else type(v).__name__) for k, v in (kwargs or {}).items())
-        seen.append((str(func), [a if isinstance(a, (int, float)) else type(a).__name__ for a in args], keywords))
-
-    if lib is torch:
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        class Log(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                record(func, args, kwargs)
-                return func(*args, **(kwargs or {}))
-    else:
-        class Log(dc.DispatchMode):  # type: ignore[no-redef]
-            def __dispatch__(self, func, types, args=(), kwargs=None):
-                record(func, args, kwargs)
-                return func(*args, **(kwargs or {}))
+    """The operators a dispatch mode sees while ``fn(lib, boundaries, values, out, sorter)`` runs."""
     a, b, out, sorter = lib.tensor(SS), lib.tensor([2.0, 8.0]), lib.empty(0, dtype=lib.int64), lib.arange(5)
-    with Log():
-        fn(lib, a, b, out, sorter)
-    return seen
+    return mode_calls(lib, lambda: fn(lib, a, b, out, sorter))
 
 
 @pytest.mark.parametrize("call", [

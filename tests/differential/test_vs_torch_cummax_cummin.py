@@ -7,38 +7,21 @@ sees in the forward and the backward are compared too.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import dispatchcore as dc
 
 torch = pytest.importorskip("torch")
+from tests.differential._observers import mode_calls, outcome  # noqa: E402
+
 pytestmark = pytest.mark.differential
 
 NAN = float("nan")
 
 
 def _run(lib, fn):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = fn(lib)
-        except Exception as e:  # noqa: BLE001 - the error is the result compared
-            return ("error", type(e).__name__, str(e).splitlines()[0]), []
-    texts = [str(w.message).split(" (Triggered internally")[0].replace("dispatchcore.Size", "torch.Size")
-             for w in caught if w.category is UserWarning]
-    return _value(result), texts
-
-
-def _value(result):
-    if isinstance(result, tuple):
-        return type(result).__name__, tuple(_value(r) for r in result)
-    if isinstance(result, (torch.Tensor, dc.Tensor)):
-        values = None if result.device.type == "meta" else repr(np.asarray(result.tolist()).tolist())
-        return str(result.dtype).rpartition(".")[2], tuple(result.shape), tuple(result.stride()), values
-    return result
+    return outcome(lib, fn)
 
 
 CASES = {
@@ -92,27 +75,8 @@ def test_gradients_flow_to_each_running_extremum_as_torchs(name, dim):
 
 
 def _calls(lib, name):
-    seen = []
-
-    def record(func, args, kwargs):
-        seen.append((str(func), [a if isinstance(a, int) else type(a).__name__ for a in args], sorted(kwargs or {})))
-
-    if lib is torch:
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        class Log(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                record(func, args, kwargs)
-                return func(*args, **(kwargs or {}))
-    else:
-        class Log(dc.DispatchMode):  # type: ignore[no-redef]
-            def __dispatch__(self, func, types, args=(), kwargs=None):
-                record(func, args, kwargs)
-                return func(*args, **(kwargs or {}))
     x = lib.tensor([1.0, 3.0, 2.0], requires_grad=True)
-    with Log():
-        getattr(lib, name)(x, 0)[0].sum().backward()
-    return seen
+    return mode_calls(lib, lambda: getattr(lib, name)(x, 0)[0].sum().backward())
 
 
 @pytest.mark.parametrize("name", ["cummax", "cummin"])

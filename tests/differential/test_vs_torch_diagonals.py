@@ -7,29 +7,19 @@ the meta geometry are compared too.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import dispatchcore as dc
 
 torch = pytest.importorskip("torch")
+from tests.differential._observers import mode_calls, outcome  # noqa: E402
+
 pytestmark = pytest.mark.differential
 
 
 def _run(lib, fn):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = fn(lib)
-        except Exception as e:  # noqa: BLE001 - the error is the result compared
-            return ("error", type(e).__name__, str(e).splitlines()[0]), []
-    texts = [str(w.message).split(" (Triggered internally")[0] for w in caught if w.category is UserWarning]
-    if isinstance(result, (torch.Tensor, dc.Tensor)):
-        values = None if result.device.type == "meta" else np.asarray(result.tolist()).tolist()
-        return (str(result.dtype).rpartition(".")[2], tuple(result.shape), tuple(result.stride()), values), texts
-    return result, texts
+    return outcome(lib, fn)
 
 
 def _v(t):
@@ -135,28 +125,9 @@ def test_gradients_and_node_names_match_torch(name):
 
 
 def _calls(lib, fn):
-    """The operators a dispatch mode sees while ``fn(lib, vector, matrix)`` runs, and their arguments."""
-    seen = []
-
-    def record(func, args, kwargs):
-        seen.append((str(func), [a if isinstance(a, int) else type(a).__name__ for a in args], sorted(kwargs or {})))
-
-    if lib is torch:
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        class Log(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                record(func, args, kwargs)
-                return func(*args, **(kwargs or {}))
-    else:
-        class Log(dc.DispatchMode):  # type: ignore[no-redef]
-            def __dispatch__(self, func, types, args=(), kwargs=None):
-                record(func, args, kwargs)
-                return func(*args, **(kwargs or {}))
+    """The operators a dispatch mode sees while ``fn(lib, vector, matrix, out)`` runs."""
     vector, matrix, out = _v(lib), _m(lib), lib.empty(0)
-    with Log():
-        fn(lib, vector, matrix, out)
-    return seen
+    return mode_calls(lib, lambda: fn(lib, vector, matrix, out))
 
 
 @pytest.mark.parametrize("call", [

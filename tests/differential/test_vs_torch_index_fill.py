@@ -7,36 +7,19 @@ kernels' checks and geometry, and the operators a mode sees are compared too.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import dispatchcore as dc
 
 torch = pytest.importorskip("torch")
+from tests.differential._observers import mode_calls, outcome  # noqa: E402
+
 pytestmark = pytest.mark.differential
 
 
 def _run(lib, fn):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = fn(lib)
-        except Exception as e:  # noqa: BLE001 - the error is the result compared
-            return ("error", type(e).__name__, str(e).splitlines()[0]), []
-    texts = [str(w.message).split(" (Triggered internally")[0] for w in caught if w.category is UserWarning]
-    return _value(result), texts
-
-
-def _value(result):
-    if isinstance(result, tuple):
-        return tuple(_value(r) for r in result)
-    if isinstance(result, (torch.Tensor, dc.Tensor)):
-        # repr: NaN equals NaN in the comparison
-        values = None if result.device.type == "meta" else repr(np.asarray(result.tolist()).tolist())
-        return str(result.dtype).rpartition(".")[2], tuple(result.shape), tuple(result.stride()), values
-    return result
+    return outcome(lib, fn)
 
 
 def _x(t):
@@ -151,28 +134,8 @@ def test_unique_records_a_node_whose_backward_is_not_implemented():
 
 
 def _calls(lib, fn):
-    seen = []
-
-    def record(func, args, kwargs):
-        seen.append((str(func), [a if isinstance(a, (int, float)) else type(a).__name__ for a in args],
-                     sorted(kwargs or {})))
-
-    if lib is torch:
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        class Log(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                record(func, args, kwargs)
-                return func(*args, **(kwargs or {}))
-    else:
-        class Log(dc.DispatchMode):  # type: ignore[no-redef]
-            def __dispatch__(self, func, types, args=(), kwargs=None):
-                record(func, args, kwargs)
-                return func(*args, **(kwargs or {}))
     x, i, v = _x(lib).requires_grad_(), _i(lib, 0, 2, 0), lib.tensor(2.0, requires_grad=True)
-    with Log():
-        fn(lib, x, i, v)
-    return seen
+    return mode_calls(lib, lambda: fn(lib, x, i, v))
 
 
 @pytest.mark.parametrize("call", [

@@ -7,29 +7,18 @@ strides, warnings and errors.
 
 from __future__ import annotations
 
-import warnings
-
-import numpy as np
 import pytest
 
 import dispatchcore as dc
 
 torch = pytest.importorskip("torch")
+from tests.differential._observers import mode_calls, outcome  # noqa: E402
+
 pytestmark = pytest.mark.differential
 
 
 def _run(lib, fn):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = fn(lib)
-        except Exception as e:  # noqa: BLE001 - the error is the result compared
-            return ("error", type(e).__name__, str(e).splitlines()[0]), []
-    texts = [str(w.message).split(" (Triggered internally")[0] for w in caught if w.category is UserWarning]
-    if isinstance(result, (torch.Tensor, dc.Tensor)):
-        return (str(result.dtype).rpartition(".")[2], tuple(result.shape), tuple(result.stride()),
-                np.asarray(result.tolist()).tolist()), texts
-    return result, texts
+    return outcome(lib, fn)
 
 
 RANGES = {
@@ -140,28 +129,9 @@ def test_to_copy_dispatches_on_the_higher_backend_of_self_and_the_target_device(
 
 
 def _calls(lib, fn):
-    """The operators a dispatch mode sees while ``fn(lib)`` runs, and their arguments' kinds."""
-    seen = []
-
-    def record(func, args, kwargs):
-        seen.append((str(func), [a if isinstance(a, int) else type(a).__name__ for a in args], sorted(kwargs or {})))
-
-    if lib is torch:
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        class Log(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                record(func, args, kwargs)
-                return func(*args, **(kwargs or {}))
-    else:
-        class Log(dc.DispatchMode):  # type: ignore[no-redef]
-            def __dispatch__(self, func, types, args=(), kwargs=None):
-                record(func, args, kwargs)
-                return func(*args, **(kwargs or {}))
+    """The operators a dispatch mode sees while ``fn(lib, out)`` runs."""
     out = lib.empty(5)
-    with Log():
-        fn(lib, out)
-    return seen
+    return mode_calls(lib, lambda: fn(lib, out))
 
 
 @pytest.mark.parametrize("call", [lambda t, o: t.eye(3), lambda t, o: t.eye(2, 3), lambda t, o: t.eye(2, out=o),
