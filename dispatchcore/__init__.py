@@ -83,6 +83,7 @@ from .factories import (
     full,
     full_like,
     linspace,
+    logspace,
     manual_seed,
     ones,
     ones_like,
@@ -344,6 +345,7 @@ __all__ = [
     "int64",
     "layout",
     "linspace",
+    "logspace",
     "load_backends",
     "long",
     "manual_seed",
@@ -505,7 +507,8 @@ __all__ = [
 _install_families()
 overrides.register_tensor_methods()  # every Tensor method, native/* ones too, public from import on
 # the factories reach __torch_function__ handlers too (a mode sees torch.zeros, as torch's; from_numpy it does not)
-for _name in ("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "rand", "randn", "empty_strided",
+for _name in ("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "randn",
+              "empty_strided",
               "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"):
     if globals()[_name] not in overrides._FUNC_NAMES:  # the native/* ones are routed already
         globals()[_name] = overrides.route_binding(globals()[_name], _name)

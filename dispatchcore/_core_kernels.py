@@ -168,7 +168,7 @@ def _make_to_copy_backend_select_kernel(op: Any) -> Any:
 
 
 FACTORIES = ("empty.memory_format", "empty_strided", "zeros", "ones", "full", "arange", "arange.start",
-             "arange.start_step", "linspace", "scalar_tensor", "eye", "eye.m")
+             "arange.start_step", "linspace", "logspace", "scalar_tensor", "eye", "eye.m")
 
 
 def _register_backend_select(lib: Library) -> None:

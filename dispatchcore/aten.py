@@ -140,6 +140,8 @@ SCHEMAS: list[str] = [
     "arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)",
     "arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
     "linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
+    f"logspace(Scalar start, Scalar end, int steps, float base=10., {_TENSOR_FACTORY}) -> Tensor",
+    "logspace.out(Scalar start, Scalar end, int steps, float base=10., *, Tensor(a!) out) -> Tensor(a!)",
     f"scalar_tensor(Scalar s, {_TENSOR_FACTORY}) -> Tensor",
     f"eye(SymInt n, {_TENSOR_FACTORY}) -> Tensor",
     f"eye.m(SymInt n, SymInt m, {_TENSOR_FACTORY}) -> Tensor",

@@ -255,6 +255,22 @@ def _linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, layout: An
     return aten._to_copy.default(out, dtype=dtype) if out.dtype != dtype else out
 
 
+def _logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None, layout: Any = None,
+              device: Any = None, pin_memory: Any = None) -> Tensor:
+    """Torch's ref: ``base ** linspace(start, end, steps)`` in float64, then cast to ``dtype``.
+
+    For an integral dtype, float ends are truncated first.
+    """
+    dtype = dtype or _dtypes.get_default_dtype()
+    if not (dtype.is_floating_point or dtype.is_complex or dtype is _dtypes.bool_):
+        start = int(start) if isinstance(start, float) else start
+        end = int(end) if isinstance(end, float) else end
+    if base < 0:
+        raise NotImplementedError("logspace with a negative base (torch's ref raises NotImplementedError too)")
+    powers = aten.pow.Scalar(base, aten.linspace.default(start, end, steps, dtype=_dtypes.float64, device=device))
+    return powers if dtype is _dtypes.float64 else aten._to_copy.default(powers, dtype=dtype)
+
+
 def _fill_scalar(self: Tensor, value: Any) -> Tensor:
     return aten.full_like.default(self, value)
 
@@ -1423,6 +1439,7 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.native_layer_norm_backward.default: _native_layer_norm_backward,
         aten.embedding_dense_backward.default: _embedding_dense_backward,
         aten.linspace.default: _linspace,
+        aten.logspace.default: _logspace,
         aten.reflection_pad1d_backward.default: _reflection_pad_backward,
         aten.reflection_pad2d_backward.default: _reflection_pad_backward,
         aten.reflection_pad3d_backward.default: _reflection_pad_backward,
@@ -1601,6 +1618,7 @@ def core_aten_decompositions() -> dict[Any, Callable[..., Any]]:
     # torch's out_wrapper runs the Python decomposition itself: upsample_bilinear2d.default is not in the table
     table[aten.upsample_bilinear2d.out] = _out_variant(aten.upsample_bilinear2d.out, _upsample_bilinear2d)
     table[aten.eye.out] = _out_variant(aten.eye.out, _eye, factory=True)
+    table[aten.logspace.out] = _out_variant(aten.logspace.out, _logspace, factory=True)
     table[aten.eye.m_out] = _out_variant(aten.eye.m_out, _eye, factory=True)
     for inplace_op, functional in _inplace_variants():
         table[inplace_op] = _inplace_variant(functional)

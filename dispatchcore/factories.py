@@ -48,8 +48,8 @@ from .tls import per_thread as _pt
 _WRITTEN_BY_COMPOSITE = frozenset({"rand", "randn"})
 
 __all__ = ["arange", "empty", "empty_like", "empty_strided", "eye", "from_numpy", "full", "full_like", "linspace",
-           "manual_seed", "ones", "ones_like", "only_lift_cpu_tensors", "rand", "rand_like", "randn", "randn_like",
-           "set_only_lift_cpu_tensors", "tensor", "zeros", "zeros_like"]
+           "logspace", "manual_seed", "ones", "ones_like", "only_lift_cpu_tensors", "rand", "rand_like", "randn",
+           "randn_like", "set_only_lift_cpu_tensors", "tensor", "zeros", "zeros_like"]
 
 
 # Note [Factory arguments]: each factory checks its call the way torch's binding does
@@ -714,6 +714,32 @@ def linspace(*args: Any, **kwargs: Any) -> Tensor:
     with _Below():
         t = aten.linspace.default(a["start"], a["end"], a["steps"], **options)
     return _finish("linspace", t, a)
+
+
+_LOGSPACE = _parser(*(f"logspace({s} start, {e} end, int64_t steps, double base=10.0, *, {_OUT_TAIL})"
+                      for s, e in (("Tensor", "Tensor"), ("Scalar", "Tensor"),
+                                   ("Tensor", "Scalar"), ("Scalar", "Scalar"))))
+
+
+def logspace(*args: Any, **kwargs: Any) -> Tensor:
+    """``steps`` values from ``base ** start`` to ``base ** end``, evenly spaced in the exponent (``torch.logspace``).
+
+    Example:
+        >>> logspace(0, 2, 3)
+        tensor([  1.,  10., 100.])
+    """
+    _, a = _LOGSPACE.parse(args, kwargs)
+    _out_dtype(a)
+    base = a["base"]
+    out = a.get("out")
+    tail = (base,) if base != 10.0 else ()  # torch's binding passes base only when given another
+    if out is not None:
+        _check_out_options("logspace", out, a)
+        return aten.logspace.out(a["start"], a["end"], a["steps"], *tail, out=out)
+    options = _options("logspace", a)
+    with _Below():
+        t = aten.logspace.default(a["start"], a["end"], a["steps"], *tail, **options)
+    return _finish("logspace", t, a)
 
 
 def _like(name: str, factory: Any, extra: str = "", generator: bool = False) -> Any:

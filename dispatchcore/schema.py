@@ -1876,12 +1876,17 @@ _PY_DEFAULTS = {"None": None, "False": False, "True": True}
 
 
 def _py_default(text: str) -> Any:
-    """A default as the binding reads it: None, a bool, an int, an int list (``{0,1}``), or the text itself."""
+    """A default as the binding reads it: None, a bool, an int, a float, an int list (``{0,1}``), or the text."""
     if text in _PY_DEFAULTS:
         return _PY_DEFAULTS[text]
     if text.startswith("{") and text.endswith("}"):
         return [int(v) for v in text[1:-1].split(",") if v]
-    return int(text) if text.lstrip("-").isdigit() else text
+    if text.lstrip("-").isdigit():
+        return int(text)
+    return float(text) if _FLOAT_LITERAL.fullmatch(text) else text
+
+
+_FLOAT_LITERAL = re.compile(r"-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)")
 
 
 @attrs.frozen

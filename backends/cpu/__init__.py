@@ -111,12 +111,13 @@ KERNELS: tuple[tuple[str, object], ...] = (
     ("empty.memory_format", _k.empty_memory_format_cpu), ("empty_strided", _k.empty_strided_cpu),
     ("zeros", _k.zeros_cpu), ("ones", _k.ones_cpu), ("full", _k.full_cpu),
     ("arange.start_out", _k.arange_start_out_cpu), ("linspace.out", _k.linspace_out_cpu),
+    ("logspace.out", _k.logspace_out_cpu),
     ("scalar_tensor", _k.scalar_tensor_cpu), ("eye.out", _k.eye_out_cpu), ("eye.m_out", _k.eye_m_out_cpu),
 )
 del _k
 # Every kernel but the range and eye out= kernels (which call resize_) is numpy in, tensor out: a leaf,
 # which the Autograd kernels call without a guard (Note [Leaf kernels]).
-NOT_LEAF = ("arange.start_out", "linspace.out", "eye.out", "eye.m_out")
+NOT_LEAF = ("arange.start_out", "linspace.out", "logspace.out", "eye.out", "eye.m_out")
 for _name, _kernel in KERNELS:
     if _name not in NOT_LEAF:
         leaf_kernel(_kernel)

@@ -2097,6 +2097,36 @@ def linspace_cpu(start, end, steps, *, dtype=None, layout=None, device=None, pin
         return wrap_cpu(values.astype(calc).astype(dt))
 
 
+def logspace_out_cpu(start, end, steps, base=10.0, *, out):
+    """``logspace_out``: ``base`` to the powers linspace's loop makes, then cast to out's dtype.
+
+    The exponents are computed in the out dtype (double for integral ones) and raised as torch's
+    ``std::pow(double, x)`` does.
+    """
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = out._data.dtype
+    start, end = _item(start), _item(end)
+    complex_out = dt.kind == "c"
+    if steps <= 1:
+        if steps == 0:
+            return _write_range(out, _new((0,), dt), False)
+        power = complex(base) ** complex(start) if complex_out else math.pow(base, float(start))
+        return _write_range(out, np.full((1,), power).astype(dt), False)
+    if dt is _BOOL:
+        raise _not_implemented("logspace_cpu", dt)
+    calc = _F64 if dt.kind in "iu" else (_F32 if dt is _F16 else dt)
+    with quiet():
+        s = np.array(start).astype(dt).astype(calc)
+        e = np.array(end).astype(dt).astype(calc)
+        step = (e - s) / calc.type(steps - 1)
+        idx = np.arange(steps, dtype=calc)
+        exponents = _where(np.arange(steps) < steps // 2, s + step * idx, e - step * (steps - 1 - idx))
+        wide = np.complex128 if complex_out else np.float64
+        values = np.power(wide(base), exponents.astype(calc).astype(wide))
+        return _write_range(out, values.astype(dt), False)
+
+
 def arange_start_out_cpu(start, end, step=1, *, out):
     """``arange_out``: the range in ``out``'s dtype, written into ``out`` (resized when its numel differs)."""
     values = arange_start_step_cpu(start, end, step, dtype=out.dtype)._data

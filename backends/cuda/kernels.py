@@ -7,7 +7,8 @@ strides, and torch's error for a bad call, without duplicating those rules here.
 cast to the compute dtype (TensorIterator's ``common_dtype``) by a cast kernel where they differ,
 the result is allocated on the device, and ``launch.py`` starts the CUDA C kernel. Views are new
 ``CudaData`` over the same storage; factories whose values come from an algorithm (``arange``,
-``linspace``, ``eye``, ``rand``, ``randn``) run the CPU kernel and upload, so seeds give the CPU's numbers.
+``linspace``, ``logspace``, ``eye``, ``rand``, ``randn``) run the CPU kernel and upload, so seeds
+give the CPU's numbers.
 Kernel names are ``<name>_<overload>_cuda``, as the CPU backend's are ``..._cpu``.
 """
 
@@ -826,6 +827,10 @@ def linspace_cuda(start, end, steps, *, dtype=None, layout=None, device=None, pi
     return _upload(ops.aten.linspace.default(start, end, steps, dtype=dtype, layout=layout, device=_CPU))
 
 
+def logspace_cuda(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _upload(ops.aten.logspace.default(start, end, steps, base, dtype=dtype, layout=layout, device=_CPU))
+
+
 def eye_cuda(n, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _upload(ops.aten.eye.default(n, dtype=dtype, layout=layout, device=_CPU))
 
@@ -920,7 +925,7 @@ def _table() -> tuple[tuple[str, Any], ...]:
         *_views().items(),
         ("empty.memory_format", empty_memory_format_cuda), ("empty_strided", empty_strided_cuda),
         ("arange", arange_cuda), ("arange.start", arange_start_cuda), ("arange.start_step", arange_start_step_cuda),
-        ("linspace", linspace_cuda), ("eye", eye_cuda), ("eye.m", eye_m_cuda),
+        ("linspace", linspace_cuda), ("logspace", logspace_cuda), ("eye", eye_cuda), ("eye.m", eye_m_cuda),
         ("rand", rand_cuda), ("randn", randn_cuda),
         ("threshold_backward.grad_input", threshold_backward_grad_input_cuda),
         ("_softmax_backward_data.out", _softmax_backward_data_out_cuda),

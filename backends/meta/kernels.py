@@ -1233,6 +1233,21 @@ def linspace_out_meta(start: Any, end: Any, steps: int, *, out: Tensor) -> Tenso
     return out
 
 
+def logspace_meta(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None, layout: Any = None,
+                  device: Any = None, pin_memory: Any = None) -> Tensor:
+    """The meta kernel of torch's ref: ``linspace``'s checks and length, in the inferred dtype."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return meta_tensor((steps,), linspace_dtype(_scalar(start), _scalar(end), None if dtype is None else _dt_of(dtype)))
+
+
+def logspace_out_meta(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Tensor) -> Tensor:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    resize_range_out(out, steps, False)
+    return out
+
+
 def eye_m_meta(n: int, m: int, *, dtype: Any = None, layout: Any = None, device: Any = None,
                pin_memory: Any = None) -> Tensor:
     """The meta kernel of ``eye`` as torch's Python one: the checks of ``eye_out``, then an (n, m) tensor."""
@@ -1343,6 +1358,7 @@ def kernel_table() -> dict[str, Any]:
         "arange": arange_meta, "arange.start": arange_start_meta, "arange.out": arange_out_meta,
         "arange.start_out": arange_start_out_meta, "linspace.out": linspace_out_meta,
         "eye": eye_meta, "eye.m": eye_m_meta, "eye.out": eye_out_meta, "eye.m_out": eye_m_out_meta,
+        "logspace": logspace_meta, "logspace.out": logspace_out_meta,
         "rand": rand_meta, "randn": randn_meta, "scalar_tensor": scalar_tensor_meta,
     })
     return table

@@ -531,7 +531,7 @@ VIEWS = {
 
 # factories have an Autograd kernel in torch too: it only redispatches (no tensor input to differentiate)
 FACTORIES = ("empty.memory_format", "empty_strided", "zeros", "ones", "full", "arange", "arange.start",
-             "arange.start_step", "linspace", "rand", "randn", "scalar_tensor", "eye", "eye.m")
+             "arange.start_step", "linspace", "logspace", "rand", "randn", "scalar_tensor", "eye", "eye.m")
 # _copy_from runs below copy_'s Autograd kernel (CopyBackwards records the graph): its own only redispatches
 NONDIFFERENTIABLE = ("argmax", "detach", *(f"{c}.{o}" for c in COMPARISONS for o in ("Tensor", "Scalar")), *FACTORIES,
                      "_copy_from")

@@ -400,6 +400,15 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, layout: Any
     return aten.linspace.out(start, end, steps, out=out)
 
 
+def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None, layout: Any = None,
+             device: Any = None, pin_memory: Any = None) -> Tensor:
+    """``at::logspace``: an empty tensor of the inferred dtype, filled by ``logspace.out``."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    out = _factory([steps], linspace_dtype(start, end, dtype, "torch.logspace()"), layout, device, pin_memory)
+    return aten.logspace.out(start, end, steps, base, out=out)
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
     "t": t, "transpose.int": transpose_int, "permute": permute, "expand": expand, "squeeze": squeeze,
     "squeeze.dim": squeeze_dim, "squeeze.dims": squeeze_dims, "unsqueeze": unsqueeze, "select.int": select_int,
@@ -410,7 +419,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "eye": eye, "eye.m": eye_m,
     "zeros": zeros, "ones": ones, "full": full, "scalar_tensor": scalar_tensor, "copy_": copy_, "_to_copy": _to_copy,
     "arange": arange, "arange.start": arange_start, "arange.start_step": arange_start_step, "arange.out": arange_out,
-    "linspace": linspace,
+    "linspace": linspace, "logspace": logspace,
 }
 
 

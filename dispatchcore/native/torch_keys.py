@@ -632,6 +632,8 @@ TORCH_KEYS: dict[str, str] = {
     "logit_": "ACMV",
     "logit_backward": "ACMN",
     "logit_backward.grad_input": "ACMV",
+    "logspace": "ABEM",
+    "logspace.out": "ACMV",
     "logsumexp": "AEM",
     "logsumexp.out": "AMNV",
     "lt.Scalar": "ACMN",

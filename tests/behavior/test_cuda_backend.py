@@ -659,11 +659,12 @@ CPU_ONLY = {"div.Tensor_mode", "div_.Tensor_mode", "maximum", "minimum",
             "clamp.Tensor", "clamp_.Tensor", "clamp_min.Tensor", "clamp_min_.Tensor", "clamp_max.Tensor",
             "clamp_max_.Tensor",
             "rsub.Tensor", "fill_.Tensor",  # torch: per-backend kernels, none on CUDA here yet
-            "arange.start_out", "linspace.out", "eye.out", "eye.m_out"}  # CUDA has its own (HOST_FILLED)
+            "arange.start_out", "linspace.out", "logspace.out", "eye.out", "eye.m_out"}  # CUDA: HOST_FILLED
 
 # Computed on the host and uploaded: CUDA's own kernels where torch's CUDA runs the composite (an
 # empty tensor filled by arange.start_out, linspace.out, uniform_, normal_)
-HOST_FILLED = {"arange", "arange.start", "arange.start_step", "linspace", "eye", "eye.m", "rand", "randn"}
+HOST_FILLED = {"arange", "arange.start", "arange.start_step", "linspace", "logspace", "eye", "eye.m", "rand",
+               "randn"}
 
 # Family operators (not in cpu.KERNELS) with a CUDA kernel: the backward operators training calls
 # (relu's, softmax's, mse_loss's, tanh's and sigmoid's), and those of backends/cuda/families.py

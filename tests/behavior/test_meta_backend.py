@@ -433,6 +433,8 @@ case("eye", "eye", lambda T: ((3,), {"device": T.device}))
 case("eye.m-int64", "eye.m", lambda T: ((2, 3), {"dtype": T.dtype("int64"), "device": T.device}))
 case("eye.out-resized", "eye.out", lambda T: ((2,), {"out": T.t((5,))}), returns="out")
 case("eye.m_out-kept-shape", "eye.m_out", lambda T: ((2, 3), {"out": T.t((2, 3))}), returns="out")
+case("logspace-int32", "logspace", lambda T: ((0, 2, 5, 2.0), {"dtype": T.dtype("int32"), "device": T.device}))
+case("logspace.out-resized", "logspace.out", lambda T: ((0, 2, 4), {"out": T.t((0,))}), returns="out")
 case("scalar_tensor-dtype", "scalar_tensor",
      lambda T: ((5,), {"dtype": T.dtype("int64"), "device": T.device}))
 
@@ -684,6 +686,8 @@ EXPECTED: dict[str, Any] = {'add.Tensor': ((3, 4), 'float32', (4, 1), 0),
  'eye.m-int64': ((2, 3), 'int64', (3, 1), 0),
  'eye.out-resized': ((2, 2), 'float32', (2, 1), 0),
  'eye.m_out-kept-shape': ((2, 3), 'float32', (3, 1), 0),
+ 'logspace-int32': ((5,), 'int32', (1,), 0),
+ 'logspace.out-resized': ((4,), 'float32', (1,), 0),
  'rand': ((2, 3), 'float32', (3, 1), 0),
  'randn': ((2, 3), 'float64', (3, 1), 0),
  'scalar_tensor': ((), 'float32', (), 0),

@@ -48,6 +48,23 @@ RANGES = {
     "eye-out-dtype-mismatch": lambda t: t.eye(2, out=t.empty(4, dtype=t.float64), dtype=t.float32),
     "eye-out-requires-grad": lambda t: t.eye(2, out=t.empty(4, requires_grad=True)),
     "eye-float-n": lambda t: t.eye(2.0), "eye-bool-n": lambda t: t.eye(True), "eye-str-m": lambda t: t.eye(2, "a"),
+    # logspace: an empty tensor, then logspace.out (torch's loop, std::pow(double, x))
+    "logspace": lambda t: t.logspace(0, 2, 3), "logspace-base": lambda t: t.logspace(-1, 1, 5, base=2),
+    "logspace-float64": lambda t: t.logspace(-1, 1, 7, base=3, dtype=t.float64),
+    "logspace-half": lambda t: t.logspace(-1, 1, 5, base=3, dtype=t.float16),
+    "logspace-int-truncates-the-ends": lambda t: t.logspace(0.5, 2.7, 4, dtype=t.int64),
+    "logspace-one-step": lambda t: t.logspace(0, 1, 1, base=2.5), "logspace-empty": lambda t: t.logspace(0, 1, 0),
+    "logspace-complex": lambda t: t.logspace(0j, 1, 3),
+    "logspace-negative-base": lambda t: t.logspace(0, 1, 3, base=-2),
+    "logspace-negative-steps": lambda t: t.logspace(0, 1, -1),
+    "logspace-bool-refused": lambda t: t.logspace(0, 2, 3, dtype=t.bool),
+    "logspace-overflow-inf": lambda t: t.logspace(300, 400, 3),
+    "logspace-out-resized": lambda t: t.logspace(0, 1, 3, out=t.empty(5)),
+    "logspace-out-int32": lambda t: t.logspace(0, 1, 3, out=t.empty(0, dtype=t.int32)),
+    "logspace-keywords": lambda t: t.logspace(start=0, end=1, steps=2, base=4.0),
+    "logspace-requires-grad": lambda t: t.logspace(0, 2, 3, requires_grad=True).requires_grad,
+    "logspace-meta": lambda t: t.logspace(0, 1, 3, device="meta"),
+    "logspace-meta-negative-steps": lambda t: t.logspace(0, 1, -1, device="meta"),
     # tril_indices/triu_indices: CPU kernels (int32/int64 only); out= is the generated composite
     "tril_indices-square": lambda t: t.tril_indices(4, 4),
     "triu_indices-square": lambda t: t.triu_indices(4, 4),
@@ -137,6 +154,14 @@ def _calls(lib, fn):
 @pytest.mark.parametrize("call", [lambda t, o: t.eye(3), lambda t, o: t.eye(2, 3), lambda t, o: t.eye(2, out=o),
                                   lambda t, o: t.eye(2, 3, out=o)])
 def test_eye_reaches_a_mode_as_torchs_overload(call):
+    assert _calls(dc, call) == _calls(torch, call)
+
+
+@pytest.mark.parametrize("call", [lambda t, o: t.logspace(0, 2, 3), lambda t, o: t.logspace(0, 2, 3, base=2.0),
+                                  lambda t, o: t.logspace(0, 2, 3, 10.0, dtype=t.float64),
+                                  lambda t, o: t.logspace(0, 1, 5, out=o)])
+def test_logspace_reaches_a_mode_as_torchs_call(call):
+    """base is passed only when it is not 10 (torch's binding leaves a default out)."""
     assert _calls(dc, call) == _calls(torch, call)
 
 
