@@ -2084,17 +2084,23 @@ def linspace_cpu(start, end, steps, *, dtype=None, layout=None, device=None, pin
         return wrap_cpu(_new((0,), dt))
     if steps == 1:
         return wrap_cpu(np.full((1,), start).astype(dt))
-    # torch's kernel: start + step*i for the first half, end - step*(steps-1-i) for the second,
-    # with step in double for integral dtypes and in the dtype itself otherwise
-    calc = _F64 if dt.kind in "iu" else (_F32 if dt is _F16 else dt)
     with quiet():
-        s = np.array(start).astype(dt).astype(calc)
-        e = np.array(end).astype(dt).astype(calc)
-        step = (e - s) / calc.type(steps - 1)
-        idx = np.arange(steps, dtype=calc)
-        halfway = steps // 2
-        values = _where(np.arange(steps) < halfway, s + step * idx, e - step * (steps - 1 - idx))
-        return wrap_cpu(values.astype(calc).astype(dt))
+        return wrap_cpu(_linspace_loop(start, end, steps, dt).astype(dt))
+
+
+def _linspace_loop(start: Any, end: Any, steps: int, dt: np.dtype) -> np.ndarray:
+    """The points of torch's linspace (and logspace) kernel, ``steps >= 2``, in the dtype it computes in.
+
+    ``start + step*i`` for the first half, ``end - step*(steps-1-i)`` for the second, the ends
+    converted to ``dt`` first; in double for integral dtypes, in the dtype itself otherwise (half
+    in float).
+    """
+    calc = _F64 if dt.kind in "iu" else (_F32 if dt is _F16 else dt)
+    s = np.array(start).astype(dt).astype(calc)
+    e = np.array(end).astype(dt).astype(calc)
+    step = (e - s) / calc.type(steps - 1)
+    idx = np.arange(steps, dtype=calc)
+    return _where(np.arange(steps) < steps // 2, s + step * idx, e - step * (steps - 1 - idx)).astype(calc)
 
 
 def logspace_out_cpu(start, end, steps, base=10.0, *, out):
@@ -2115,15 +2121,9 @@ def logspace_out_cpu(start, end, steps, base=10.0, *, out):
         return _write_range(out, np.full((1,), power).astype(dt), False)
     if dt is _BOOL:
         raise _not_implemented("logspace_cpu", dt)
-    calc = _F64 if dt.kind in "iu" else (_F32 if dt is _F16 else dt)
+    wide = np.complex128 if complex_out else np.float64
     with quiet():
-        s = np.array(start).astype(dt).astype(calc)
-        e = np.array(end).astype(dt).astype(calc)
-        step = (e - s) / calc.type(steps - 1)
-        idx = np.arange(steps, dtype=calc)
-        exponents = _where(np.arange(steps) < steps // 2, s + step * idx, e - step * (steps - 1 - idx))
-        wide = np.complex128 if complex_out else np.float64
-        values = np.power(wide(base), exponents.astype(calc).astype(wide))
+        values = np.power(wide(base), _linspace_loop(start, end, steps, dt).astype(wide))
         return _write_range(out, values.astype(dt), False)
 
 
