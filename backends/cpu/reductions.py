@@ -33,6 +33,7 @@ from .kernels import (
     _check_reduction_size,
     _empty_like_format,
     _item,
+    _new,
     _not_implemented,
     _np_dtype,
     _reduce_dims,
@@ -363,7 +364,46 @@ def _cumulative_extremum(name: str, better: Callable[[np.ndarray, np.ndarray], n
     return kernel
 
 
+def _logcumsumexp_into(self, dim, out):
+    """``logcumsumexp_cpu_kernel``: a running ``_log_add_exp_helper`` in acc_type along ``dim``.
+
+    As torch's helper: the smaller and larger of the element and the running value (NaN in the
+    running value wins), ``log1p(exp(min - max)) + max`` unless both are the same infinity (then
+    the element). Float32 runs in double, half in float.
+    """
+    a = self._data
+    if a.dtype.kind != "f":  # AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND2 (complex is not modelled here)
+        if a.dtype.kind == "c":
+            raise NotImplementedError("logcumsumexp of a complex tensor is not modelled by dispatchcore")
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{_TORCH_NAME[a.dtype]}\'')
+    d = _wrap_dim(dim, a.ndim)
+    source = np.moveaxis(a.reshape(1) if a.ndim == 0 else a, d, -1)
+    target = np.moveaxis(out.reshape(1) if out.ndim == 0 else out, d, -1)
+    acc = np.float64 if a.dtype != _F16 else np.float32
+    running = np.full(source.shape[:-1], -np.inf, acc)
+    with quiet():
+        for k in range(source.shape[-1]):  # one step per position along dim, all slices at once
+            x = source[..., k].astype(acc)
+            nan = np.isnan(running)
+            low = np.where(nan, running, np.where(running < x, running, x))
+            high = np.where(nan, running, np.where(x < running, running, x))
+            running = np.where((low != high) | np.isfinite(low), np.log1p(np.exp(low - high)) + high, x)
+            target[..., k] = running
+    return out
+
+
+def _logcumsumexp_cpu(self, dim):
+    return wrap_cpu(_logcumsumexp_into(self, dim, _new(self._data.shape, self._data.dtype)))
+
+
+def _logcumsumexp_out_cpu(self, dim, *, out):
+    data = _resize_out(out, self._data.shape)
+    _logcumsumexp_into(self, dim, data)
+    return out
+
+
 FUNCTIONAL: dict[str, Callable[..., Any]] = {
+    "_logcumsumexp": _logcumsumexp_cpu, "_logcumsumexp.out": _logcumsumexp_out_cpu,
     "_cummax_helper": _cumulative_extremum("cummax", np.greater_equal),
     "_cummin_helper": _cumulative_extremum("cummin", np.less_equal),
     "trace": trace_cpu,

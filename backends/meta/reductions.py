@@ -239,6 +239,12 @@ def _cumulative_extremum_out_meta(self: Tensor, dim: int, *, values: Tensor, ind
     return values, indices
 
 
+def logcumsumexp_meta(self: Tensor, dim: int) -> Tensor:
+    """Torch's meta: the dim checked, a contiguous result like self."""
+    shapes.wrap_dim(dim, max(self.dim(), 1))
+    return meta_tensor(tuple(self.shape), self.dtype)
+
+
 def trace_meta(self: Tensor) -> Tensor:
     """Torch's ref ``trace`` on meta: its matrix check, then ``sum(diag(self))``'s 0-d result."""
     if self.dim() != 2:
@@ -254,6 +260,7 @@ def _kernels() -> dict[str, Callable[..., Any]]:
     composites = {name: R.EXPLICIT[name] for name in COMPOSITE}
     return {**FUNCTIONAL, **outs, **composites, "logsumexp.out": R.logsumexp_out,
             "trace": trace_meta, "trace.out": python_out_wrapper(trace_meta),
+            "logcumsumexp": logcumsumexp_meta, "logcumsumexp.out": python_out_wrapper(logcumsumexp_meta),
             **{f"{name}{suffix}": kernel for name in ("cummax", "cummin") for suffix, kernel in (
                 ("", _cumulative_extremum_meta), (".out", _cumulative_extremum_out_meta))}}
 

@@ -24,6 +24,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .. import layouts as _layouts
 from .. import return_types
 from .._library import Library
@@ -45,6 +47,10 @@ SCHEMAS: tuple[str, ...] = (
         f"{name}.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) "
         "-> (Tensor(a!) values, Tensor(b!) indices)",
         f"_{name}_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()")),
+    "logcumsumexp(Tensor self, int dim) -> Tensor",
+    "logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)",
+    "_logcumsumexp(Tensor self, int dim) -> Tensor",
+    "_logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)",
     "trace(Tensor self) -> Tensor",
     "trace.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
     "trace_backward(Tensor grad, SymInt[] sizes) -> Tensor",
@@ -642,6 +648,36 @@ def _cummaxmin_backward(g: Tensor, self: Tensor, result1: Tensor, dim: int) -> T
     return A.scatter_add_.default(zeros, dim, result1, g)
 
 
+def _logcumsumexp_out(self: Tensor, dim: int, *, out: Tensor) -> Tensor:
+    """``logcumsumexp_out``: out's dtype must be self's, then the backend's ``_logcumsumexp.out``."""
+    if out.dtype is not self.dtype:  # check_scalar_type_device_layout_equal
+        raise RuntimeError(f"expected scalar_type {SCALAR_TYPE_NAMES[self.dtype.name]} but found "
+                           f"{SCALAR_TYPE_NAMES[out.dtype.name]}")
+    return A._logcumsumexp.out(self, dim, out=out)
+
+
+def _logcumsumexp_backward(g: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
+    """``logcumsumexp_backward`` (FunctionsManual.cpp, real dtypes).
+
+    The positive and the negative parts of ``grad``, in log space, each through a reversed
+    ``logcumsumexp`` and back with ``exp``; their difference.
+    """
+    if g.dim() == 0 or g.numel() == 0:
+        return g
+    lowest = float(np.finfo(g.dtype.np).min)  # std::numeric_limits<scalar_t>::lowest()
+    grad_min = A.scalar_tensor.default(lowest, dtype=g.dtype, layout=_layouts.strided, device=g.device)
+    log_abs_grad = A.log.default(A.abs.default(g))
+    log_grad_positive = A.where.self(A.gt.Scalar(g, 0), log_abs_grad, grad_min)
+    log_grad_negative = A.where.self(A.lt.Scalar(g, 0), log_abs_grad, grad_min)
+
+    def reverse_logcumsumexp(x: Tensor) -> Tensor:
+        return A.flip.default(A.logcumsumexp.default(A.flip.default(x, [dim]), dim), [dim])
+
+    output_pos = A.exp.default(A.add.Tensor(reverse_logcumsumexp(A.sub.Tensor(log_grad_positive, result)), self))
+    output_neg = A.exp.default(A.add.Tensor(reverse_logcumsumexp(A.sub.Tensor(log_grad_negative, result)), self))
+    return A.sub.Tensor(output_pos, output_neg)
+
+
 def trace_check(self: Tensor) -> None:
     if self.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.dim()}")
@@ -674,6 +710,7 @@ def trace_backward(grad: Tensor, sizes: Any) -> Tensor:
 
 EXPLICIT: dict[str, Callable[..., Any]] = {  # CompositeExplicitAutograd
     "trace.out": _trace_out,
+    "logcumsumexp": lambda self, dim: A._logcumsumexp.default(self, dim), "logcumsumexp.out": _logcumsumexp_out,
     "cummax": _CUMMAX, "cummax.out": _CUMMAX_OUT, "cummin": _CUMMIN, "cummin.out": _CUMMIN_OUT,
     "any.dims": any_dims, "all.dims": all_dims, "any.dims_out": any_dims_out, "all.dims_out": all_dims_out,
     "prod.out": prod_out,
@@ -1000,6 +1037,11 @@ def register_autograd(lib: Library) -> None:
 
     r("trace", "TraceBackward0", lambda g, self_shape: A.trace_backward.default(g, list(self_shape)))
     r("cummax", "CummaxBackward0", _cummaxmin_backward, differentiable_outputs=(0,))
+    r("logcumsumexp", "LogcumsumexpBackward0", _logcumsumexp_backward)
+    from .pointwise import _no_derivative, _not_implemented_node  # torch: no derivatives.yaml entry
+
+    _not_implemented_node(register_derivative(lib, "aten::_logcumsumexp", "NotImplemented", ("self",),
+                                              _no_derivative("_logcumsumexp")))
     r("cummin", "CumminBackward0", _cummaxmin_backward, differentiable_outputs=(0,))
     for name in ("_cummax_helper", "_cummin_helper"):  # torch's Autograd kernel records nothing for them
         register_nondifferentiable(lib, f"aten::{name}")
@@ -1065,6 +1107,8 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
     "var_mean": ("var_mean(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)",
                  "var_mean(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)",
                  "var_mean(Tensor input, bool unbiased=True)"),
+    "logcumsumexp": ("logcumsumexp(Tensor input, int64_t dim, *, Tensor out=None)",),
+    "Tensor.logcumsumexp": ("logcumsumexp(int64_t dim)",),
     **{key: sigs for name in ("cummax", "cummin") for key, sigs in (
         (name, (f"{name}(Tensor input, int64_t dim, *, TensorList[2] out=None)",)),
         (f"Tensor.{name}", (f"{name}(int64_t dim)",)))},
@@ -1380,6 +1424,8 @@ def _build() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any
         "std_mean": _indexed("std_mean", _variance("std_mean")),
         "cumsum": _simple("cumsum", _scan("cumsum")), "cumprod": _simple("cumprod", _scan("cumprod")),
         "cummax": _simple("cummax", _cumulative("cummax")), "cummin": _simple("cummin", _cumulative("cummin")),
+        "logcumsumexp": _simple("logcumsumexp", lambda b: A.logcumsumexp.default(b["input"], b["dim"]) if b.get(
+            "out") is None else A.logcumsumexp.out(b["input"], b["dim"], out=b["out"])),
         "sort": _indexed("sort", _sort), "topk": _simple("topk", _topk),
         "argsort": _indexed("argsort", _argsort), "msort": _simple("msort", _msort), "diff": _simple("diff", _diff),
         "logsumexp": _simple("logsumexp", _logsumexp),
