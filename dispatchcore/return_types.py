@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["aminmax", "cummax", "cummax_out", "cummin", "cummin_out", "max", "max_out", "min", "min_out", "sort",
-           "sort_out", "topk", "topk_out"]
+__all__ = ["aminmax", "cummax", "cummax_out", "cummin", "cummin_out", "frexp", "frexp_out", "max", "max_out", "min",
+           "min_out", "sort", "sort_out", "topk", "topk_out"]
 
 
 class _StructSeq(tuple):  # type: ignore[type-arg]
@@ -70,6 +70,7 @@ topk = _return_type("topk", ("values", "indices"))
 aminmax = _return_type("aminmax", ("min", "max"))
 cummax = _return_type("cummax", ("values", "indices"))
 cummin = _return_type("cummin", ("values", "indices"))
+frexp = _return_type("frexp", ("mantissa", "exponent"))
 # what the out= forms return (``torch.max(x, 0, out=(v, i))`` is a ``max_out``)
 max_out = _return_type("max_out", ("values", "indices"))
 min_out = _return_type("min_out", ("values", "indices"))
@@ -77,3 +78,4 @@ sort_out = _return_type("sort_out", ("values", "indices"))
 topk_out = _return_type("topk_out", ("values", "indices"))
 cummax_out = _return_type("cummax_out", ("values", "indices"))
 cummin_out = _return_type("cummin_out", ("values", "indices"))
+frexp_out = _return_type("frexp_out", ("mantissa", "exponent"))

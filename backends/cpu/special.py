@@ -133,7 +133,18 @@ def logit_backward_grad_input_cpu(grad_output, self, eps=None, *, grad_input):
     return _logit_backward(grad_output, self, eps, grad_input)
 
 
+def frexp_tensor_out_cpu(self, *, mantissa, exponent):
+    """``frexp_out``: its checks, then C's ``frexp`` of each element (in the element's own precision)."""
+    S.frexp_check(self, mantissa, exponent)
+    a = self._data
+    m, e = np.frexp(a)  # frexpf for float32, as std::frexp; inf and NaN keep themselves with exponent 0
+    _k._copyto(_k._resize_out(mantissa, a.shape, (a,)), m)
+    _k._copyto(_k._resize_out(exponent, a.shape, (a,)), e)
+    return mantissa, exponent
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
+    "frexp.Tensor_out": frexp_tensor_out_cpu,
     "xlogy.Tensor": xlogy_tensor_cpu, "xlogy_.Tensor": xlogy__tensor_cpu, "xlogy.OutTensor": xlogy_out_tensor_cpu,
     "logit": logit_cpu, "logit_": logit__cpu, "logit.out": logit_out_cpu,
     "logit_backward": logit_backward_cpu, "logit_backward.grad_input": logit_backward_grad_input_cpu,

@@ -18,7 +18,7 @@ from dispatchcore.native import pointwise as P
 from dispatchcore.native import special as S
 from dispatchcore.tensor import Tensor
 
-from .kernels import _device_check, _promoted, _tensor_iterator
+from .kernels import _device_check, _promoted, _tensor_iterator, meta_tensor, python_copy_out
 
 __all__ = ["KERNELS"]
 
@@ -45,7 +45,28 @@ def _logit_backward(grad_output: Tensor, self: Tensor, out: Tensor | None = None
     return _tensor_iterator([_promoted(grad_output, common), _promoted(self, common)], common, out=out)
 
 
+def _frexp_meta(self: Tensor) -> tuple[Tensor, Tensor]:
+    """Torch's meta: the floating check, then two ``empty_like`` results (int32 exponents)."""
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    strides = tuple(self.stride()) if _dense(self) else None
+    return meta_tensor(tuple(self.shape), self.dtype, strides), meta_tensor(tuple(self.shape), _dt.int32, strides)
+
+
+def _frexp_out_meta(self: Tensor, *, mantissa: Tensor, exponent: Tensor) -> tuple[Tensor, Tensor]:
+    for out, result in zip((mantissa, exponent), _frexp_meta(self)):
+        python_copy_out(result, out)
+    return mantissa, exponent
+
+
+def _dense(t: Tensor) -> bool:
+    from dispatchcore.shapes import is_non_overlapping_and_dense
+
+    return is_non_overlapping_and_dense(tuple(t.shape), tuple(t.stride()))
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
+    "frexp.Tensor_out": _frexp_out_meta,  # frexp.Tensor: its composite (explicit_kernels), as torch
     "xlogy.Tensor": lambda self, other: _xlogy(self, other),
     "xlogy_.Tensor": lambda self, other: _xlogy(self, other, inplace=True),
     "xlogy.OutTensor": lambda self, other, *, out: _xlogy(self, other, out),

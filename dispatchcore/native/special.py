@@ -1,4 +1,4 @@
-"""``xlogy`` and ``logit``: the pointwise special functions the losses' formulas are written with.
+"""``xlogy``, ``logit`` and ``frexp``: pointwise special functions (the losses' formulas use the first two).
 
 Mirrors ``aten/src/ATen/native/BinaryOps.cpp`` (``xlogy`` and its Scalar overloads, whose names the
 pointwise tables cannot spell: ``Scalar_Self``, ``OutScalar_Other``, ...) and ``UnaryOps.cpp``
@@ -6,7 +6,8 @@ pointwise tables cannot spell: ``Scalar_Self``, ``OutScalar_Other``, ...) and ``
 ``derivatives.yaml`` declare them: ``xlogy.Tensor`` and ``logit_backward`` are structured (their
 ``out=`` overloads are the backend kernels, ``structured.register`` builds the rest), the Scalar
 overloads of ``xlogy`` are CompositeExplicitAutograd (a wrapped number, then the Tensor overload),
-``logit`` has backend kernels of its own. ``kl_div`` (``loss.py``) and ``binary_cross_entropy``'s
+``logit`` has backend kernels of its own, ``frexp`` is CompositeExplicitAutograd over its
+``out=`` overload's kernel. ``kl_div`` (``loss.py``) and ``binary_cross_entropy``'s
 target derivative (``norms.py``) call them as torch does. Invariant: each operator is registered at
 exactly the keys torch 2.13 registers it; formulas call dispatched operators only.
 """
@@ -41,7 +42,33 @@ SCHEMAS: tuple[str, ...] = (
     "logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor",
     "logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) "
     "-> Tensor(a!)",
+    "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",
+    "frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) "
+    "-> (Tensor(a!) mantissa, Tensor(b!) exponent)",
 )
+
+
+def frexp_check(self: Tensor, mantissa: Tensor, exponent: Tensor) -> None:
+    """``frexp_out``'s checks, in its order."""
+    from ..dtypes import TYPEMETA_NAMES, int32
+
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    if mantissa.dtype is not self.dtype:
+        raise RuntimeError(f"torch.frexp() expects mantissa to have dtype {TYPEMETA_NAMES[self.dtype.name]} but "
+                           f"got {TYPEMETA_NAMES[mantissa.dtype.name]}")
+    if exponent.dtype is not int32:
+        raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got "
+                           f"{TYPEMETA_NAMES[exponent.dtype.name]}")
+
+
+def frexp(self: Tensor) -> tuple[Tensor, Tensor]:
+    """``at::frexp`` (CompositeExplicitAutograd): two ``empty_like`` results, filled by ``frexp.Tensor_out``."""
+    from ..dtypes import int32
+
+    mantissa = A.empty_like.default(self)
+    exponent = A.empty_like.default(self, dtype=int32)
+    return tuple(A.frexp.Tensor_out(self, mantissa=mantissa, exponent=exponent))  # type: ignore[return-value]
 
 
 def logit_bounds(eps: float | None) -> tuple[float, float] | None:
@@ -61,6 +88,7 @@ def explicit_kernels() -> dict[str, Callable[..., Any]]:
     """The CompositeExplicitAutograd kernels, by overload (the Meta backend registers them too, as torch does)."""
     xlogy, xlogy_, out_op = A.xlogy.Tensor, A.xlogy_.Tensor, A.xlogy.OutTensor
     return {
+        "frexp.Tensor": frexp,
         "xlogy.Scalar_Self": lambda self, other: xlogy(_number(self), other),
         "xlogy.Scalar_Other": lambda self, other: xlogy(self, _number(other)),
         "xlogy_.Scalar_Other": lambda self, other: xlogy_(self, _number(other)),
@@ -148,6 +176,8 @@ def register_autograd(lib: Library) -> None:
     r("xlogy_.Scalar_Other", "XlogyBackward2", ("self",), (_xlogy_scalar_other,), mutates="self")
     r("logit", "LogitBackward0", ("self",), _logit_formula)
     r("logit_", "LogitBackward0", ("self",), _logit_formula, mutates="self")
+    r("frexp.Tensor", "FrexpBackward0", ("self",), lambda g, result1: A.div.Tensor(g, A.exp2.default(result1)),
+      differentiable_outputs=(0,))
     d = r("logit_backward", "NotImplemented", ("grad_output", "self"), (_no_derivative("logit_backward"),) * 2)
     d.node_class._qualified_name = "torch::autograd::NotImplemented"
 
@@ -216,9 +246,23 @@ def _logit__method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return A.logit_.default(self, _parse("Tensor.logit_", args, kwargs)[1]["eps"])
 
 
-FUNCTIONS: dict[str, Callable[..., Any]] = {"xlogy": xlogy, "xlogy_": xlogy_, "logit": logit, "logit_": logit_}
+_FREXP = Bindings({"frexp": ("frexp(Tensor input, *, TensorList[2] out=None)",), "Tensor.frexp": ("frexp()",)})
+
+
+def _frexp_call(index: int, b: dict[str, Any]) -> Any:
+    """``torch.frexp(input, *, out=None)``: the mantissa in [0.5, 1) and the int32 exponent of each element."""
+    from .. import return_types
+
+    out = b.get("out")
+    if out is None:
+        return return_types.frexp(A.frexp.Tensor(b["input"]))
+    return return_types.frexp_out(A.frexp.Tensor_out(b["input"], mantissa=out[0], exponent=out[1]))
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {"xlogy": xlogy, "xlogy_": xlogy_, "logit": logit, "logit_": logit_,
+                                            "frexp": _FREXP.function("frexp", _frexp_call)}
 METHODS: dict[str, Callable[..., Any]] = {"xlogy": _xlogy_method, "xlogy_": _xlogy__method, "logit": _logit_method,
-                                          "logit_": _logit__method}
+                                          "logit_": _logit__method, "frexp": _FREXP.method("frexp", _frexp_call)}
 for _n, _f in METHODS.items():
     _f.__name__ = _f.__qualname__ = _n
 del _n, _f

@@ -464,6 +464,8 @@ TORCH_KEYS: dict[str, str] = {
     "frac": "ACMN",
     "frac.out": "ACMV",
     "frac_": "ACMNV",
+    "frexp.Tensor": "AEM",
+    "frexp.Tensor_out": "ACMV",
     "full": "ABEM",
     "full_like": "AE",
     "gather": "ACMN",

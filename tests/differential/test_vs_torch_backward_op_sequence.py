@@ -312,6 +312,7 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     "cummax": _aten("cummax", lambda lib: ([x := _t(lib, (3, 4), 1), 1], [x], {})),
     "cummin": _aten("cummin", lambda lib: ([x := _t(lib, (3, 4), 1), 0], [x], {})),
     "logcumsumexp": _aten("logcumsumexp", lambda lib: ([x := _t(lib, (3, 4), 1), 1], [x], {})),
+    "frexp": _aten("frexp.Tensor", lambda lib: ([x := _t(lib, (3, 4), 1)], [x], {})),
     "_logcumsumexp": _aten("_logcumsumexp", lambda lib: ([x := _t(lib, (3, 4), 1), 0], [x], {})),
     "trace-tall": _aten("trace", lambda lib: ([x := _t(lib, (4, 2), 1)], [x], {})),
     "diagonal_copy": _aten("diagonal_copy", lambda lib: ([x := _t(lib, (3, 4), 1), -1], [x], {})),
