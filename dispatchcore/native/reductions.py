@@ -601,6 +601,13 @@ def extremum_out(name: str) -> Callable[..., Tensor]:
     return out
 
 
+def _check_scalar_type(target: Tensor, dtype: Any) -> None:
+    """``check_scalar_type_device_layout_equal``'s dtype part, for an out= argument."""
+    if target.dtype is not dtype:
+        raise RuntimeError(f"expected scalar_type {SCALAR_TYPE_NAMES[dtype.name]} but found "
+                           f"{SCALAR_TYPE_NAMES[target.dtype.name]}")
+
+
 def _cumulative_extremum(name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """``cummax``/``cummin`` and their out= forms (ReduceOps.cpp), CompositeExplicitAutograd.
 
@@ -612,10 +619,8 @@ def _cumulative_extremum(name: str) -> tuple[Callable[..., Any], Callable[..., A
     def out(self: Tensor, dim: int, *, values: Tensor, indices: Tensor) -> tuple[Tensor, Tensor]:
         from .linalg import resize_output
 
-        for target, dtype in ((values, self.dtype), (indices, int64)):  # check_scalar_type_device_layout_equal
-            if target.dtype is not dtype:
-                raise RuntimeError(f"expected scalar_type {SCALAR_TYPE_NAMES[dtype.name]} but found "
-                                   f"{SCALAR_TYPE_NAMES[target.dtype.name]}")
+        _check_scalar_type(values, self.dtype)
+        _check_scalar_type(indices, int64)
         resize_output(values, self.shape)
         resize_output(indices, self.shape)
         if self.dim() == 0:
@@ -650,9 +655,7 @@ def _cummaxmin_backward(g: Tensor, self: Tensor, result1: Tensor, dim: int) -> T
 
 def _logcumsumexp_out(self: Tensor, dim: int, *, out: Tensor) -> Tensor:
     """``logcumsumexp_out``: out's dtype must be self's, then the backend's ``_logcumsumexp.out``."""
-    if out.dtype is not self.dtype:  # check_scalar_type_device_layout_equal
-        raise RuntimeError(f"expected scalar_type {SCALAR_TYPE_NAMES[self.dtype.name]} but found "
-                           f"{SCALAR_TYPE_NAMES[out.dtype.name]}")
+    _check_scalar_type(out, self.dtype)
     return A._logcumsumexp.out(self, dim, out=out)
 
 
@@ -1037,14 +1040,14 @@ def register_autograd(lib: Library) -> None:
 
     r("trace", "TraceBackward0", lambda g, self_shape: A.trace_backward.default(g, list(self_shape)))
     r("cummax", "CummaxBackward0", _cummaxmin_backward, differentiable_outputs=(0,))
+    r("cummin", "CumminBackward0", _cummaxmin_backward, differentiable_outputs=(0,))
+    for name in ("_cummax_helper", "_cummin_helper"):  # torch's Autograd kernel records nothing for them
+        register_nondifferentiable(lib, f"aten::{name}")
     r("logcumsumexp", "LogcumsumexpBackward0", _logcumsumexp_backward)
     from .pointwise import _no_derivative, _not_implemented_node  # torch: no derivatives.yaml entry
 
     _not_implemented_node(register_derivative(lib, "aten::_logcumsumexp", "NotImplemented", ("self",),
                                               _no_derivative("_logcumsumexp")))
-    r("cummin", "CumminBackward0", _cummaxmin_backward, differentiable_outputs=(0,))
-    for name in ("_cummax_helper", "_cummin_helper"):  # torch's Autograd kernel records nothing for them
-        register_nondifferentiable(lib, f"aten::{name}")
     r("amin", "AminBackward0", D._amax_backward)
     r("min", "MinBackward1", D._max_backward)
     r("min.dim", "MinBackward0",

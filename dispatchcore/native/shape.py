@@ -637,11 +637,15 @@ def diagonal_copy(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -
 
 
 def _trailing(*args: Any, defaults: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``args`` without the trailing ones equal to ``defaults`` (what torch boxes for a dispatch mode)."""
-    n = len(args)
-    while n > len(args) - len(defaults) and args[n - 1] == defaults[n - 1 - (len(args) - len(defaults))]:
-        n -= 1
-    return args[:n]
+    """``args`` without the trailing ones equal to their defaults (what torch boxes for a dispatch mode).
+
+    ``defaults`` are those of the last ``len(defaults)`` arguments.
+    """
+    kept = list(args)
+    required = len(args) - len(defaults)
+    while len(kept) > required and kept[-1] == defaults[len(kept) - required - 1]:
+        kept.pop()
+    return tuple(kept)
 
 
 def _diag_check(self: Tensor, prefix: str) -> None:
@@ -1436,10 +1440,8 @@ def _trilu_indices(name: str) -> Callable[..., Any]:
         from .. import factories as F
 
         _, a = _parser(signature).parse(args, kwargs)
-        op = _handle(name)
-        offset = a["offset"]
         options = F._options(name, a)
-        t = op(a["row"], a["col"], offset, **options) if offset else op(a["row"], a["col"], **options)
+        t = _handle(name)(*_trailing(a["row"], a["col"], a["offset"], defaults=(0,)), **options)
         return F._finish(name, t, a)
 
     binding.__name__ = binding.__qualname__ = name
