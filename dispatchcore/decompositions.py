@@ -1220,6 +1220,19 @@ def _count_nonzero(self: Tensor, dim: Any = None) -> Tensor:
     return aten.sum.dim_IntList(aten.ne.Scalar(self, 0), dims)
 
 
+def _nansum(self: Tensor, dim: Sequence[int] | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    zeroed = aten.where.self(aten.isnan.default(self), _zero(self), self)
+    return aten.sum.dim_IntList(zeroed, dim, *([True] if keepdim else []),
+                                **({} if dtype is None else {"dtype": dtype}))
+
+
+def _aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """``amin`` then ``amax``, as torch's Python ``aminmax`` (its Meta kernel too)."""
+    dims = [] if dim is None else [dim]
+    args = (dims, True) if keepdim else (dims,) if dims else ()
+    return aten.amin.default(self, *args), aten.amax.default(self, *args)
+
+
 def _std(self: Tensor, dim: Sequence[int] | None = None, *, correction: Any = None, keepdim: bool = False) -> Tensor:
     correction = 1.0 if correction is None else correction
     return aten.sqrt.default(aten.var.correction(self, dim, correction=correction, keepdim=keepdim))
@@ -1455,6 +1468,8 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.trace.default: _trace,
         aten.diagonal_copy.default: _diagonal_copy,
         aten.count_nonzero.default: _count_nonzero,
+        aten.nansum.default: _nansum,
+        aten.aminmax.default: _aminmax,
         aten.count_nonzero.dim_IntList: _count_nonzero,
         aten.std.correction: _std,
         aten.std_mean.correction: _std_mean,
@@ -1549,6 +1564,8 @@ def _out_variants() -> list[tuple[Any, Any]]:
         # the out= of a view's copy writes the view itself, uncloned (torch's _make_copy_from_view)
         (aten.diagonal_copy.out, aten.diagonal.default),
         (aten.count_nonzero.out, aten.count_nonzero.default),
+        (aten.nansum.out, aten.nansum.default),
+        (aten.aminmax.out, aten.aminmax.default),
         (aten.count_nonzero.dim_IntList_out, aten.count_nonzero.dim_IntList),
         (aten.std.correction_out, aten.std.correction),
         (aten.std_mean.correction_out, aten.std_mean.correction),

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["aminmax", "cummax", "cummax_out", "cummin", "cummin_out", "frexp", "frexp_out", "max", "max_out", "min",
-           "min_out", "sort", "sort_out", "topk", "topk_out"]
+__all__ = ["aminmax", "aminmax_out", "cummax", "cummax_out", "cummin", "cummin_out", "frexp", "frexp_out", "max",
+           "max_out", "min", "min_out", "sort", "sort_out", "topk", "topk_out"]
 
 
 class _StructSeq(tuple):  # type: ignore[type-arg]
@@ -68,6 +68,7 @@ min = _return_type("min", ("values", "indices"))  # noqa: A001 - torch.return_ty
 sort = _return_type("sort", ("values", "indices"))
 topk = _return_type("topk", ("values", "indices"))
 aminmax = _return_type("aminmax", ("min", "max"))
+aminmax_out = _return_type("aminmax_out", ("min", "max"))
 cummax = _return_type("cummax", ("values", "indices"))
 cummin = _return_type("cummin", ("values", "indices"))
 frexp = _return_type("frexp", ("mantissa", "exponent"))

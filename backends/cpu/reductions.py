@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from dispatchcore import parse_schema
-from dispatchcore.dtypes import from_numpy_dtype
+from dispatchcore.dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES, from_numpy_dtype
 from dispatchcore.native import reductions as R
 from dispatchcore.native.structured import out_arguments
 from dispatchcore.tensor import wrap_cpu
@@ -39,6 +39,8 @@ from .kernels import (
     _reduce_dims,
     _resize_out,
     _result,
+    _sum,
+    _sum_dtypes,
     _wrap_dim,
     quiet,
 )
@@ -64,6 +66,73 @@ def amin_cpu(self, dim=[], keepdim=False):  # noqa: B006 - the schema's default,
     dims = _reduce_dims(dim, a.ndim)
     _check_reduction_size(a, dims, "amin", _all_message("amin"))
     return wrap_cpu(_result(np.minimum.reduce(a, dims, keepdims=keepdim)))
+
+
+def aminmax_cpu(self, *, dim=None, keepdim=False):
+    """``aminmax``: structured meta's checks, then both extrema (NaN wins, as torch's kernels)."""
+    a = self._data
+    if dim is None:
+        if a.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        dims, shape = None, (1,) * a.ndim if keepdim else ()
+    else:
+        d = _wrap_dim(dim, a.ndim)
+        if a.ndim == 0:
+            dims, shape = None, ()
+        else:
+            if a.shape[d] == 0:
+                raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+            dims, shape = (d,), None
+    if a.dtype.kind == "c":
+        if a.ndim == 0 and dim is not None:  # the stub's 0-d fill, before its dtype dispatch
+            raise RuntimeError(f"aminmax not implemented for {_TORCH_NAME[a.dtype]}")
+        raise _not_implemented("aminmax_cpu", a.dtype)
+    results = []
+    for ufunc in (np.minimum, np.maximum):  # each propagates NaN
+        r = ufunc.reduce(a, dims, keepdims=keepdim and dims is not None)
+        results.append(wrap_cpu(_result(r if shape is None else np.reshape(r, shape))))
+    return tuple(results)
+
+
+# --- nansum -------------------------------------------------------------------------------------------
+def _nansum(self, dim, keepdim, dtype, out_dtype=None):
+    """``nansum_out``'s arithmetic: integers and bool as ``sum``; NaN summed as 0 (cast to ``dtype`` first).
+
+    ``out_dtype``: the out tensor's dtype, the computation's when no ``dtype`` is given.
+    """
+    a = self._data
+    dims = _reduce_dims(dim, a.ndim)
+    if a.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    if a.dtype.kind in "biu":  # no NaN: torch calls sum_out
+        acc, dt = _sum_dtypes(a, dtype if dtype is not None else out_dtype)
+        return _sum(a, dims, keepdim, acc, dt)
+    if dtype is None and out_dtype is not None and not (out_dtype.is_floating_point or out_dtype.is_complex):
+        raise _not_implemented("nansum_cpu", _np_dtype(out_dtype))
+    zeroed = np.where(np.isnan(a), a.dtype.type(0), a)
+    acc, dt = _sum_dtypes(zeroed, dtype if dtype is not None else out_dtype)
+    return _sum(zeroed, dims, keepdim, acc, dt)
+
+
+def nansum_cpu(self, dim=None, keepdim=False, *, dtype=None):
+    return wrap_cpu(_nansum(self, dim, keepdim, dtype))
+
+
+def nansum_out_cpu(self, dim=None, keepdim=False, *, dtype=None, out):
+    """``nansum_out``: ``dtype``, when given, must be out's; the result resized into out and written."""
+    if dtype is not None and dtype is not out.dtype:
+        if self._data.dtype.kind in "biu":  # sum_out's structured check
+            raise RuntimeError(f"Expected out tensor to have dtype {TYPEMETA_NAMES[dtype.name]}, but got "
+                               f"{TYPEMETA_NAMES[out.dtype.name]} instead")
+        if self._data.dtype.kind != "c":  # make_reduction's
+            raise RuntimeError(f"nansum: provided dtype must match dtype of result. Got "
+                               f"{SCALAR_TYPE_NAMES[out.dtype.name]} and {SCALAR_TYPE_NAMES[dtype.name]}.")
+    r = _nansum(self, dim, keepdim, dtype, out.dtype)
+    if 0 in out._data.strides:
+        assert_no_internal_overlap(out._data)
+    np.copyto(_resize_out(out, r.shape, [r]), r, casting="unsafe")
+    return out
 
 
 def min_cpu(self):
@@ -407,7 +476,8 @@ FUNCTIONAL: dict[str, Callable[..., Any]] = {
     "_cummax_helper": _cumulative_extremum("cummax", np.greater_equal),
     "_cummin_helper": _cumulative_extremum("cummin", np.less_equal),
     "trace": trace_cpu,
-    "amin": amin_cpu, "min": min_cpu, "min.dim": min_dim_cpu, "argmin": argmin_cpu,
+    "amin": amin_cpu, "aminmax": aminmax_cpu, "nansum": nansum_cpu, "nansum.out": nansum_out_cpu,
+    "min": min_cpu, "min.dim": min_dim_cpu, "argmin": argmin_cpu,
     **_logical_family("any", np.any), **_logical_family("all", np.all),
     "prod": prod_cpu, "prod.dim_int": prod_dim_int_cpu,
     **_scan_family("cumsum", np.add), **_scan_family("cumprod", np.multiply),

@@ -51,6 +51,47 @@ def amin_meta(self: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     return _reduced(self, dims, keepdim, self.dtype)
 
 
+def _without_identity(self: Tensor, dim: Any, keepdim: bool) -> tuple[int, ...]:
+    """The reduced shape of torch's Python reference reductions without an identity (``_refs._reduction``).
+
+    ``dim`` None or empty reduces every dim; a duplicate dim and a reduced dim of size 0 are refused.
+    """
+    ndim = self.dim()
+    listed = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = tuple(shapes.wrap_dim(d, ndim) for d in listed) if listed else tuple(range(ndim))
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("duplicate value in the list of dims")
+    if ndim and not all(self.shape[d] for d in dims):
+        raise RuntimeError("reducing over zero-size dimension for reduction operation without identity")
+    return shapes.reduction_shape(tuple(self.shape), dims if ndim else (), keepdim)
+
+
+def aminmax_meta(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """Torch's Meta ``aminmax`` is its Python decomposition: ``amin`` then ``amax`` (references) on meta."""
+    shape = _without_identity(self, dim, keepdim)
+    return meta_tensor(shape, self.dtype), meta_tensor(shape, self.dtype)
+
+
+def aminmax_out_meta(self: Tensor, *, dim: int | None = None, keepdim: bool = False, min: Tensor,  # noqa: A002
+                     max: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002 - the schema's names
+    """The decomposition's ``out_wrapper("min", "max")``: each out resized, then its safe-cast check."""
+    for result, out in zip(aminmax_meta(self, dim=dim, keepdim=keepdim), (min, max)):
+        python_copy_out(result, out)
+    return min, max
+
+
+def nansum_meta(self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """The Meta ``nansum`` of torch: its decomposition ``sum(where(isnan(self), 0, self), ...)``.
+
+    Sum's geometry and dtype (integers and bool as int64); complex is allowed, unlike on CPU.
+    """
+    dims = R.reduction_dims(dim, self.dim())
+    if dtype is None:
+        integral = not (self.dtype.is_floating_point or self.dtype.is_complex)
+        dtype = _dt.int64 if integral else self.dtype
+    return _reduced(self, dims, keepdim, _dt_of(dtype))
+
+
 def min_meta(self: Tensor) -> Tensor:
     if self.numel() == 0:
         raise RuntimeError(_ALL_TEXT.format("min"))
@@ -196,7 +237,8 @@ def count_nonzero_dim_intlist_meta(self: Tensor, dim: Any) -> Tensor:
 
 # --- the table -----------------------------------------------------------------------------------------
 FUNCTIONAL: dict[str, Callable[..., Any]] = {
-    "amin": amin_meta, "min": min_meta, "min.dim": min_dim_meta, "argmin": argmin_meta,
+    "amin": amin_meta, "aminmax": aminmax_meta, "nansum": nansum_meta,
+    "min": min_meta, "min.dim": min_dim_meta, "argmin": argmin_meta,
     **_logical_family("any"), **_logical_family("all"),
     "prod": prod_meta, "prod.dim_int": prod_dim_int_meta,
     **_scan_family("cumsum"), **_scan_family("cumprod"),
@@ -259,6 +301,8 @@ def _kernels() -> dict[str, Callable[..., Any]]:
             for name, (of, rule) in R.OUTS.items()}
     composites = {name: R.EXPLICIT[name] for name in COMPOSITE}
     return {**FUNCTIONAL, **outs, **composites, "logsumexp.out": R.logsumexp_out,
+            "aminmax.out": aminmax_out_meta,
+            "nansum.out": python_out_wrapper(nansum_meta),
             "trace": trace_meta, "trace.out": python_out_wrapper(trace_meta),
             "logcumsumexp": logcumsumexp_meta, "logcumsumexp.out": python_out_wrapper(logcumsumexp_meta),
             **{f"{name}{suffix}": kernel for name in ("cummax", "cummin") for suffix, kernel in (

@@ -154,8 +154,8 @@ def _relu6_(self: Tensor) -> Tensor:
 def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
     """``aten::one_hot``: int64 rows with one 1 each, at the class index; ``-1`` infers ``max + 1`` classes.
 
-    torch reads the bounds with ``aminmax`` (not defined here: ``min`` and ``max`` instead), then
-    scatters ones into ``zeros(*self.shape, num_classes)``.
+    torch reads the bounds with ``aminmax`` (the minimum's ``item()`` first), then scatters ones
+    into ``zeros(*self.shape, num_classes)``.
 
     Example:
         >>> import dispatchcore as dc
@@ -172,8 +172,9 @@ def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
             if num_classes == -1:
                 raise RuntimeError("Can not infer total number of classes from empty tensor.")
         else:
-            low = int(A._local_scalar_dense.default(A.min.default(self)))
-            high = int(A._local_scalar_dense.default(A.max.default(self)))
+            bounds = A.aminmax.default(self)
+            low = int(A._local_scalar_dense.default(bounds[0]))
+            high = int(A._local_scalar_dense.default(bounds[1]))
             if low < 0:
                 raise RuntimeError("Class values must be non-negative.")
             if num_classes == -1:

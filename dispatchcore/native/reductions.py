@@ -1,9 +1,9 @@
 """Reductions, scans, sorting and norms: the operators, their composites, derivatives and bindings.
 
-The family: ``amin``/``min``/``argmin``, ``any``/``all``, ``prod``, ``var``/``std`` (and
-``var_mean``/``std_mean``), ``cumsum``/``cumprod``, ``diff``, ``sort``/``topk`` (and ``argsort``/``msort``
-over ``sort``), ``logsumexp``, ``linalg_vector_norm``/``norm``, ``count_nonzero``, and the ``max``/``min``
-Python API.
+The family: ``amin``/``min``/``argmin``, ``aminmax``, ``nansum``/``nanmean``, ``any``/``all``, ``prod``,
+``var``/``std`` (and ``var_mean``/``std_mean``), ``cumsum``/``cumprod``, ``diff``, ``sort``/``topk``
+(and ``argsort``/``msort`` over ``sort``), ``logsumexp``, ``linalg_vector_norm``/``norm``,
+``count_nonzero``, and the ``max``/``min`` Python API.
 
 Mirrors ``aten/src/ATen/native/ReduceOps.cpp``, ``Sorting.cpp``, ``TensorCompare.cpp`` and
 ``LinearAlgebra.cpp`` as the dispatcher sees them, the formulas of ``derivatives.yaml``
@@ -35,6 +35,7 @@ from ..ops import aten as A
 from ..shapes import wrap_dim
 from ..tensor import Tensor
 from . import Bindings
+from .shape import _trailing
 from .structured import check_out_dtype
 from .structured import out_call as _structured_out_call
 
@@ -56,6 +57,15 @@ SCHEMAS: tuple[str, ...] = (
     "trace_backward(Tensor grad, SymInt[] sizes) -> Tensor",
     "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
     "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+    "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+    "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+    "nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) "
+    "-> Tensor(a!)",
+    "nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+    "nanmean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) "
+    "-> Tensor(a!)",
+    "aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) "
+    "-> (Tensor(a!) min, Tensor(b!) max)",
     "min(Tensor self) -> Tensor",
     "min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
     "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
@@ -143,6 +153,7 @@ SCHEMAS: tuple[str, ...] = (
 # ``canCast`` check) and "float" (logsumexp: a floating out, the computation's dtype).
 OUTS: dict[str, tuple[str, str]] = {
     "amin.out": ("amin", "input"),
+    "aminmax.out": ("aminmax", "exact"),
     "min.unary_out": ("min", "cancast"),
     "max.unary_out": ("max", "cancast"),
     "min.dim_min": ("min.dim", "exact"),
@@ -711,6 +722,42 @@ def trace_backward(grad: Tensor, sizes: Any) -> Tensor:
     return A.view.default(flat, [rows, columns])
 
 
+def _nanmean_factor(self: Tensor, dim: Any, keepdim: bool, detach: bool) -> Tensor:
+    """``nanmean``'s check, then its count of the non-NaN elements: ``isnan(self).logical_not_().sum(dim)``.
+
+    The functional form counts on ``self.detach()``; ``nanmean_out`` on ``self``.
+    """
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{SCALAR_TYPE_NAMES[self.dtype.name]}")
+    counted = A.detach.default(self) if detach else self
+    present = A.logical_not_.default(A.ne.Tensor(counted, counted))  # at::native::isnan is self != self
+    return A.sum.dim_IntList(*_trailing(present, dim, keepdim, defaults=(False,)))
+
+
+def nanmean(self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``at::nanmean`` (CompositeImplicitAutograd): ``nansum`` divided by the number of non-NaN elements.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.nanmean(dc.tensor([1.0, float("nan"), 3.0]))
+        tensor(2.)
+    """
+    factor = _nanmean_factor(self, dim, keepdim, detach=True)
+    summed = A.nansum.default(*_trailing(self, dim, keepdim, defaults=(None, False)),
+                              **({} if dtype is None else {"dtype": dtype}))
+    return A.div.Tensor(summed, factor)
+
+
+def nanmean_out(self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
+                out: Tensor) -> Tensor:
+    """``nanmean_out``: ``nansum_out`` into ``out``, then ``out.div_`` by the count."""
+    factor = _nanmean_factor(self, dim, keepdim, detach=False)
+    A.nansum.out(*_trailing(self, dim, keepdim, defaults=(None, False)), **({} if dtype is None else {"dtype": dtype}),
+                 out=out)
+    return A.div_.Tensor(out, factor)
+
+
 EXPLICIT: dict[str, Callable[..., Any]] = {  # CompositeExplicitAutograd
     "trace.out": _trace_out,
     "logcumsumexp": lambda self, dim: A._logcumsumexp.default(self, dim), "logcumsumexp.out": _logcumsumexp_out,
@@ -731,7 +778,7 @@ IMPLICIT: dict[str, Callable[..., Any]] = {  # CompositeImplicitAutograd
     "max.out": extremum_out("max"), "min.out": extremum_out("min"),
     "argsort": argsort, "argsort.stable": argsort_stable, "argsort.stable_out": argsort_stable_out,
     "msort": msort, "msort.out": msort_out, "diff": diff, "diff.out": diff_out,
-    "trace_backward": trace_backward,
+    "trace_backward": trace_backward, "nanmean": nanmean, "nanmean.out": nanmean_out,
 }
 
 
@@ -845,6 +892,36 @@ def _prod_dim_backward(g: Any, self: Any, result: Any, dim: int, keepdim: bool) 
     if A._local_scalar_dense.default(A.sum.default(zero_count)) == 0:
         return A.mul.Tensor(g, A.div.Tensor(result, self))
     return _prod_safe_zeros_backward(g, self, dim)
+
+
+def _aminmax_backward(grads: Any, self: Any, dim: Any, keepdim: bool, result0: Any, result1: Any) -> Any:
+    """``aminmax``'s formula: each defined gradient split evenly between its extrema, the two summed.
+
+    Per output, ``scale_grad_by_count(restore_reduced_dims(grad), restore_reduced_dims(extremum) ==
+    self, dims)``, where ``dims`` is ``[dim]`` or, without one, every dim.
+    """
+    from ..autograd.derivatives import restore_reduced_dims
+
+    dims = list(range(self.dim())) if dim is None else [dim]
+    total = None
+    for g, extremum in zip(grads, (result0, result1)):
+        if g is None:
+            continue
+        grad = restore_reduced_dims(g, dims, keepdim)
+        mask = A.eq.Tensor(self, restore_reduced_dims(extremum, dims, keepdim))
+        part = A.mul.Tensor(A.div.Tensor(grad, A.sum.dim_IntList(mask, dims, True)), mask)
+        total = part if total is None else A.add.Tensor(total, part)
+    return total
+
+
+def _nansum_backward(g: Any, self: Any, dim: Any, keepdim: bool) -> Any:
+    """``nansum_backward(grad.to(self.scalar_type()), ...)``: ``sum_backward(grad) * self.isnan().logical_not()``."""
+    from ..autograd.derivatives import _sum_backward
+
+    if g.dtype is not self.dtype:
+        g = A._to_copy.default(g, dtype=self.dtype)
+    present = A.logical_not.default(A.isnan.default(self))  # GCC: the right operand first
+    return A.mul.Tensor(_sum_backward(g, tuple(self.shape), dim, keepdim), present)
 
 
 def _var_backward(g: Any, self: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
@@ -1049,6 +1126,8 @@ def register_autograd(lib: Library) -> None:
     _not_implemented_node(register_derivative(lib, "aten::_logcumsumexp", "NotImplemented", ("self",),
                                               _no_derivative("_logcumsumexp")))
     r("amin", "AminBackward0", D._amax_backward)
+    r("aminmax", "AminmaxBackward0", _aminmax_backward)
+    r("nansum", "NansumBackward0", _nansum_backward)
     r("min", "MinBackward1", D._max_backward)
     r("min.dim", "MinBackward0",
       lambda g, self_shape, dim, keepdim, result1: D._max_dim_backward(g, self_shape, dim, keepdim, result1),
@@ -1090,6 +1169,11 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
     "Tensor.max": ("max()", "max(Tensor other)", "max(int64_t dim, bool keepdim=False)"),
     "amin": ("amin(Tensor input, IntArrayRef[1] dim=None, bool keepdim=False, *, Tensor out=None)",),
     "Tensor.amin": ("amin(IntArrayRef[1] dim=None, bool keepdim=False)",),
+    "aminmax": ("aminmax(Tensor input, *, int64_t? dim=None, bool keepdim=False, TensorList[2] out=None)",),
+    "Tensor.aminmax": ("aminmax(*, int64_t? dim=None, bool keepdim=False)",),
+    "nansum": ("nansum(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
+               "Tensor out=None)",),
+    "Tensor.nansum": ("nansum(IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",),
     "argmin": ("argmin(Tensor input, int64_t? dim=None, bool keepdim=False, *, Tensor out=None)",),
     "Tensor.argmin": ("argmin(int64_t? dim=None, bool keepdim=False)",),
     "any": ("any(Tensor input, *, Tensor out=None)",
@@ -1140,7 +1224,7 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
 }
 
 
-_ALIASES = {"min": "max", "all": "any", "std": "var", "std_mean": "var_mean", "cumprod": "cumsum",
+_ALIASES = {"min": "max", "nanmean": "nansum", "all": "any", "std": "var", "std_mean": "var_mean", "cumprod": "cumsum",
             "cumsum_": "cumsum", "cumprod_": "cumsum"}
 
 
@@ -1245,6 +1329,27 @@ def _amin(b: dict[str, Any]) -> Tensor:
     if b.get("out") is not None:
         return A.amin.out(b["input"], dim, b["keepdim"], out=b["out"])
     return A.amin.default(b["input"], dim, b["keepdim"])
+
+
+def _aminmax(b: dict[str, Any]) -> Any:
+    x, out = b["input"], b.get("out")
+    if out is None:
+        return return_types.aminmax(A.aminmax.default(x, dim=b["dim"], keepdim=b["keepdim"]))
+    return return_types.aminmax_out(A.aminmax.out(x, dim=b["dim"], keepdim=b["keepdim"], min=out[0], max=out[1]))
+
+
+def _nan_reduction(name: str) -> Callable[[dict[str, Any]], Tensor]:
+    """``torch.nansum``/``torch.nanmean``: the arguments torch's binding passes (trailing defaults left out)."""
+    packet = _lazy(name)
+
+    def call(b: dict[str, Any]) -> Tensor:
+        args = _trailing(b["input"], _dims(b["dim"]), b["keepdim"], defaults=(None, False))
+        kwargs = {} if b["dtype"] is None else {"dtype": _dtype(b["dtype"])}
+        if b.get("out") is not None:
+            return packet.out(*args, **kwargs, out=b["out"])
+        return packet.default(*args, **kwargs)
+
+    return call
 
 
 def _argmin(b: dict[str, Any]) -> Tensor:
@@ -1419,7 +1524,9 @@ _TRACE = Bindings({"Tensor.trace": ("trace()",)})
 def _build() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any]]]:
     pairs = {
         "max": _extremum("max"), "min": _extremum("min"),
-        "amin": _simple("amin", _amin), "argmin": _simple("argmin", _argmin),
+        "amin": _simple("amin", _amin), "aminmax": _simple("aminmax", _aminmax),
+        "nansum": _simple("nansum", _nan_reduction("nansum")), "nanmean": _simple("nanmean", _nan_reduction("nanmean")),
+        "argmin": _simple("argmin", _argmin),
         "any": _indexed("any", _logical("any")), "all": _indexed("all", _logical("all")),
         "prod": _indexed("prod", _prod),
         "var": _indexed("var", _variance("var")), "std": _indexed("std", _variance("std")),
