@@ -13,7 +13,8 @@ at the keys torch 2.13 registers them:
   (a clone, then ``put_``) and their ``out=`` forms; ``masked_scatter_backward`` (masked_scatter's
   derivative for ``source``). ``index_add`` is structured (its ``out=`` overload is the backend kernel).
 * ``CompositeImplicitAutograd`` decompositions (``KERNELS_IMPLICIT``): ``item``, ``argwhere``,
-  ``nonzero_numpy``, ``where(condition)`` and ``where`` with Python numbers.
+  ``nonzero_numpy``, ``where(condition)``, ``where`` with Python numbers, and ``take_along_dim``
+  (broadcast, wrapped indices, then ``gather``).
 * derivatives with torch's node names (``IndexBackward0``, ``IndexPutBackward0``, ...).
 
 Backends share the geometry here (``index_geometry``, the shape checks and error texts), so CPU
@@ -43,6 +44,8 @@ SCHEMAS: tuple[str, ...] = (
     # gather / scatter
     "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
     "gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)",
+    "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor",
+    "take_along_dim.out(Tensor self, Tensor indices, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)",
     f"scatter.src{_SCATTER} Tensor src) -> Tensor",
     f"scatter.value{_SCATTER} Scalar value) -> Tensor",
     f"scatter.reduce{_SCATTER} Tensor src, *, str reduce) -> Tensor",
@@ -626,7 +629,66 @@ def _where_scalar(condition: Tensor, self: Any, other: Any) -> Tensor:
     return A.where.self(condition, operand(self), operand(other))
 
 
+def _take_along_dim_checks(tensors: tuple[Tensor, ...], device: Any) -> None:
+    """``checkDevice("torch.take_along_dim():", tensors, self.device())``."""
+    for t in tensors:
+        if t.device != device:
+            raise RuntimeError(f"Expected tensor to have {device} Device, but got tensor with {t.device} Device "
+                               "(while checking arguments for torch.take_along_dim():)")
+
+
+def _take_along_dim_helper(self: Tensor, indices: Tensor, dim: int) -> tuple[Tensor, Tensor, int]:
+    """``_take_along_dim_helper``: both broadcast, then the indices taken modulo ``self.size(dim)``.
+
+    Each is expanded to the other's shape outside ``dim`` (the indices first); the remainder makes
+    negative indices count from the end.
+    """
+    if self.dim() != indices.dim():
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {self.dim()} dimensions for input, and {indices.dim()} dimensions for indices")
+    if indices.dtype is not _dt.int64:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_dt.SCALAR_TYPE_NAMES[indices.dtype.name]}")
+    dim = wrap_dim(dim, self.dim())
+    if self.dim() == 0:  # indices.sym_size(dim) of a 0-d tensor
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    self_sizes, indices_sizes = list(self.shape), list(indices.shape)
+    self_sizes[dim] = indices.shape[dim]
+    indices_broadcast = A.expand.default(indices, list(broadcast_shapes(self_sizes, indices.shape)))
+    indices_sizes[dim] = self.shape[dim]
+    self_broadcast = A.expand.default(self, list(broadcast_shapes(indices_sizes, self.shape)))
+    return self_broadcast, A.remainder.Scalar(indices_broadcast, self.shape[dim]), dim
+
+
+def take_along_dim(self: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """``at::take_along_dim`` (CompositeImplicitAutograd): ``gather`` along ``dim`` of the broadcast pair.
+
+    Without a dim, both are flattened with ``view(-1)`` (a non-viewable input is refused, as torch).
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.take_along_dim(dc.tensor([[10, 30, 20], [60, 40, 50]]), dc.tensor([[1], [-1]]), dim=1)
+        tensor([[30],
+                [50]])
+    """
+    _take_along_dim_checks((self, indices), self.device)
+    if dim is None:
+        return A.gather.default(A.view.default(self, [-1]), 0, A.view.default(indices, [-1]))
+    self_broadcast, indices_broadcast, dim = _take_along_dim_helper(self, indices, dim)
+    return A.gather.default(self_broadcast, dim, indices_broadcast)
+
+
+def take_along_dim_out(self: Tensor, indices: Tensor, dim: int | None = None, *, out: Tensor) -> Tensor:
+    """``take_along_dim_out``: the same, into ``gather.out``."""
+    _take_along_dim_checks((self, indices, out), self.device)
+    if dim is None:
+        return A.gather.out(A.view.default(self, [-1]), 0, A.view.default(indices, [-1]), out=out)
+    self_broadcast, indices_broadcast, dim = _take_along_dim_helper(self, indices, dim)
+    return A.gather.out(self_broadcast, dim, indices_broadcast, out=out)
+
+
 KERNELS_IMPLICIT: dict[str, Callable[..., Any]] = {
+    "take_along_dim": take_along_dim, "take_along_dim.out": take_along_dim_out,
     "item": item,
     "argwhere": lambda self: A.nonzero.default(self),
     "nonzero_numpy": nonzero_numpy,
@@ -879,6 +941,8 @@ _STR = "c10::string_view"
 _SIGNATURES: dict[str, tuple[str, ...]] = {
     "gather": ("gather(Tensor input, int64_t dim, Tensor index, *, bool sparse_grad=False, Tensor out=None)",),
     "Tensor.gather": ("gather(int64_t dim, Tensor index, *, bool sparse_grad=False)",),
+    "take_along_dim": ("take_along_dim(Tensor input, Tensor indices, int64_t? dim=None, *, Tensor out=None)",),
+    "Tensor.take_along_dim": ("take_along_dim(Tensor indices, int64_t? dim=None)",),
     "scatter": tuple(f"scatter(Tensor input, int64_t dim, Tensor index, {src}, *, {red}Tensor out=None)"
                      for src in ("Tensor src", "Scalar value") for red in ("", f"{_STR} reduce, ")),
     "Tensor.scatter": tuple(f"scatter(int64_t dim, Tensor index, {src}{red})"
@@ -1061,6 +1125,8 @@ def index_put_function(input: Tensor, indices: Any, values: Tensor, accumulate: 
 
 
 _function_and_method("gather", _gather, ("gather",))
+_function_and_method("take_along_dim", lambda index, b: _with_out(
+    A.take_along_dim.default, A.take_along_dim.out, b, b["input"], b["indices"], b["dim"]), ("take_along_dim",))
 _function_and_method("scatter", _scatter, ("scatter", "scatter_"))
 _function_and_method("scatter_add", _scatter_add, ("scatter_add", "scatter_add_"))
 _function_and_method("scatter_reduce", _scatter_reduce, ("scatter_reduce", "scatter_reduce_"))

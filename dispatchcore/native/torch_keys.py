@@ -1006,6 +1006,8 @@ TORCH_KEYS: dict[str, str] = {
     "t": "AEV",
     "take": "ACM",
     "take.out": "ACMV",
+    "take_along_dim": "I",
+    "take_along_dim.out": "I",
     "tan": "ACMN",
     "tan.out": "ACMV",
     "tan_": "ACMNV",
