@@ -17,7 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["aminmax", "aminmax_out", "cummax", "cummax_out", "cummin", "cummin_out", "frexp", "frexp_out", "max",
-           "max_out", "min", "min_out", "sort", "sort_out", "topk", "topk_out"]
+           "max_out", "median", "median_out", "min", "min_out", "nanmedian", "nanmedian_out", "sort", "sort_out",
+           "topk", "topk_out"]
 
 
 class _StructSeq(tuple):  # type: ignore[type-arg]
@@ -72,6 +73,8 @@ aminmax_out = _return_type("aminmax_out", ("min", "max"))
 cummax = _return_type("cummax", ("values", "indices"))
 cummin = _return_type("cummin", ("values", "indices"))
 frexp = _return_type("frexp", ("mantissa", "exponent"))
+median = _return_type("median", ("values", "indices"))
+nanmedian = _return_type("nanmedian", ("values", "indices"))
 # what the out= forms return (``torch.max(x, 0, out=(v, i))`` is a ``max_out``)
 max_out = _return_type("max_out", ("values", "indices"))
 min_out = _return_type("min_out", ("values", "indices"))
@@ -80,3 +83,5 @@ topk_out = _return_type("topk_out", ("values", "indices"))
 cummax_out = _return_type("cummax_out", ("values", "indices"))
 cummin_out = _return_type("cummin_out", ("values", "indices"))
 frexp_out = _return_type("frexp_out", ("mantissa", "exponent"))
+median_out = _return_type("median_out", ("values", "indices"))
+nanmedian_out = _return_type("nanmedian_out", ("values", "indices"))

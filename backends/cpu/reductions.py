@@ -10,6 +10,7 @@ Invariant: NaN propagates as in torch: ``amin``/``min`` return NaN, ``argmin``/`
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -93,6 +94,123 @@ def aminmax_cpu(self, *, dim=None, keepdim=False):
         r = ufunc.reduce(a, dims, keepdims=keepdim and dims is not None)
         results.append(wrap_cpu(_result(r if shape is None else np.reshape(r, shape))))
     return tuple(results)
+
+
+# --- median, nanmedian ---------------------------------------------------------------------------------
+def _median_all(name, ignore_nan):
+    """``median()``/``nanmedian()`` (``median_impl``): the lower median of all elements, 0-d.
+
+    An empty input gives NaN converted to its dtype; ``median`` returns NaN when there is one,
+    ``nanmedian`` the median of the other elements (NaN when all are).
+    """
+    def kernel(self):
+        a = self._data
+        if a.size == 0:
+            with np.errstate(invalid="ignore"):
+                return wrap_cpu(np.array(np.nan).astype(a.dtype))
+        if a.dtype.kind == "c" or a.dtype == _BOOL:
+            raise _not_implemented("median_cpu", a.dtype)
+        flat = a.reshape(-1)
+        if a.dtype.kind == "f":
+            nan = np.isnan(flat)
+            if nan.any():
+                if not ignore_nan or nan.all():
+                    return wrap_cpu(np.array(np.nan, a.dtype))
+                flat = flat[~nan]
+        k = (flat.size - 1) // 2
+        return wrap_cpu(np.array(np.partition(flat, k)[k], a.dtype))
+
+    kernel.__name__ = f"{name}_cpu"
+    return kernel
+
+
+def _legacy(t) -> str:
+    return f"torch.{SCALAR_TYPE_NAMES[t.dtype.name]}Tensor"
+
+
+@functools.cache
+def _nth_of_equivalents(n: int) -> int:
+    """The index torch's ``nanmedian`` gives an all-NaN row of ``n``: what ``nth_element`` leaves in front.
+
+    ``std::nth_element(first, first, last)`` of libstdc++ when no element compares less than
+    another (NaNs under torch's comparator). Its introselect, with a comparator that is always
+    false: each round moves the middle element to the front, partitions by swapping the ends
+    inward, and keeps the left part.
+    """
+    order = list(range(n))
+    last, depth = n, 2 * (n.bit_length() - 1)
+    while last > 3 and depth:
+        depth -= 1
+        mid = last // 2
+        order[0], order[mid] = order[mid], order[0]
+        lo, hi = 1, last
+        while True:
+            hi -= 1
+            if lo >= hi:
+                break
+            order[lo], order[hi] = order[hi], order[lo]
+            lo += 1
+        last = lo
+    return order[0]
+
+
+def _median_along(a, d, keepdim, ignore_nan):
+    """Values and int64 indices of the lower median along ``d`` (``median_with_indices_impl``).
+
+    torch partitions each row with ``nth_element`` under a comparator that breaks ties by index,
+    so the answer is the element of that rank in a stable sort (NaN last). ``median`` returns a
+    row's first NaN; ``nanmedian`` ranks the other elements, and an all-NaN row gives the index
+    ``nth_element`` leaves in front (``_nth_of_equivalents``).
+    """
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), _I64)
+    rows = np.moveaxis(a, d, -1)
+    n = rows.shape[-1]
+    order = np.argsort(rows, axis=-1, kind="stable")
+    nan = np.isnan(rows) if a.dtype.kind == "f" else None
+    if not ignore_nan:
+        idx = order[..., (n - 1) // 2]
+        if nan is not None:
+            has = nan.any(-1)
+            idx = np.where(has, nan.argmax(-1), idx)
+    else:
+        count = n - nan.sum(-1) if nan is not None else np.full(rows.shape[:-1], n)
+        rank = np.where(count > 0, (count - 1) // 2, 0)  # C++'s (count - 1) / 2 truncates -1 / 2 to 0
+        idx = np.take_along_axis(order, rank[..., None], -1)[..., 0]
+        if nan is not None:
+            idx = np.where(count == 0, _nth_of_equivalents(n), idx)
+    idx = np.asarray(idx, _I64)
+    values = np.take_along_axis(rows, idx[..., None], -1)[..., 0]
+    if keepdim:
+        values, idx = np.expand_dims(values, d), np.expand_dims(idx, d)
+    return values, idx
+
+
+def _median_dim_values(name, ignore_nan):
+    """``median.dim_values``/``nanmedian.dim_values``: torch's checks in its order, resize, then compute."""
+    def kernel(self, dim, keepdim=False, *, values, indices):
+        a = self._data
+        d = _wrap_dim(dim, a.ndim)
+        if a.ndim and a.shape[d] == 0:
+            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+        if indices.dtype.name != "int64":
+            raise RuntimeError("Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                               f"{_legacy(indices)} instead (while checking arguments for median)")
+        if values.dtype is not self.dtype:
+            raise RuntimeError("Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; "
+                               f"but type {_legacy(values)} does not equal {_legacy(self)} (while checking "
+                               "arguments for median)")
+        shape = a.shape if a.ndim == 0 else a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:]
+        v_out, i_out = _resize_out(values, shape), _resize_out(indices, shape)
+        if a.dtype.kind == "c" or a.dtype == _BOOL:
+            raise _not_implemented("median_out", a.dtype)
+        v, i = _median_along(a, d, keepdim, ignore_nan)
+        np.copyto(v_out, v)
+        np.copyto(i_out, i)
+        return values, indices
+
+    kernel.__name__ = f"{name}_dim_values_cpu"
+    return kernel
 
 
 # --- nansum -------------------------------------------------------------------------------------------
@@ -477,6 +595,9 @@ FUNCTIONAL: dict[str, Callable[..., Any]] = {
     "_cummin_helper": _cumulative_extremum("cummin", np.less_equal),
     "trace": trace_cpu,
     "amin": amin_cpu, "aminmax": aminmax_cpu, "nansum": nansum_cpu, "nansum.out": nansum_out_cpu,
+    "median": _median_all("median", False), "nanmedian": _median_all("nanmedian", True),
+    "median.dim_values": _median_dim_values("median", False),
+    "nanmedian.dim_values": _median_dim_values("nanmedian", True),
     "min": min_cpu, "min.dim": min_dim_cpu, "argmin": argmin_cpu,
     **_logical_family("any", np.any), **_logical_family("all", np.all),
     "prod": prod_cpu, "prod.dim_int": prod_dim_int_cpu,

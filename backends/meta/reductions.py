@@ -80,6 +80,30 @@ def aminmax_out_meta(self: Tensor, *, dim: int | None = None, keepdim: bool = Fa
     return min, max
 
 
+def median_meta(self: Tensor) -> Tensor:
+    """The Python meta ``median``/``nanmedian`` of torch: a 0-d result of self's dtype, nothing checked."""
+    return meta_tensor((), self.dtype)
+
+
+def median_dim_meta(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """The Python meta ``median.dim``/``nanmedian.dim`` of torch: values and int64 indices, reduced.
+
+    The dim is wrapped; an empty reduced dim is not refused there.
+    """
+    wrapped = shapes.wrap_dim(dim, self.dim())
+    dims = (wrapped,) if self.dim() else ()
+    shape = shapes.reduction_shape(tuple(self.shape), dims, keepdim)
+    return meta_tensor(shape, self.dtype), meta_tensor(shape, _dt.int64)
+
+
+def median_dim_values_meta(self: Tensor, dim: int, keepdim: bool = False, *, values: Tensor,
+                           indices: Tensor) -> tuple[Tensor, Tensor]:
+    """Its ``out_wrapper("values", "indices")``: each out resized, then its safe-cast check."""
+    for result, out in zip(median_dim_meta(self, dim, keepdim), (values, indices)):
+        python_copy_out(result, out)
+    return values, indices
+
+
 def nansum_meta(self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """The Meta ``nansum`` of torch: its decomposition ``sum(where(isnan(self), 0, self), ...)``.
 
@@ -238,6 +262,8 @@ def count_nonzero_dim_intlist_meta(self: Tensor, dim: Any) -> Tensor:
 # --- the table -----------------------------------------------------------------------------------------
 FUNCTIONAL: dict[str, Callable[..., Any]] = {
     "amin": amin_meta, "aminmax": aminmax_meta, "nansum": nansum_meta,
+    **{f"{name}{suffix}": kernel for name in ("median", "nanmedian") for suffix, kernel in (
+        ("", median_meta), (".dim", median_dim_meta), (".dim_values", median_dim_values_meta))},
     "min": min_meta, "min.dim": min_dim_meta, "argmin": argmin_meta,
     **_logical_family("any"), **_logical_family("all"),
     "prod": prod_meta, "prod.dim_int": prod_dim_int_meta,

@@ -1,6 +1,7 @@
 """Reductions, scans, sorting and norms: the operators, their composites, derivatives and bindings.
 
-The family: ``amin``/``min``/``argmin``, ``aminmax``, ``nansum``/``nanmean``, ``any``/``all``, ``prod``,
+The family: ``amin``/``min``/``argmin``, ``aminmax``, ``median``/``nanmedian``, ``nansum``/``nanmean``,
+``any``/``all``, ``prod``,
 ``var``/``std`` (and ``var_mean``/``std_mean``), ``cumsum``/``cumprod``, ``diff``, ``sort``/``topk``
 (and ``argsort``/``msort`` over ``sort``), ``logsumexp``, ``linalg_vector_norm``/``norm``,
 ``count_nonzero``, and the ``max``/``min`` Python API.
@@ -58,6 +59,12 @@ SCHEMAS: tuple[str, ...] = (
     "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
     "amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
     "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+    *(schema for name in ("median", "nanmedian") for schema in (
+        f"{name}(Tensor self) -> Tensor",
+        f"{name}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        f"{name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        f"{name}.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) "
+        "-> (Tensor(a!) values, Tensor(b!) indices)")),
     "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
     "nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) "
     "-> Tensor(a!)",
@@ -650,6 +657,27 @@ def _cumulative_extremum(name: str) -> tuple[Callable[..., Any], Callable[..., A
     return functional, out
 
 
+def _median_composites(name: str) -> dict[str, Callable[..., Any]]:
+    """``median``/``nanmedian``'s CompositeExplicitAutograd kernels (Sorting.cpp, generated code).
+
+    ``.dim`` makes two empty results and calls ``.dim_values`` (the backend's kernel); ``.out`` is
+    torch's generated out= kernel around the full reduction.
+    """
+    def dim(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+        values = A.empty.memory_format([0], dtype=self.dtype, device=self.device)
+        indices = A.empty.memory_format([0], dtype=int64, device=self.device)
+        return tuple(getattr(A, name).dim_values(  # type: ignore[return-value]
+            *_trailing(self, dim, keepdim, defaults=(False,)), values=values, indices=indices))
+
+    def out(self: Tensor, *, out: Tensor) -> Tensor:
+        from .shape import write_generated_out
+
+        return write_generated_out(getattr(A, name).default(self), out)
+
+    dim.__name__, out.__name__ = f"{name}_dim", f"{name}_out"
+    return {f"{name}.dim": dim, f"{name}.out": out}
+
+
 _CUMMAX, _CUMMAX_OUT = _cumulative_extremum("cummax")
 _CUMMIN, _CUMMIN_OUT = _cumulative_extremum("cummin")
 
@@ -760,6 +788,7 @@ def nanmean_out(self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: 
 
 EXPLICIT: dict[str, Callable[..., Any]] = {  # CompositeExplicitAutograd
     "trace.out": _trace_out,
+    **_median_composites("median"), **_median_composites("nanmedian"),
     "logcumsumexp": lambda self, dim: A._logcumsumexp.default(self, dim), "logcumsumexp.out": _logcumsumexp_out,
     "cummax": _CUMMAX, "cummax.out": _CUMMAX_OUT, "cummin": _CUMMIN, "cummin.out": _CUMMIN_OUT,
     "any.dims": any_dims, "all.dims": all_dims, "any.dims_out": any_dims_out, "all.dims_out": all_dims_out,
@@ -1128,6 +1157,11 @@ def register_autograd(lib: Library) -> None:
     r("amin", "AminBackward0", D._amax_backward)
     r("aminmax", "AminmaxBackward0", _aminmax_backward)
     r("nansum", "NansumBackward0", _nansum_backward)
+    for name, node in (("median", "MedianBackward"), ("nanmedian", "NanmedianBackward")):
+        r(name, f"{node}0", D._max_backward)  # evenly_distribute_backward(grad, self, result)
+        r(f"{name}.dim", f"{node}1",
+          lambda g, self_shape, dim, keepdim, result1: D._max_dim_backward(g, self_shape, dim, keepdim, result1),
+          differentiable_outputs=(0,))
     r("min", "MinBackward1", D._max_backward)
     r("min.dim", "MinBackward0",
       lambda g, self_shape, dim, keepdim, result1: D._max_dim_backward(g, self_shape, dim, keepdim, result1),
@@ -1171,6 +1205,9 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
     "Tensor.amin": ("amin(IntArrayRef[1] dim=None, bool keepdim=False)",),
     "aminmax": ("aminmax(Tensor input, *, int64_t? dim=None, bool keepdim=False, TensorList[2] out=None)",),
     "Tensor.aminmax": ("aminmax(*, int64_t? dim=None, bool keepdim=False)",),
+    "median": ("median(Tensor input)", "median(Tensor input, int64_t dim, bool keepdim=False, *, "
+               "TensorList[2] out=None)"),
+    "Tensor.median": ("median()", "median(int64_t dim, bool keepdim=False)"),
     "nansum": ("nansum(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
                "Tensor out=None)",),
     "Tensor.nansum": ("nansum(IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",),
@@ -1224,7 +1261,8 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
 }
 
 
-_ALIASES = {"min": "max", "nanmean": "nansum", "all": "any", "std": "var", "std_mean": "var_mean", "cumprod": "cumsum",
+_ALIASES = {"min": "max", "nanmean": "nansum", "nanmedian": "median",
+            "all": "any", "std": "var", "std_mean": "var_mean", "cumprod": "cumsum",
             "cumsum_": "cumsum", "cumprod_": "cumsum"}
 
 
@@ -1336,6 +1374,23 @@ def _aminmax(b: dict[str, Any]) -> Any:
     if out is None:
         return return_types.aminmax(A.aminmax.default(x, dim=b["dim"], keepdim=b["keepdim"]))
     return return_types.aminmax_out(A.aminmax.out(x, dim=b["dim"], keepdim=b["keepdim"], min=out[0], max=out[1]))
+
+
+def _median(name: str) -> Callable[[int, dict[str, Any]], Any]:
+    """``torch.median``/``nanmedian``: the full reduction, or values and indices along ``dim``."""
+    packet = _lazy(name)
+    result_type, out_type = getattr(return_types, name), getattr(return_types, f"{name}_out")
+
+    def call(index: int, b: dict[str, Any]) -> Any:
+        if index == 0:
+            return packet.default(b["input"])
+        args = _trailing(b["input"], b["dim"], b["keepdim"], defaults=(False,))
+        out = b.get("out")
+        if out is None:
+            return result_type(packet.dim(*args))
+        return out_type(packet.dim_values(*args, values=out[0], indices=out[1]))
+
+    return call
 
 
 def _nan_reduction(name: str) -> Callable[[dict[str, Any]], Tensor]:
@@ -1525,6 +1580,7 @@ def _build() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any
     pairs = {
         "max": _extremum("max"), "min": _extremum("min"),
         "amin": _simple("amin", _amin), "aminmax": _simple("aminmax", _aminmax),
+        "median": _indexed("median", _median("median")), "nanmedian": _indexed("nanmedian", _median("nanmedian")),
         "nansum": _simple("nansum", _nan_reduction("nansum")), "nanmean": _simple("nanmean", _nan_reduction("nanmean")),
         "argmin": _simple("argmin", _argmin),
         "any": _indexed("any", _logical("any")), "all": _indexed("all", _logical("all")),
