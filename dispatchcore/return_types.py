@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["aminmax", "aminmax_out", "cummax", "cummax_out", "cummin", "cummin_out", "frexp", "frexp_out", "max",
-           "max_out", "median", "median_out", "min", "min_out", "nanmedian", "nanmedian_out", "sort", "sort_out",
+__all__ = ["aminmax", "aminmax_out", "cummax", "cummax_out", "cummin", "cummin_out", "frexp", "frexp_out",
+           "kthvalue", "kthvalue_out", "max", "max_out", "median", "median_out", "min", "min_out", "nanmedian", "nanmedian_out", "sort", "sort_out",
            "topk", "topk_out"]
 
 
@@ -74,6 +74,7 @@ cummax = _return_type("cummax", ("values", "indices"))
 cummin = _return_type("cummin", ("values", "indices"))
 frexp = _return_type("frexp", ("mantissa", "exponent"))
 median = _return_type("median", ("values", "indices"))
+kthvalue = _return_type("kthvalue", ("values", "indices"))
 nanmedian = _return_type("nanmedian", ("values", "indices"))
 # what the out= forms return (``torch.max(x, 0, out=(v, i))`` is a ``max_out``)
 max_out = _return_type("max_out", ("values", "indices"))
@@ -84,4 +85,5 @@ cummax_out = _return_type("cummax_out", ("values", "indices"))
 cummin_out = _return_type("cummin_out", ("values", "indices"))
 frexp_out = _return_type("frexp_out", ("mantissa", "exponent"))
 median_out = _return_type("median_out", ("values", "indices"))
+kthvalue_out = _return_type("kthvalue_out", ("values", "indices"))
 nanmedian_out = _return_type("nanmedian_out", ("values", "indices"))

@@ -213,6 +213,108 @@ def _median_dim_values(name, ignore_nan):
     return kernel
 
 
+# --- kthvalue -----------------------------------------------------------------------------------------
+def _quick_select(row: list, k: int) -> int:
+    """The original position torch's ``quick_select_template`` leaves at ``k`` (SortingUtils.h).
+
+    The median-of-three partitioning select, run as torch runs it with kthvalue's ``gt_or_nan``
+    (NaN above every number, NaNs equal): which of several equal elements ends at ``k`` depends
+    on its swaps, so this replays them.
+    """
+    arr, idx = list(row), list(range(len(row)))
+
+    def gt(x: Any, y: Any) -> bool:
+        return (x != x and y == y) or x > y  # noqa: PLR0124 - x != x is isnan(x)
+
+    def swap(i: int, j: int) -> None:
+        arr[i], arr[j] = arr[j], arr[i]
+        idx[i], idx[j] = idx[j], idx[i]
+
+    lo, hi = 0, len(arr) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if gt(arr[lo], arr[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if gt(arr[lo + 1], arr[hi]):
+            swap(lo + 1, hi)
+        if gt(arr[lo], arr[hi]):
+            swap(lo, hi)
+        if gt(arr[lo + 1], arr[lo]):
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, arr[lo]
+        while True:
+            i += 1
+            while gt(pivot, arr[i]):
+                i += 1
+            j -= 1
+            while gt(arr[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return idx[k]
+
+
+def _kth_along(a, k, d):
+    """Values and int64 indices of the ``k``-th smallest along ``d`` (NaN largest), kept dims.
+
+    The value is the stable sort's; so is the index when that value occurs once in its row.
+    Rows where it repeats replay torch's select (``_quick_select``) for its index.
+    """
+    moved = np.moveaxis(a, d, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    order = np.argsort(rows, axis=-1, kind="stable")
+    idx = np.array(order[:, k - 1], _I64)
+    values = rows[np.arange(len(rows)), idx]
+    same = rows == values[:, None]
+    if a.dtype.kind == "f":
+        same |= np.isnan(rows) & np.isnan(values)[:, None]
+    for r in np.flatnonzero(same.sum(-1) > 1):
+        idx[r] = _quick_select(rows[r].tolist(), k - 1)
+    shape = moved.shape[:-1]
+    return (np.expand_dims(values.reshape(shape), d), np.expand_dims(idx.reshape(shape), d))
+
+
+def kthvalue_values_cpu(self, k, dim=-1, keepdim=False, *, values, indices):
+    """``kthvalue_out_impl_cpu``: its checks in its order, then the outs resized and written.
+
+    The outs are resized as ``_reduction_with_indices_allocate_or_resize_output`` does: an out one
+    dim short is unsqueezed first (its warning prints that shape), and squeezed again at the end.
+    """
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim and a.shape[d] == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    if not 1 <= k <= (a.shape[d] if a.ndim else 1):
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    kept = a.shape[:d] + (1,) + a.shape[d + 1:] if a.ndim else ()
+    for out, message in ((values, "output values must be of same type as input"),
+                         (indices, "output indices must be of scalar type Long")):
+        if out.dtype is not (self.dtype if out is values else _dc(_I64)):
+            raise RuntimeError(message)
+        if a.ndim and not keepdim and out._data.ndim == a.ndim - 1:
+            out._data = np.expand_dims(out._data, d)  # values.unsqueeze_(dim)
+        _resize_out(out, kept)
+    if a.ndim == 0:
+        v, i = a.copy(), np.zeros((), _I64)
+    else:
+        if a.dtype.kind == "c" or a.dtype == _BOOL:
+            raise _not_implemented("kthvalue_cpu", a.dtype)
+        v, i = _kth_along(a, k, d)
+    np.copyto(values._data, v)
+    np.copyto(indices._data, i)
+    if a.ndim and not keepdim:
+        values._data, indices._data = values._data.squeeze(d), indices._data.squeeze(d)
+    return values, indices
+
+
 # --- nansum -------------------------------------------------------------------------------------------
 def _nansum(self, dim, keepdim, dtype, out_dtype=None):
     """``nansum_out``'s arithmetic: integers and bool as ``sum``; NaN summed as 0 (cast to ``dtype`` first).
@@ -596,7 +698,7 @@ FUNCTIONAL: dict[str, Callable[..., Any]] = {
     "trace": trace_cpu,
     "amin": amin_cpu, "aminmax": aminmax_cpu, "nansum": nansum_cpu, "nansum.out": nansum_out_cpu,
     "median": _median_all("median", False), "nanmedian": _median_all("nanmedian", True),
-    "median.dim_values": _median_dim_values("median", False),
+    "median.dim_values": _median_dim_values("median", False), "kthvalue.values": kthvalue_values_cpu,
     "nanmedian.dim_values": _median_dim_values("nanmedian", True),
     "min": min_cpu, "min.dim": min_dim_cpu, "argmin": argmin_cpu,
     **_logical_family("any", np.any), **_logical_family("all", np.all),

@@ -104,6 +104,23 @@ def median_dim_values_meta(self: Tensor, dim: int, keepdim: bool = False, *, val
     return values, indices
 
 
+def kthvalue_meta(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """The Python meta ``kthvalue`` of torch: the dim wrapped, ``k`` checked, values and int64 indices."""
+    wrapped = shapes.wrap_dim(dim, self.dim())
+    if not 1 <= k <= (self.shape[wrapped] if self.dim() else 1):
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {wrapped}")
+    shape = shapes.reduction_shape(tuple(self.shape), (wrapped,) if self.dim() else (), keepdim)
+    return meta_tensor(shape, self.dtype), meta_tensor(shape, _dt.int64)
+
+
+def kthvalue_values_meta(self: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, values: Tensor,
+                         indices: Tensor) -> tuple[Tensor, Tensor]:
+    """Its ``out_wrapper("values", "indices")``: each out resized, then its safe-cast check."""
+    for result, out in zip(kthvalue_meta(self, k, dim, keepdim), (values, indices)):
+        python_copy_out(result, out)
+    return values, indices
+
+
 def nansum_meta(self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """The Meta ``nansum`` of torch: its decomposition ``sum(where(isnan(self), 0, self), ...)``.
 
@@ -262,6 +279,7 @@ def count_nonzero_dim_intlist_meta(self: Tensor, dim: Any) -> Tensor:
 # --- the table -----------------------------------------------------------------------------------------
 FUNCTIONAL: dict[str, Callable[..., Any]] = {
     "amin": amin_meta, "aminmax": aminmax_meta, "nansum": nansum_meta,
+    "kthvalue": kthvalue_meta, "kthvalue.values": kthvalue_values_meta,
     **{f"{name}{suffix}": kernel for name in ("median", "nanmedian") for suffix, kernel in (
         ("", median_meta), (".dim", median_dim_meta), (".dim_values", median_dim_values_meta))},
     "min": min_meta, "min.dim": min_dim_meta, "argmin": argmin_meta,

@@ -1,6 +1,6 @@
 """Reductions, scans, sorting and norms: the operators, their composites, derivatives and bindings.
 
-The family: ``amin``/``min``/``argmin``, ``aminmax``, ``median``/``nanmedian``, ``nansum``/``nanmean``,
+The family: ``amin``/``min``/``argmin``, ``aminmax``, ``median``/``nanmedian``, ``kthvalue``, ``nansum``/``nanmean``,
 ``any``/``all``, ``prod``,
 ``var``/``std`` (and ``var_mean``/``std_mean``), ``cumsum``/``cumprod``, ``diff``, ``sort``/``topk``
 (and ``argsort``/``msort`` over ``sort``), ``logsumexp``, ``linalg_vector_norm``/``norm``,
@@ -65,6 +65,9 @@ SCHEMAS: tuple[str, ...] = (
         f"{name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         f"{name}.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) "
         "-> (Tensor(a!) values, Tensor(b!) indices)")),
+    "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+    "kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, "
+    "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
     "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
     "nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) "
     "-> Tensor(a!)",
@@ -678,6 +681,14 @@ def _median_composites(name: str) -> dict[str, Callable[..., Any]]:
     return {f"{name}.dim": dim, f"{name}.out": out}
 
 
+def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """``at::kthvalue`` (CompositeExplicitAutograd): two empty results filled by ``kthvalue.values``."""
+    values = A.empty.memory_format([0], dtype=self.dtype, device=self.device)
+    indices = A.empty.memory_format([0], dtype=int64, device=self.device)
+    return tuple(A.kthvalue.values(  # type: ignore[return-value]
+        *_trailing(self, k, dim, keepdim, defaults=(-1, False)), values=values, indices=indices))
+
+
 _CUMMAX, _CUMMAX_OUT = _cumulative_extremum("cummax")
 _CUMMIN, _CUMMIN_OUT = _cumulative_extremum("cummin")
 
@@ -788,7 +799,7 @@ def nanmean_out(self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: 
 
 EXPLICIT: dict[str, Callable[..., Any]] = {  # CompositeExplicitAutograd
     "trace.out": _trace_out,
-    **_median_composites("median"), **_median_composites("nanmedian"),
+    **_median_composites("median"), **_median_composites("nanmedian"), "kthvalue": kthvalue,
     "logcumsumexp": lambda self, dim: A._logcumsumexp.default(self, dim), "logcumsumexp.out": _logcumsumexp_out,
     "cummax": _CUMMAX, "cummax.out": _CUMMAX_OUT, "cummin": _CUMMIN, "cummin.out": _CUMMIN_OUT,
     "any.dims": any_dims, "all.dims": all_dims, "any.dims_out": any_dims_out, "all.dims_out": all_dims_out,
@@ -1157,6 +1168,9 @@ def register_autograd(lib: Library) -> None:
     r("amin", "AminBackward0", D._amax_backward)
     r("aminmax", "AminmaxBackward0", _aminmax_backward)
     r("nansum", "NansumBackward0", _nansum_backward)
+    r("kthvalue", "KthvalueBackward0",
+      lambda g, self_shape, dim, keepdim, result1: D._max_dim_backward(g, self_shape, dim, keepdim, result1),
+      differentiable_outputs=(0,))
     for name, node in (("median", "MedianBackward"), ("nanmedian", "NanmedianBackward")):
         r(name, f"{node}0", D._max_backward)  # evenly_distribute_backward(grad, self, result)
         r(f"{name}.dim", f"{node}1",
@@ -1208,6 +1222,8 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
     "median": ("median(Tensor input)", "median(Tensor input, int64_t dim, bool keepdim=False, *, "
                "TensorList[2] out=None)"),
     "Tensor.median": ("median()", "median(int64_t dim, bool keepdim=False)"),
+    "kthvalue": ("kthvalue(Tensor input, SymInt k, int64_t dim=-1, bool keepdim=False, *, TensorList[2] out=None)",),
+    "Tensor.kthvalue": ("kthvalue(SymInt k, int64_t dim=-1, bool keepdim=False)",),
     "nansum": ("nansum(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
                "Tensor out=None)",),
     "Tensor.nansum": ("nansum(IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)",),
@@ -1391,6 +1407,14 @@ def _median(name: str) -> Callable[[int, dict[str, Any]], Any]:
         return out_type(packet.dim_values(*args, values=out[0], indices=out[1]))
 
     return call
+
+
+def _kthvalue(b: dict[str, Any]) -> Any:
+    args = _trailing(b["input"], b["k"], b["dim"], b["keepdim"], defaults=(-1, False))
+    out = b.get("out")
+    if out is None:
+        return return_types.kthvalue(A.kthvalue.default(*args))
+    return return_types.kthvalue_out(A.kthvalue.values(*args, values=out[0], indices=out[1]))
 
 
 def _nan_reduction(name: str) -> Callable[[dict[str, Any]], Tensor]:
@@ -1581,6 +1605,7 @@ def _build() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any
         "max": _extremum("max"), "min": _extremum("min"),
         "amin": _simple("amin", _amin), "aminmax": _simple("aminmax", _aminmax),
         "median": _indexed("median", _median("median")), "nanmedian": _indexed("nanmedian", _median("nanmedian")),
+        "kthvalue": _simple("kthvalue", _kthvalue),
         "nansum": _simple("nansum", _nan_reduction("nansum")), "nanmean": _simple("nanmean", _nan_reduction("nanmean")),
         "argmin": _simple("argmin", _argmin),
         "any": _indexed("any", _logical("any")), "all": _indexed("all", _logical("all")),

@@ -559,6 +559,8 @@ TORCH_KEYS: dict[str, str] = {
     "kl_div": "IX",
     "kron": "I",
     "kron.out": "I",
+    "kthvalue": "AEM",
+    "kthvalue.values": "ACMV",
     "l1_loss": "IX",
     "layer_norm": "I",
     "le.Scalar": "ACMN",

@@ -317,6 +317,7 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     **{f"{name}{suffix}": _aten(f"{name}{suffix}", lambda lib, _s=suffix: (
         [x := _t(lib, (3, 4), 1), *([1] if _s else [])], [x], {})) for name in ("median", "nanmedian")
        for suffix in ("", ".dim")},
+    "kthvalue": _aten("kthvalue", lambda lib: ([x := _t(lib, (3, 4), 1), 2, 0], [x], {})),
     "nansum": _aten("nansum", lambda lib: ([x := _t(lib, (3, 4), 1), [1]], [x], {})),
     "aminmax-all": _aten("aminmax", lambda lib: ([x := _t(lib, (3, 4), 1)], [x], {"keepdim": True})),
     "_logcumsumexp": _aten("_logcumsumexp", lambda lib: ([x := _t(lib, (3, 4), 1), 0], [x], {})),
