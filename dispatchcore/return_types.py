@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["aminmax", "aminmax_out", "cummax", "cummax_out", "cummin", "cummin_out", "frexp", "frexp_out",
-           "kthvalue", "kthvalue_out", "max", "max_out", "median", "median_out", "min", "min_out", "nanmedian", "nanmedian_out", "sort", "sort_out",
-           "topk", "topk_out"]
+           "kthvalue", "kthvalue_out", "max", "max_out", "median", "median_out", "min", "min_out", "nanmedian",
+           "nanmedian_out", "sort", "sort_out", "topk", "topk_out"]
 
 
 class _StructSeq(tuple):  # type: ignore[type-arg]
