@@ -82,8 +82,8 @@ _SUPPORTED_DTYPES = (float16,)  # PyTorch: (torch.bfloat16, torch.float16)
 
 # PyTorch 2.13's CPU lists (autocast_mode.cpp, TORCH_LIBRARY_IMPL(aten, AutocastCPU, m)),
 # for the operators dispatchcore defines
-LOWER_PRECISION_FP_OPS = ("mm", "bmm", "matmul", "addmm", "linear", "conv1d", "conv1d.padding", "conv2d",
-                          "conv2d.padding", "conv3d", "conv3d.padding", "conv_transpose1d",
+LOWER_PRECISION_FP_OPS = ("mm", "bmm", "matmul", "addmm", "baddbmm", "addbmm", "linear", "conv1d", "conv1d.padding",
+                          "conv2d", "conv2d.padding", "conv3d", "conv3d.padding", "conv_transpose1d",
                           "conv_transpose2d.input", "conv_transpose3d.input")
 FP32_OPS = ("mse_loss", "nll_loss", "prod", "prod.dim_int", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d",
             "binary_cross_entropy", "binary_cross_entropy_with_logits", "cdist", "cross_entropy_loss",

@@ -1226,6 +1226,20 @@ def _nansum(self: Tensor, dim: Sequence[int] | None = None, keepdim: bool = Fals
                                 **({} if dtype is None else {"dtype": dtype}))
 
 
+def _baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """The ref of torch: ``bmm``, times alpha unless 1, plus self times beta (unless 1; self dropped at 0)."""
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        beta, alpha = int(beta), int(alpha)
+    result = aten.bmm.default(batch1, batch2)
+    if alpha != 1:
+        result = aten.mul.Tensor(result, alpha)
+    if beta == 0:
+        return result
+    if beta != 1:
+        self = aten.mul.Tensor(self, beta)
+    return aten.add.Tensor(self, result)
+
+
 def _aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     """``amin`` then ``amax``, as torch's Python ``aminmax`` (its Meta kernel too)."""
     dims = [] if dim is None else [dim]
@@ -1470,6 +1484,7 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.count_nonzero.default: _count_nonzero,
         aten.nansum.default: _nansum,
         aten.aminmax.default: _aminmax,
+        aten.baddbmm.default: _baddbmm,
         aten.count_nonzero.dim_IntList: _count_nonzero,
         aten.std.correction: _std,
         aten.std_mean.correction: _std_mean,
@@ -1566,6 +1581,7 @@ def _out_variants() -> list[tuple[Any, Any]]:
         (aten.count_nonzero.out, aten.count_nonzero.default),
         (aten.nansum.out, aten.nansum.default),
         (aten.aminmax.out, aten.aminmax.default),
+        (aten.baddbmm.out, aten.baddbmm.default),
         (aten.count_nonzero.dim_IntList_out, aten.count_nonzero.dim_IntList),
         (aten.std.correction_out, aten.std.correction),
         (aten.std_mean.correction_out, aten.std_mean.correction),

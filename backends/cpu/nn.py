@@ -21,7 +21,7 @@ import numpy as np
 
 from dispatchcore import parse_schema
 from dispatchcore.native import nn as F
-from dispatchcore.native.structured import out_arguments, out_call
+from dispatchcore.native.structured import check_out_dtype, out_arguments, out_call
 from dispatchcore.tensor import wrap_cpu
 
 from . import kernels as _k
@@ -32,11 +32,13 @@ from .kernels import (
     _F64,
     _I64,
     _ONE,
+    _TORCH_NAME,
     _U8,
     _add,
     _item,
     _matmul,
     _not_implemented,
+    _np_dtype,
     _resize_out,
     _result,
 )
@@ -78,6 +80,108 @@ def _addmm(self: Any, mat1: Any, mat2: Any, beta: Any, alpha: Any) -> np.ndarray
             return _result(np.broadcast_to(product, shape).astype(dt))
         scaled = s if beta == 1 else s * beta_w
         return _result((product + scaled).astype(dt, copy=False))
+
+
+# --- baddbmm, addbmm ------------------------------------------------------------------------------------
+def _factors(beta: Any, alpha: Any, work: np.dtype) -> tuple[Any, Any, Any, Any]:
+    """The factors as numbers, and converted to the dtype the kernel computes in (checked)."""
+    beta, alpha = _item(beta), _item(alpha)
+    return beta, alpha, _k._checked_number(beta, work), _k._checked_number(alpha, work)
+
+
+def _baddbmm(self: Any, batch1: Any, batch2: Any, beta: Any, alpha: Any, inplace: bool = False) -> np.ndarray:
+    """``baddbmm``'s checks (structured meta, then the kernel's), then ``beta * self + alpha * bmm``.
+
+    The result takes ``batch2``'s dtype; beta 0 ignores ``self`` (NaN included), as BLAS does.
+    """
+    shape = F.baddbmm_check(self, batch1, batch2)
+    if inplace and shape != tuple(self.shape):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
+                           f"{list(shape)} should match")
+    a1, a2 = batch1._data, batch2._data
+    if a1.dtype != a2.dtype:
+        raise RuntimeError(f"expected scalar type {_TORCH_NAME[a1.dtype]} but found {_TORCH_NAME[a2.dtype]}")
+    dt = a2.dtype
+    if dt == _BOOL:
+        raise _not_implemented("baddbmm", dt)
+    work = _opmath(dt)
+    beta, alpha, beta_w, alpha_w = _factors(beta, alpha, work)
+    with _k.quiet():  # overflow gives inf, silently, as in torch
+        product = _matmul(a1.astype(work, copy=False), a2.astype(work, copy=False))
+        if alpha != 1:
+            product = product * alpha_w
+        if beta == 0:
+            return _result(product.astype(dt, copy=False))
+        scaled = np.broadcast_to(self._data, shape).astype(work)
+        if beta != 1:
+            scaled = scaled * beta_w
+        return _result((product + scaled).astype(dt, copy=False))
+
+
+def baddbmm_cpu(self, batch1, batch2, *, beta=1, alpha=1):
+    return wrap_cpu(_baddbmm(self, batch1, batch2, beta, alpha))
+
+
+def baddbmm__cpu(self, batch1, batch2, *, beta=1, alpha=1):
+    np.copyto(self._data, _baddbmm(self, batch1, batch2, beta, alpha, inplace=True))
+    return self
+
+
+def baddbmm_out_cpu(self, batch1, batch2, *, beta=1, alpha=1, out):
+    """``baddbmm.out``: the meta's checks, out's dtype must be batch2's, then compute, resize and write."""
+    shape = F.baddbmm_check(self, batch1, batch2)
+    check_out_dtype("exact", batch2.dtype, out.dtype)
+    r = _baddbmm(self, batch1, batch2, beta, alpha)
+    np.copyto(_resize_out(out, shape, [r]), r)
+    return out
+
+
+def _addbmm_into(result: Any, self: Any, batch1: Any, batch2: Any, beta: Any, alpha: Any) -> Any:
+    """``addbmm_out``: ``self`` expanded and ``addbmm_impl_``'s checks, then the sum into ``result``.
+
+    ``result`` is resized quietly (``resize_as_``) and holds ``beta * self``; then one ``addmm_``
+    per batch adds ``alpha * (batch1[b] @ batch2[b])``; the dtype checks are the first ``addmm_``'s.
+    """
+    shape = F.addbmm_check(self, batch1, batch2)
+    base = np.broadcast_to(self._data, shape)
+    a1, a2 = batch1._data, batch2._data
+    dt = _np_dtype(result.dtype)
+    if a1.shape[0]:  # the first addmm_'s checks (none runs without batches)
+        if a1.dtype != a2.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_TORCH_NAME[a1.dtype]} and "
+                               f"{_TORCH_NAME[a2.dtype]}")
+        if dt != a2.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {_TORCH_NAME[dt]} and "
+                               f"{_TORCH_NAME[a2.dtype]}")
+        if dt == _BOOL:
+            raise _not_implemented("addmm_impl_cpu_", dt)
+    work = _opmath(dt)
+    beta, alpha, beta_w, alpha_w = _factors(beta, alpha, work)
+    with _k.quiet():
+        acc = base.astype(work) if beta != 0 else np.zeros(shape, work)
+        if beta != 0 and (beta != 1 or not a1.shape[0]):
+            acc = acc * beta_w
+        for b in range(a1.shape[0]):
+            product = _matmul(a1[b].astype(work, copy=False), a2[b].astype(work, copy=False))
+            acc = acc + (product * alpha_w if alpha != 1 else product)
+        values = acc.astype(dt)
+    if result._data.shape != shape:
+        result._data = np.empty(shape, dt)
+    np.copyto(result._data, values)
+    return result
+
+
+def addbmm_cpu(self, batch1, batch2, *, beta=1, alpha=1):
+    result = wrap_cpu(np.empty((0,), _np_dtype(self.dtype)))
+    return _addbmm_into(result, self, batch1, batch2, beta, alpha)
+
+
+def addbmm__cpu(self, batch1, batch2, *, beta=1, alpha=1):
+    return _addbmm_into(self, self, batch1, batch2, beta, alpha)
+
+
+def addbmm_out_cpu(self, batch1, batch2, *, beta=1, alpha=1, out):
+    return _addbmm_into(out, self, batch1, batch2, beta, alpha)
 
 
 # the multiply-adds (m * n * k) from which addmm_cpu computes linear's product transposed: below
@@ -678,7 +782,9 @@ def _pool_kernels(n: int) -> dict[str, Callable[..., Any]]:
 
 
 FUNCTIONAL: dict[str, Callable[..., Any]] = {
-    "addmm": addmm_cpu, "addmm_": addmm__cpu, **_pool_kernels(2), **_pool_kernels(3),
+    "addmm": addmm_cpu, "addmm_": addmm__cpu, "baddbmm": baddbmm_cpu, "baddbmm_": baddbmm__cpu,
+    "baddbmm.out": baddbmm_out_cpu, "addbmm": addbmm_cpu, "addbmm_": addbmm__cpu,
+    "addbmm.out": addbmm_out_cpu, **_pool_kernels(2), **_pool_kernels(3),
     "upsample_nearest2d": upsample_nearest2d_cpu, "upsample_nearest2d_backward": upsample_nearest2d_backward_cpu,
     "upsample_bilinear2d": upsample_bilinear2d_cpu, "upsample_bilinear2d_backward": upsample_bilinear2d_backward_cpu,
     "im2col": im2col_cpu, "col2im": col2im_cpu,

@@ -19,6 +19,7 @@ from dispatchcore.native import nn as F
 from dispatchcore.native.structured import out_arguments, out_call
 from dispatchcore.tensor import Tensor
 
+from . import shapes
 from .kernels import _resize_out, meta_tensor
 
 __all__ = ["KERNELS"]
@@ -34,6 +35,45 @@ def addmm__meta(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alph
         raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
                            f"{list(shape)} should match")
     return self
+
+
+def _exact_copy_out(result: Tensor, out: Tensor) -> Tensor:
+    """``out_wrapper(exact_dtype=True)`` of torch's Python meta kernels: resize, then the dtype must be equal."""
+    _resize_out(out, tuple(result.shape), python_meta=True)
+    if out.dtype is not result.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype torch.{result.dtype.name} but got "
+                           f"torch.{out.dtype.name} instead")
+    return out
+
+
+def _inplace_copy(self: Tensor, result: Tensor) -> Tensor:
+    """``register_inplace``'s ``self.copy_(result)`` on meta: the result must broadcast to self."""
+    if shapes.broadcast_shapes(tuple(self.shape), tuple(result.shape)) != tuple(self.shape):
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(shapes.broadcast_shapes(tuple(self.shape), tuple(result.shape)))}")
+    return self
+
+
+def baddbmm_meta(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """The Python meta of torch: self expanded, the batches 3-d, all three dtypes equal, then bmm's sizes."""
+    shape = (F.dim_size(batch1, 0), F.dim_size(batch1, 1), F.dim_size(batch2, 2))
+    if tuple(self.shape) != shape:
+        F.expand_size_check(self, shape)
+    if batch1.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if not self.dtype is batch1.dtype is batch2.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input: torch.{self.dtype.name}, batch1: "
+                           f"torch.{batch1.dtype.name}, batch2: torch.{batch2.dtype.name}")
+    F.bmm_shape_check(batch1, batch2)
+    return meta_tensor(shape, self.dtype)
+
+
+def addbmm_meta(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """The Python meta of torch: self expanded, then ``addbmm_impl_``'s shape checks (no dtype check)."""
+    shape = F.addbmm_check(self, batch1, batch2)
+    return meta_tensor(shape, self.dtype)
 
 
 def convolution_meta(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,  # noqa: A002
@@ -123,6 +163,11 @@ def col2im_meta(self: Tensor, output_size: Any, kernel_size: Any, dilation: Any,
 
 FUNCTIONAL: dict[str, Callable[..., Any]] = {
     "addmm": addmm_meta, "addmm_": addmm__meta,
+    **{name: kernel for base, meta in (("baddbmm", baddbmm_meta), ("addbmm", addbmm_meta)) for name, kernel in (
+        (base, meta), (f"{base}_", lambda self, b1, b2, *, beta=1, alpha=1, _m=meta: _inplace_copy(
+            self, _m(self, b1, b2, beta=beta, alpha=alpha))),
+        (f"{base}.out", lambda self, b1, b2, *, beta=1, alpha=1, out, _m=meta: _exact_copy_out(
+            _m(self, b1, b2, beta=beta, alpha=alpha), out)))},
     "convolution": convolution_meta, "_convolution": _convolution_meta,
     "convolution_backward": convolution_backward_meta,
     **_pool_kernels(2), **_pool_kernels(3),

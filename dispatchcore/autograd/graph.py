@@ -371,13 +371,15 @@ def _obeys_layout_contract(grad: Any, leaf: Any) -> bool:
 
 def _clone_obey_contract(grad: Any, leaf: Any) -> Any:
     """``utils::clone_obey_contract``: a copy of ``grad`` in a dense ``leaf``'s layout, else contiguous."""
-    from ..layouts import contiguous_format
+    from ..layouts import contiguous_format, strided
     from ..ops import aten
 
     strides = leaf.stride()
     if not is_non_overlapping_and_dense(leaf.shape, strides):
         return aten.clone.default(grad, memory_format=contiguous_format)
-    buf = aten.new_empty_strided.default(grad, list(leaf.shape), list(strides), dtype=leaf.dtype, device=leaf.device)
+    # variable.options(): dtype, layout and device, as a mode sees them
+    buf = aten.new_empty_strided.default(grad, list(leaf.shape), list(strides), dtype=leaf.dtype, layout=strided,
+                                         device=leaf.device)
     return buf.copy_(grad)
 
 

@@ -1,6 +1,6 @@
 """Convolution, pooling, linear algebra and upsampling: the operators, composites, derivatives and bindings.
 
-The family: ``addmm`` (and ``linear``, which lowers to it), ``convolution``/``_convolution`` and
+The family: ``addmm`` (and ``linear``, which lowers to it), ``baddbmm``/``addbmm``, ``convolution``/``_convolution`` and
 ``convolution_backward`` (1d/2d/3d, strided, padded, dilated, grouped, transposed), the ``conv*``
 entry points, max/avg pooling in 2d and 3d with their backward operators, adaptive average
 pooling, the 1d average poolings (CompositeImplicitAutograd: the 2d ones over a height-1 view),
@@ -8,11 +8,12 @@ nearest and bilinear upsampling, ``im2col``/``col2im``.
 
 Mirrors ``aten/src/ATen/native/Convolution.cpp`` (the CompositeExplicitAutograd ``convolution``,
 ``_convolution``, ``convolution_backward`` and the CompositeImplicitAutograd
-``_convolution_double_backward``), ``Linear.cpp``, ``LinearAlgebra.cpp`` (``addmm``), the pooling
-files (``Pooling.cpp``, ``DilatedMaxPool{2,3}d.cpp``, ``AveragePool{2,3}d.cpp``, ``AdaptiveAveragePooling*.cpp``,
-``Pool.h``: the output-size rule and its checks), ``UpSample.h`` (the source-index rules) and
-``Im2Col.cpp``/``Col2Im.cpp``; the formulas of ``derivatives.yaml``. The shape rules and checks
-the CPU and Meta backends share are the plain functions of the first section, so both fail alike.
+``_convolution_double_backward``), ``Linear.cpp``, ``LinearAlgebra.cpp`` (``addmm``, ``baddbmm``,
+``addbmm``), the pooling files (``Pooling.cpp``, ``DilatedMaxPool{2,3}d.cpp``, ``AveragePool{2,3}d.cpp``,
+``AdaptiveAveragePooling*.cpp``, ``Pool.h``: the output-size rule and its checks), ``UpSample.h``
+(the source-index rules) and ``Im2Col.cpp``/``Col2Im.cpp``; the formulas of ``derivatives.yaml``.
+The shape rules and checks the CPU and Meta backends share are the plain functions of the first
+section, so both fail alike.
 
 Invariant: each operator is registered at exactly the keys torch 2.13 registers it. The
 convolution composites call dispatched operators only: on CPU, the cases torch's
@@ -32,9 +33,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._library import Library
-from ..dtypes import SCALAR_TYPE_NAMES
+from ..dtypes import SCALAR_TYPE_NAMES, TYPEMETA_NAMES
 from ..ops import aten as A
-from ..shapes import dim_list_to_bitset
+from ..shapes import dim_list_to_bitset, wrap_dim
 from ..tensor import Tensor
 
 __all__ = ["FUNCTIONS", "METHODS", "OUTS", "SCHEMAS", "adaptive_pool_check", "addmm_check",
@@ -90,6 +91,11 @@ SCHEMAS: tuple[str, ...] = (
     "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
     "addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
     "addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+    *(schema for name in ("baddbmm", "addbmm") for schema in (
+        f"{name}(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        f"{name}.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) "
+        "-> Tensor(a!)",
+        f"{name}_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)")),
     "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
     "bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor",
     "_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, "
@@ -424,6 +430,73 @@ def addmm_check(self_shape: tuple[int, ...], mat1: Any, mat2: Any, self_dtype: A
                     f"({self_shape[i]}) at non-singleton dimension {j}.  Target sizes: {_shape_text(target)}.  "
                     f"Tensor sizes: {_shape_text(self_shape)}")
     return (n, m)
+
+
+def dim_size(t: Any, dim: int) -> int:
+    """``t.size(dim)``, with torch's IndexErrors."""
+    if t.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return int(t.shape[wrap_dim(dim, t.dim())])
+
+
+def expand_size_check(self: Any, target: tuple[int, ...]) -> None:
+    """``expand_size(self, target)``'s refusals, in ``at::expand``'s words (the last dim checked first)."""
+    shape = tuple(self.shape)
+    if len(target) < len(shape):
+        device = self.device.type
+        kind = (f"torch.{SCALAR_TYPE_NAMES[self.dtype.name]}Tensor" if device == "cpu"
+                else f"{device.capitalize()}{SCALAR_TYPE_NAMES[self.dtype.name]}Type")
+        raise RuntimeError(f"expand({kind}{{{list(shape)}}}, size={list(target)}): the number of sizes provided "
+                           f"({len(target)}) must be greater or equal to the number of dimensions in the tensor "
+                           f"({len(shape)})")
+    lead = len(target) - len(shape)
+    for i in range(len(target) - 1, lead - 1, -1):
+        size = shape[i - lead]
+        if size != 1 and size != target[i]:
+            raise RuntimeError(f"The expanded size of the tensor ({target[i]}) must match the existing size ({size}) "
+                               f"at non-singleton dimension {i}.  Target sizes: {_shape_text(target)}.  Tensor "
+                               f"sizes: {_shape_text(shape)}")
+
+
+def baddbmm_check(self: Any, batch1: Any, batch2: Any) -> tuple[int, int, int]:
+    """``baddbmm``'s structured meta checks in order (self expanded, its dtype, then ``bmm``'s); the result shape."""
+    target = (dim_size(batch1, 0), dim_size(batch1, 1), dim_size(batch2, 2))
+    expand_size_check(self, target)
+    if self.dtype is not batch1.dtype:
+        names = [TYPEMETA_NAMES[t.dtype.name] for t in (self, batch1, batch2)]
+        raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, "
+                           f"batch2: {names[2]}")
+    bmm_shape_check(batch1, batch2)
+    return target
+
+
+def bmm_shape_check(batch1: Any, batch2: Any) -> None:
+    """``common_checks_baddbmm_bmm``: two 3-d batches whose first two dims of ``batch2`` fit."""
+    if batch1.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    bs, contraction = batch1.shape[0], batch1.shape[2]
+    if batch2.shape[0] != bs or batch2.shape[1] != contraction:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{bs}, {contraction}] "
+                           f"but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
+
+
+def addbmm_check(self: Any, batch1: Any, batch2: Any) -> tuple[int, int]:
+    """``addbmm_out``'s checks in order (self expanded, then ``addbmm_impl_``'s); the result shape."""
+    target = (dim_size(batch1, 1), dim_size(batch2, 2))
+    expand_size_check(self, target)
+    if batch1.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
+                           f"{batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
+                           f"{batch2.shape[1]}x{batch2.shape[2]})")
+    return target
 
 
 def _expand_param(value: Any, n: int, name: str) -> tuple[int, ...]:
@@ -1157,6 +1230,28 @@ def _conv_backward(grad: Tensor, input: Tensor, weight: Tensor, stride: Any, pad
                                (stride, padding, dilation, transposed, output_padding, groups), grad_input_mask)
 
 
+def _baddbmm_formulas(summed: bool) -> tuple[Callable[..., Any], ...]:
+    """derivatives.yaml's ``baddbmm`` (``summed``: ``addbmm``, whose grad is first broadcast over the batch).
+
+    ``self``: ``grad * beta``; ``batch1``: ``grad.bmm(batch2.transpose(1, 2)) * alpha``; ``batch2``:
+    ``batch1.transpose(1, 2).bmm(grad) * alpha`` (no multiplication by one; the receiver first).
+    """
+    def batched(g: Tensor, batch1_shape: Any, batch2_shape: Any) -> Tensor:
+        if not summed:
+            return g
+        return A.expand.default(A.unsqueeze.default(g, 0), [batch1_shape[0], batch1_shape[1], batch2_shape[2]])
+
+    def batch1_grad(g: Tensor, batch1_shape: Any, batch2: Tensor, alpha: Any) -> Tensor:
+        grad = batched(g, batch1_shape, batch2.shape)
+        return _scaled(A.bmm.default(grad, A.transpose.int(batch2, 1, 2)), alpha)
+
+    def batch2_grad(g: Tensor, batch1: Tensor, batch2_shape: Any, alpha: Any) -> Tensor:
+        transposed = A.transpose.int(batch1, 1, 2)
+        return _scaled(A.bmm.default(transposed, batched(g, batch1.shape, batch2_shape)), alpha)
+
+    return (lambda g, beta: _scaled(g, beta), batch1_grad, batch2_grad)
+
+
 def register_autograd(lib: Library) -> None:
     """The derivatives, with torch's node names (``derivatives.yaml``)."""
     from ..autograd.kernels import register_derivative
@@ -1175,6 +1270,10 @@ def register_autograd(lib: Library) -> None:
                                                                                alpha))
     r("addmm", "AddmmBackward0", ("self", "mat1", "mat2"), addmm, order=(1, 2, 0))
     r("addmm_", "AddmmBackward0", ("self", "mat1", "mat2"), addmm, mutates="self", order=(1, 2, 0))
+    for name, node, formulas in (("baddbmm", "BaddbmmBackward0", _baddbmm_formulas(False)),
+                                 ("addbmm", "AddbmmBackward0", _baddbmm_formulas(True))):
+        r(name, node, ("self", "batch1", "batch2"), formulas, order=(1, 2, 0))
+        r(f"{name}_", node, ("self", "batch1", "batch2"), formulas, mutates="self", order=(1, 2, 0))
     r("_trilinear", "TrilinearBackward0", ("i1", "i2", "i3"), _trilinear_backward)
     r("convolution", "ConvolutionBackward0", ("input", "weight", "bias"), _conv_backward)
     r("_convolution", "ConvolutionBackward1", ("input", "weight", "bias"), _conv_backward)
@@ -1278,6 +1377,30 @@ def _addmm__method(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, a
     return A.addmm_.default(self, mat1, mat2, beta=beta, alpha=alpha)
 
 
+def _batched_add(name: str) -> tuple[Callable[..., Tensor], Callable[..., Tensor], Callable[..., Tensor]]:
+    """``torch.baddbmm``/``torch.addbmm`` and their methods, in place and not."""
+    def function(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1,  # noqa: A002
+                 out: Tensor | None = None) -> Tensor:
+        if out is not None:
+            return getattr(A, name).out(input, batch1, batch2, beta=beta, alpha=alpha, out=out)
+        return getattr(A, name).default(input, batch1, batch2, beta=beta, alpha=alpha)
+
+    def method(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return getattr(A, name).default(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def inplace(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return getattr(A, f"{name}_").default(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    function.__name__ = function.__qualname__ = method.__name__ = method.__qualname__ = name
+    inplace.__name__ = inplace.__qualname__ = f"{name}_"
+    function.__doc__ = f"``torch.{name}``: ``beta * input + alpha * " + (
+        "(batch1 @ batch2)`` per batch." if name == "baddbmm" else "sum over the batch of (batch1 @ batch2)``.")
+    return function, method, inplace
+
+
+_BADDBMM, _ADDBMM = _batched_add("baddbmm"), _batched_add("addbmm")
+
+
 def _convolution_function(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,  # noqa: A002
                           padding: Any, dilation: Any, transposed: bool, output_padding: Any,
                           groups: int) -> Tensor:
@@ -1359,7 +1482,7 @@ def _pool1d_function(name: str) -> Callable[..., Tensor]:
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "addmm": addmm, "convolution": _convolution_function,
+    "addmm": addmm, "baddbmm": _BADDBMM[0], "addbmm": _ADDBMM[0], "convolution": _convolution_function,
     "conv1d": _conv_function(1), "conv2d": _conv_function(2), "conv3d": _conv_function(3),
     "conv_transpose1d": _conv_transpose_function(1), "conv_transpose2d": _conv_transpose_function(2),
     "conv_transpose3d": _conv_transpose_function(3),
@@ -1367,4 +1490,6 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "_adaptive_avg_pool2d": _adaptive_avg_pool2d_function,
     "avg_pool1d": _pool1d_function("avg_pool1d"), "adaptive_avg_pool1d": _pool1d_function("adaptive_avg_pool1d"),
 }
-METHODS: dict[str, Callable[..., Any]] = {"addmm": _addmm_method, "addmm_": _addmm__method}
+METHODS: dict[str, Callable[..., Any]] = {"addmm": _addmm_method, "addmm_": _addmm__method,
+                                          "baddbmm": _BADDBMM[1], "baddbmm_": _BADDBMM[2],
+                                          "addbmm": _ADDBMM[1], "addbmm_": _ADDBMM[2]}
