@@ -162,6 +162,18 @@ UNARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "isnan": (lambda a: np.not_equal(a, a), "isnan_cpu", _ALL + "c"),
     "logical_not": (lambda a: np.equal(a, 0), "logical_not_cpu", _ALL + "c"),
 }
+def _lcm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``calc_lcm``: ``abs(a / gcd * b)``, 0 where the gcd is 0.
+
+    An overflow wraps before the ``abs``; numpy's ``lcm`` takes the absolute values first, so its
+    overflows keep their sign.
+    """
+    g = np.gcd(a, b)
+    zero = g == 0
+    with np.errstate(all="ignore"):
+        return np.where(zero, 0, np.abs(a // np.where(zero, 1, g) * b)).astype(a.dtype, copy=False)
+
+
 # name -> (numpy function of two arrays of the computation dtype, kernel name, dtype kinds)
 BINARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "atan2": (np.arctan2, "atan2_cpu", _FLOATS),
@@ -172,6 +184,8 @@ BINARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "remainder": (_checked_integer_division(_remainder), "remainder_cpu", "iuf"),
     "floor_divide": (_checked_integer_division(np.floor_divide), "div_floor_cpu", "iuf"),
     "bitwise_and": (np.bitwise_and, "bitwise_and_cpu", "biu"),
+    "gcd": (np.gcd, "gcd_cpu", _INTS),
+    "lcm": (_lcm, "lcm_cpu", _INTS),
     "bitwise_or": (np.bitwise_or, "bitwise_or_cpu", "biu"),
     "bitwise_xor": (np.bitwise_xor, "bitwise_xor_cpu", "biu"),
     "bitwise_left_shift": (_shift(True), "lshift_cpu", _INTS),

@@ -259,6 +259,8 @@ BINARY: dict[str, Binary] = {
                         scalar_node="RemainderBackward0", scalar_formula=lambda g: g, reverse=True),
     "floor_divide": Binary(COMMON, ("floor_divide", "floor_divide_.Tensor", "floor_divide.out"), scalar="Scalar"),
     "bitwise_and": _bitwise("bitwise_and"),
+    "gcd": Binary(COMMON, ("gcd", "gcd_", "gcd.out")),
+    "lcm": Binary(COMMON, ("lcm", "lcm_", "lcm.out")),
     "bitwise_or": _bitwise("bitwise_or"),
     "bitwise_xor": _bitwise("bitwise_xor"),
     "bitwise_left_shift": _bitwise("bitwise_left_shift", "Tensor_Scalar"),

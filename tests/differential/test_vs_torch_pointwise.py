@@ -702,3 +702,16 @@ def test_heaviside_records_torchs_not_implemented_node_on_meta_too():
         assert type(m.heaviside(m.ones(2, requires_grad=True), m.ones(1)).grad_fn).__name__ == "NotImplemented"
     r = dc.heaviside(dc.ones(2, 3, device="meta"), dc.ones(3, device="meta"))
     assert (r.device.type, tuple(r.shape)) == ("meta", (2, 3))
+
+
+@pytest.mark.parametrize("case", [
+    lambda t: t.gcd(t.tensor([12, -18, 0, 7, 0]), t.tensor([8, 12, 0, -21, -5])),
+    lambda t: t.lcm(t.tensor([4, -6, 0, 7, -2]), t.tensor([6, 4, 5, -3, -3])),
+    lambda t: t.lcm(t.tensor([2 ** 40, -2 ** 63]), t.tensor([3 ** 20, 1])),  # overflow wraps, then abs
+    lambda t: t.lcm(t.tensor([100, -128], dtype=t.int8), t.tensor([3, 3], dtype=t.int8)),
+    lambda t: t.gcd(t.tensor([-2 ** 63, 6]), t.tensor([0, 4], dtype=t.int32)),
+    lambda t: t.tensor([4, 9]).gcd_(t.tensor([6, 3])),
+    lambda t: t.gcd(t.tensor([4]), t.tensor([6]), out=t.empty(0, dtype=t.int32)),
+])
+def test_gcd_and_lcm_match_torch_at_signs_zeros_and_overflow(case):
+    _same(case(dc), case(torch))
