@@ -27,8 +27,10 @@ from .kernels import (
     _empty_strided,
     _item,
     _new,
+    _not_implemented,
     _resize_out,
     _scalar_array,
+    _wrap_dim,
     quiet,
     where_self_cpu,
 )
@@ -360,6 +362,88 @@ def _unique_cpu(self, sorted=True, return_inverse=False):
     return wrap_cpu(_fresh(np.unique(flat, equal_nan=False))), wrap_cpu(_new((0,), np.dtype(_I64)))
 
 
+def _long(array: Any) -> Any:
+    return wrap_cpu(_fresh(np.asarray(array, _I64)))
+
+
+def _no_long() -> Any:
+    return wrap_cpu(_new((0,), np.dtype(_I64)))
+
+
+def _unique2_cpu(self, sorted=True, return_inverse=False, return_counts=False):
+    """``_unique2_cpu``: the distinct elements, sorted either way (NaNs distinct).
+
+    The inverse and the counts come when asked for; empty int64 tensors stand in otherwise.
+    """
+    a = self._data
+    if a.dtype.kind == "c":
+        raise _not_implemented("unique", a.dtype)
+    values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
+    return (wrap_cpu(_fresh(values)), _long(inverse.reshape(a.shape)) if return_inverse else _no_long(),
+            _long(counts) if return_counts else _no_long())
+
+
+def _unique_consecutive_flat(a: Any, return_inverse: bool, return_counts: bool) -> tuple[Any, Any, Any]:
+    """``unique_consecutive_cpu_template``: the first element of each run (``!=`` starts one: NaNs too)."""
+    flat = a.reshape(-1)
+    starts = np.ones(flat.shape, bool)
+    starts[1:] = flat[1:] != flat[:-1]
+    first = np.flatnonzero(starts)
+    inverse = (np.cumsum(starts) - 1).reshape(a.shape) if return_inverse else None
+    counts = np.diff(np.append(first, flat.size)) if return_counts else None
+    return (wrap_cpu(_fresh(flat[first])), _long(inverse) if return_inverse else _no_long(),
+            _long(counts) if return_counts else _no_long())
+
+
+def _unique_dim(a: Any, dim: int, consecutive: bool, name: str) -> tuple[Any, Any, Any]:
+    """``_unique_dim_cpu_template``: the distinct slices along ``dim``, with their inverse and counts.
+
+    Slices are ranked lexicographically unless ``consecutive``; the inverse and the counts are always
+    computed; the values are stacked along dim 0, then moved back to ``dim`` (not contiguous).
+    """
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    zeros = a.shape.count(0)
+    if a.shape[d] == 0:
+        if zeros != 1:
+            raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot be applied ")
+        return wrap_cpu(_fresh(np.empty(a.shape, a.dtype))), _no_long(), _no_long()
+    if zeros:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    if a.dtype.kind == "c":
+        raise _not_implemented(name, a.dtype)
+    moved = np.moveaxis(a, d, 0)
+    rows = np.ascontiguousarray(moved).reshape(moved.shape[0], -1)
+    order = np.arange(len(rows)) if consecutive else np.lexsort(rows.T[::-1])
+    ranked = rows[order]
+    new = np.ones(len(ranked), bool)
+    new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)  # at::equal: NaN differs from itself
+    group = np.cumsum(new) - 1
+    inverse = np.empty(len(rows), _I64)
+    inverse[order] = group
+    counts = np.bincount(group)
+    values = ranked[new].reshape((-1,) + moved.shape[1:])
+    return wrap_cpu(np.moveaxis(_fresh(values), 0, d)), _long(inverse), _long(counts)
+
+
+def unique_consecutive_cpu(self, return_inverse=False, return_counts=False, dim=None):
+    a = self._data
+    if dim is None or (dim == 0 and a.ndim == 1):
+        if a.dtype.kind == "c":
+            raise _not_implemented("unique", a.dtype)
+        return _unique_consecutive_flat(a, return_inverse, return_counts)
+    return _unique_dim(a, dim, True, "unique_dim_consecutive")
+
+
+def unique_dim_cpu(self, dim, sorted=True, return_inverse=False, return_counts=False):
+    return _unique_dim(self._data, dim, False, "unique_dim")
+
+
+def unique_dim_consecutive_cpu(self, dim, return_inverse=False, return_counts=False):
+    return _unique_dim(self._data, dim, True, "unique_dim_consecutive")
+
+
 def index_add_cpu(self, dim, index, source, *, alpha=1):
     d = _ix.index_add_check(self, dim, index, source)
     out = _new(self._data.shape, self._data.dtype)  # a new result is contiguous (no strides given)
@@ -518,7 +602,8 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "index_add": index_add_cpu, "index_add_": index_add__cpu, "index_add.out": index_add_out_cpu,
     "put_": put__cpu,
     "index_fill_.int_Scalar": index_fill__scalar_cpu, "index_fill_.int_Tensor": index_fill__tensor_cpu,
-    "_unique": _unique_cpu,
+    "_unique": _unique_cpu, "_unique2": _unique2_cpu, "unique_consecutive": unique_consecutive_cpu,
+    "unique_dim": unique_dim_cpu, "unique_dim_consecutive": unique_dim_consecutive_cpu,
     "_local_scalar_dense": _local_scalar_dense_cpu,
     "where.self_out": where_self_out_cpu,
 }

@@ -4,7 +4,8 @@ Mirrors ``aten/src/ATen/native/TensorAdvancedIndexing.cpp`` (``gather``, the ``s
 ``index_select``, ``index_add``, ``index_fill``, ``index``, ``index_put_``/``_index_put_impl_``,
 ``masked_fill``, ``masked_scatter``, ``masked_select``, ``take``, ``put``, ``nonzero``),
 ``IndexingUtils.h`` (the checks and geometry of advanced indexing), ``TensorCompare.cpp``
-(``where``) and ``Unique.cpp`` (``_unique``, which ``index_fill``'s derivative calls), registered
+(``where``) and ``Unique.cpp`` (``_unique``, which ``index_fill``'s derivative calls, ``_unique2``,
+``unique_consecutive``, ``unique_dim``, ``unique_dim_consecutive`` and ``torch.unique``), registered
 at the keys torch 2.13 registers them:
 
 * ``CompositeExplicitAutograd`` kernels (``KERNELS_EXPLICIT``): ``index_put`` and
@@ -79,6 +80,14 @@ SCHEMAS: tuple[str, ...] = (
     f"index_fill.int_Scalar_out(Tensor self, int dim, Tensor index, Scalar value, {_OUT}",
     f"index_fill.int_Tensor_out(Tensor self, int dim, Tensor index, Tensor value, {_OUT}",
     "_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)",
+    *(schema for name, head in (
+        ("_unique2", "bool sorted=True, bool return_inverse=False, bool return_counts=False"),
+        ("unique_consecutive", "bool return_inverse=False, bool return_counts=False, int? dim=None"),
+        ("unique_dim", "int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False"),
+        ("unique_dim_consecutive", "int dim, bool return_inverse=False, bool return_counts=False"))
+      for schema in (f"{name}(Tensor self, {head}) -> (Tensor, Tensor, Tensor)",
+                     f"{name}.out(Tensor self, {head}, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) "
+                     "-> (Tensor(a!), Tensor(b!), Tensor(c!))")),
     # advanced indexing
     "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
     f"index.Tensor_out(Tensor self, Tensor?[] indices, {_OUT}",
@@ -577,7 +586,21 @@ def index_fill_tensor(self: Tensor, dim: int, index: Tensor, value: Tensor) -> T
     return A.index_fill_.int_Tensor(A.clone.default(self, memory_format=_layouts.preserve_format), dim, index, value)
 
 
+def _unique_out(name: str) -> Callable[..., Any]:
+    """The generated out= kernel of a ``unique`` operator: each of the three results written out."""
+    from .shape import write_generated_out
+
+    def out_kernel(self: Tensor, *args: Any, out0: Tensor, out1: Tensor, out2: Tensor, **kwargs: Any) -> Any:
+        results = getattr(A, name).default(self, *args, **kwargs)
+        return tuple(write_generated_out(r, o) for r, o in zip(results, (out0, out1, out2)))
+
+    out_kernel.__name__ = f"{name}_out"
+    return out_kernel
+
+
 KERNELS_EXPLICIT: dict[str, Callable[..., Any]] = {
+    **{f"{name}.out": _unique_out(name) for name in ("_unique2", "unique_consecutive", "unique_dim",
+                                                    "unique_dim_consecutive")},
     "index_fill.int_Scalar": index_fill_scalar, "index_fill.int_Tensor": index_fill_tensor,
     "index_fill.int_Scalar_out": lambda self, dim, index, value, *, out: _write_out(
         A.index_fill.int_Scalar(self, dim, index, value), out),
@@ -706,9 +729,15 @@ def register(lib: Library) -> None:
 
 
 # --- derivatives (derivatives.yaml's formulas, dispatched operators only) ---------------------------
-def _unique_backward(g: Tensor) -> Tensor:
-    """derivatives.yaml: ``self: not_implemented("_unique")``."""
-    raise NotImplementedError("the derivative for '_unique' is not implemented.")
+def _not_implemented(name: str) -> Callable[[Tensor], Tensor]:
+    """derivatives.yaml's ``self: not_implemented("<name>")``: backward raises torch's error."""
+    def formula(g: Tensor) -> Tensor:
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+
+    return formula
+
+
+_unique_backward = _not_implemented("_unique")
 
 
 def _zero(g: Tensor) -> Tensor:
@@ -908,6 +937,10 @@ def register_autograd(lib: Library) -> None:
           (fill_self, lambda g, dim, index: A.sum.default(A.index_select.default(
               g, dim, A._unique.default(index, False)[0]))), **kw)
     r("_unique", "UniqueBackward0", ("self",), _unique_backward, differentiable_outputs=(0,))
+    for name, node in (("_unique2", "Unique2Backward0"), ("unique_consecutive", "UniqueConsecutiveBackward0"),
+                       ("unique_dim", "UniqueDimBackward0"),
+                       ("unique_dim_consecutive", "UniqueDimConsecutiveBackward0")):
+        r(name, node, ("self",), _not_implemented(name), differentiable_outputs=(0,))
     r("index_add_", "IndexAddBackward0", ("self", "source"), index_add, mutates="self")
     put_formulas = (_put_self, _put_source)
     r("put", "PutBackward0", ("self", "source"), put_formulas)
@@ -1155,3 +1188,78 @@ METHODS["index_put"] = lambda self, indices, values, accumulate=False: index_put
     self, indices, values, accumulate, _method=True)
 METHODS["index_put_"] = lambda self, indices, values, accumulate=False: index_put_function(
     self, indices, values, accumulate, _inplace=True, _method=True)
+
+
+# --- torch.unique and torch.unique_consecutive (torch/functional.py) --------------------------------------
+def _picked(results: Any, return_inverse: bool, return_counts: bool) -> Any:
+    """What ``torch.unique`` returns: the values alone, or with the inverse and/or the counts asked for."""
+    output, inverse, counts = results
+    if return_inverse and return_counts:
+        return output, inverse, counts
+    if return_inverse:
+        return output, inverse
+    if return_counts:
+        return output, counts
+    return output
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002 - torch's names
+           return_counts: bool = False, dim: int | None = None) -> Any:
+    """``torch.unique``: the distinct elements (or slices along ``dim``), sorted, with what was asked.
+
+    The elements go to ``_unique2`` (which sorts either way on CPU), slices to ``unique_dim``; the
+    arguments passed on are torch's, trailing defaults left out.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.unique(dc.tensor([3, 1, 3, 2]), return_counts=True)
+        (tensor([1, 2, 3]), tensor([1, 1, 2]))
+    """
+    from .shape import _trailing
+
+    flags = (sorted, return_inverse, return_counts)
+    if dim is not None:
+        results = A.unique_dim.default(*_trailing(input, dim, *flags, defaults=(True, False, False)))
+    else:
+        results = A._unique2.default(*_trailing(input, *flags, defaults=(True, False, False)))
+    return _picked(results, return_inverse, return_counts)
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+                       dim: int | None = None) -> Any:
+    """``torch.unique_consecutive``: each run of equal elements (or slices along ``dim``) kept once.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.unique_consecutive(dc.tensor([1, 1, 2, 1]))
+        tensor([1, 2, 1])
+    """
+    from .shape import _trailing
+
+    results = A.unique_consecutive.default(*_trailing(input, return_inverse, return_counts, dim,
+                                                      defaults=(False, False, None)))
+    return _picked(results, return_inverse, return_counts)
+
+
+def _unique_method(self: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+                   return_counts: bool = False, dim: int | None = None) -> Any:
+    return unique(self, sorted, return_inverse, return_counts, dim)
+
+
+def _unique_consecutive_method(self: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                               dim: int | None = None) -> Any:
+    return unique_consecutive(self, return_inverse, return_counts, dim)
+
+
+_unique_method.__name__ = _unique_method.__qualname__ = "unique"
+_unique_consecutive_method.__name__ = _unique_consecutive_method.__qualname__ = "unique_consecutive"
+def _unique2(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002 - torch's names
+             return_counts: bool = False) -> Any:
+    """``torch._unique2``: the operator's three results as a tuple."""
+    from .shape import _trailing
+
+    return A._unique2.default(*_trailing(input, sorted, return_inverse, return_counts, defaults=(True, False, False)))
+
+
+FUNCTIONS.update(unique=unique, unique_consecutive=unique_consecutive, _unique2=_unique2)
+METHODS.update(unique=_unique_method, unique_consecutive=_unique_consecutive_method)

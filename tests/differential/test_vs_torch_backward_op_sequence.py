@@ -308,6 +308,10 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
         [x.clone() if "_." in _n else x, 0, lib.tensor([2, 0, 2]), v], [x, v], {}))(_t(lib, (3, 4), 1), _t(lib, (), 2)))
        for name in ("index_fill.int_Tensor", "index_fill_.int_Tensor")},
     "_unique": _aten("_unique", lambda lib: ([x := _t(lib, (5,), 1), False], [x], {})),
+    "_unique2": _aten("_unique2", lambda lib: ([x := _t(lib, (5,), 1)], [x], {})),
+    "unique_consecutive": _aten("unique_consecutive", lambda lib: ([x := _t(lib, (5,), 1)], [x], {})),
+    "unique_dim": _aten("unique_dim", lambda lib: ([x := _t(lib, (3, 2), 1), 0], [x], {})),
+    "unique_dim_consecutive": _aten("unique_dim_consecutive", lambda lib: ([x := _t(lib, (3, 2), 1), 1], [x], {})),
     "trace": _aten("trace", lambda lib: ([x := _t(lib, (3, 4), 1)], [x], {})),
     "cummax": _aten("cummax", lambda lib: ([x := _t(lib, (3, 4), 1), 1], [x], {})),
     "cummin": _aten("cummin", lambda lib: ([x := _t(lib, (3, 4), 1), 0], [x], {})),
