@@ -1240,6 +1240,44 @@ def _baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
     return aten.add.Tensor(self, result)
 
 
+def _isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """The ref of torch: a number compared with ``eq``/``ne``, few test elements compared with all.
+
+    With few test elements: a view, ``eq``, ``any``. With more: they are sorted and searched, or,
+    with ``assume_unique``, sorted together with the elements and compared with their neighbours.
+    """
+    if not isinstance(elements, Tensor):
+        elements = aten.scalar_tensor.default(elements, device=test_elements.device, pin_memory=False)
+    if not isinstance(test_elements, Tensor):
+        return (aten.ne.Scalar if invert else aten.eq.Scalar)(elements, test_elements)
+    n = elements.numel()
+    if test_elements.numel() < 10.0 * n ** 0.145:
+        if n == 0:
+            return aten.empty_like.default(elements, dtype=_dtypes.bool_)
+        x = aten.view.default(elements, list(elements.shape) + [1] * test_elements.dim())
+        found = aten.any.dims(aten.eq.Tensor(x, test_elements), list(range(-1, -test_elements.dim() - 1, -1)))
+        return aten.bitwise_not.default(found) if invert else found
+    flat = elements if elements.dim() == 1 else aten.view.default(elements, [n])
+    tests = test_elements if test_elements.dim() == 1 else aten.view.default(test_elements, [test_elements.numel()])
+    if assume_unique:
+        ranked, order = aten.sort.stable(aten.cat.default([flat, tests]), stable=True)
+        same = aten.eq.Tensor(aten.slice.Tensor(ranked, 0, 1, 2 ** 63 - 1), aten.slice.Tensor(ranked, 0, 0, -1))
+        marks = aten.constant_pad_nd.default(same, [0, 1], False)
+        if invert:
+            marks = aten.logical_not.default(marks)
+        mask = aten.index_put.default(aten.empty_like.default(marks), [order], marks)
+        return aten.view.default(aten.slice.Tensor(mask, 0, 0, n), [n])
+    ranked = aten.sort.default(tests)[0]
+    idx = aten.searchsorted.Tensor(ranked, flat)
+    inside = aten.lt.Scalar(idx, ranked.numel())
+    idx = aten.where.self(inside, idx, aten.scalar_tensor.default(0, dtype=_dtypes.int64, layout=strided,
+                                                                   device=idx.device))
+    found = aten.eq.Tensor(aten.index.Tensor(ranked, [idx]), flat)
+    if invert:
+        found = aten.logical_not.default(found)
+    return aten.view.default(found, list(elements.shape))
+
+
 def _aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     """``amin`` then ``amax``, as torch's Python ``aminmax`` (its Meta kernel too)."""
     dims = [] if dim is None else [dim]
@@ -1485,6 +1523,7 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.nansum.default: _nansum,
         aten.aminmax.default: _aminmax,
         aten.baddbmm.default: _baddbmm,
+        **dict.fromkeys((aten.isin.Tensor_Tensor, aten.isin.Tensor_Scalar, aten.isin.Scalar_Tensor), _isin),
         aten.count_nonzero.dim_IntList: _count_nonzero,
         aten.std.correction: _std,
         aten.std_mean.correction: _std_mean,
@@ -1582,6 +1621,8 @@ def _out_variants() -> list[tuple[Any, Any]]:
         (aten.nansum.out, aten.nansum.default),
         (aten.aminmax.out, aten.aminmax.default),
         (aten.baddbmm.out, aten.baddbmm.default),
+        *((getattr(aten.isin, f"{o}_out"), getattr(aten.isin, o)) for o in ("Tensor_Tensor", "Tensor_Scalar",
+                                                                            "Scalar_Tensor")),
         (aten.count_nonzero.dim_IntList_out, aten.count_nonzero.dim_IntList),
         (aten.std.correction_out, aten.std.correction),
         (aten.std_mean.correction_out, aten.std_mean.correction),

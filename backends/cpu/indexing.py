@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from dispatchcore.native import indexing as _ix
-from dispatchcore.tensor import wrap_cpu
+from dispatchcore.tensor import Tensor, wrap_cpu
 
 from .kernels import (
     _CPP_NAME,
@@ -28,6 +28,7 @@ from .kernels import (
     _item,
     _new,
     _not_implemented,
+    _np_dtype,
     _resize_out,
     _scalar_array,
     _wrap_dim,
@@ -362,6 +363,59 @@ def _unique_cpu(self, sorted=True, return_inverse=False):
     return wrap_cpu(_fresh(np.unique(flat, equal_nan=False))), wrap_cpu(_new((0,), np.dtype(_I64)))
 
 
+# --- isin (TensorCompare.cpp) -----------------------------------------------------------------------
+def _number_dtype(value: Any) -> Any:
+    """The dtype a Scalar argument's type names (``Scalar::type()``)."""
+    from dispatchcore import dtypes
+
+    return (dtypes.bool_ if isinstance(value, bool) else dtypes.int64 if isinstance(value, int)
+            else dtypes.complex128 if isinstance(value, complex) else dtypes.float64)
+
+
+def _isin(elements: Any, test: Any, assume_unique: bool, invert: bool) -> Any:
+    """The structured meta's dtype checks, then torch's choice of kernel and its answer (a bool tensor).
+
+    Few test elements (fewer than ``10 * numel ** 0.145``) compare each element with all of them;
+    more take torch's sorting kernel, whose ``assume_unique`` path answers as torch's does even for
+    repeated elements (an element equal to its sorted neighbour counts as found).
+    """
+    from dispatchcore import dtypes
+
+    shape = np.shape(elements._data) if isinstance(elements, Tensor) else ()
+    for value in (elements, test):
+        _ix.isin_dtype_check(value.dtype if isinstance(value, Tensor) else _number_dtype(value))
+    common = _np_dtype(dtypes.result_type(elements, test))
+    e = np.asarray(elements._data if isinstance(elements, Tensor) else _item(elements)).astype(common).reshape(-1)
+    t = np.asarray(test._data if isinstance(test, Tensor) else _item(test)).astype(common).reshape(-1)
+    if t.size < int(10.0 * float(e.size) ** 0.145) or not assume_unique or not (e.size + t.size):
+        found = np.isin(e, t, invert=invert)
+    else:  # torch's sort kernel on the raw elements: a stable sort, then neighbours compared
+        joined = np.concatenate([e, t])
+        order = np.argsort(joined, kind="stable")
+        ranked = joined[order]
+        marks = np.empty(ranked.shape, bool)
+        marks[:-1] = (ranked[1:] != ranked[:-1]) if invert else (ranked[1:] == ranked[:-1])
+        marks[-1] = invert
+        mask = np.empty_like(marks)
+        mask[order] = marks
+        found = mask[:e.size]
+    return wrap_cpu(_fresh(found.reshape(shape)))
+
+
+def _isin_kernels() -> dict[str, Callable[..., Any]]:
+    def functional(first, second, *, assume_unique=False, invert=False):
+        return _isin(first, second, assume_unique, invert)
+
+    def out_kernel(first, second, *, assume_unique=False, invert=False, out):
+        result = _isin(first, second, assume_unique, invert)
+        _check_out_dtype(out, result._data.dtype)
+        np.copyto(_resize_out(out, result._data.shape), result._data)
+        return out
+
+    return {f"isin.{overload}{suffix}": kernel for overload in ("Tensor_Tensor", "Tensor_Scalar", "Scalar_Tensor")
+            for suffix, kernel in (("", functional), ("_out", out_kernel))}
+
+
 def _long(array: Any) -> Any:
     return wrap_cpu(_fresh(np.asarray(array, _I64)))
 
@@ -602,6 +656,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "index_add": index_add_cpu, "index_add_": index_add__cpu, "index_add.out": index_add_out_cpu,
     "put_": put__cpu,
     "index_fill_.int_Scalar": index_fill__scalar_cpu, "index_fill_.int_Tensor": index_fill__tensor_cpu,
+    **_isin_kernels(),
     "_unique": _unique_cpu, "_unique2": _unique2_cpu, "unique_consecutive": unique_consecutive_cpu,
     "unique_dim": unique_dim_cpu, "unique_dim_consecutive": unique_dim_consecutive_cpu,
     "_local_scalar_dense": _local_scalar_dense_cpu,

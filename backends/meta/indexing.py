@@ -206,7 +206,28 @@ def where_self_out_meta(condition: Tensor, self: Tensor, other: Tensor, *, out: 
     return _resize_out(out, tuple(result.shape), tuple(result.stride()))
 
 
+def isin_meta(first: Any, second: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """The Python meta ``isin`` of torch: numbers made tensors, both dtypes checked, ``empty_like(elements)`` bool."""
+    from dispatchcore import dtypes
+    from dispatchcore.shapes import is_non_overlapping_and_dense
+
+    def dtype_of(value: Any) -> Any:  # torch.tensor(number): bool, int64, the default dtype, complex64
+        if isinstance(value, Tensor):
+            return value.dtype
+        return (dtypes.bool_ if isinstance(value, bool) else dtypes.int64 if isinstance(value, int)
+                else dtypes.complex64 if isinstance(value, complex) else dtypes.get_default_dtype())
+
+    _ix.isin_dtype_check(dtype_of(first), python=True)
+    _ix.isin_dtype_check(dtype_of(second), python=True)
+    if not isinstance(first, Tensor):
+        return meta_tensor((), dtypes.bool_)
+    shape, strides = tuple(first.shape), first.stride()
+    return meta_tensor(shape, dtypes.bool_, strides if is_non_overlapping_and_dense(shape, strides) else None)
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
+    **{f"isin.{overload}{suffix}": kernel for overload in ("Tensor_Tensor", "Tensor_Scalar", "Scalar_Tensor")
+       for suffix, kernel in (("", isin_meta), ("_out", python_out_wrapper(isin_meta)))},
     "gather": gather_meta, "gather.out": _out_kernel(gather_meta),
     **_scatter_family("scatter.src", True, ""), **_scatter_family("scatter.value", False, ""),
     **_scatter_family("scatter.reduce", True, "reduce"), **_scatter_family("scatter.value_reduce", False, "reduce"),

@@ -13,6 +13,7 @@ at the keys torch 2.13 registers them:
   ``masked_fill``, ``masked_scatter`` (an expanded contiguous clone, then the in-place op), ``put``
   (a clone, then ``put_``) and their ``out=`` forms; ``masked_scatter_backward`` (masked_scatter's
   derivative for ``source``). ``index_add`` is structured (its ``out=`` overload is the backend kernel).
+* ``isin`` (three overloads and their ``out=`` forms): structured, with backend kernels.
 * ``CompositeImplicitAutograd`` decompositions (``KERNELS_IMPLICIT``): ``item``, ``argwhere``,
   ``nonzero_numpy``, ``where(condition)``, ``where`` with Python numbers, and ``take_along_dim``
   (broadcast, wrapped indices, then ``gather``).
@@ -80,6 +81,11 @@ SCHEMAS: tuple[str, ...] = (
     f"index_fill.int_Scalar_out(Tensor self, int dim, Tensor index, Scalar value, {_OUT}",
     f"index_fill.int_Tensor_out(Tensor self, int dim, Tensor index, Tensor value, {_OUT}",
     "_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)",
+    *(schema for overload, args in (("Tensor_Tensor", "Tensor elements, Tensor test_elements"),
+                                    ("Tensor_Scalar", "Tensor elements, Scalar test_element"),
+                                    ("Scalar_Tensor", "Scalar element, Tensor test_elements"))
+      for schema in (f"isin.{overload}({args}, *, bool assume_unique=False, bool invert=False) -> Tensor",
+                     f"isin.{overload}_out({args}, *, bool assume_unique=False, bool invert=False, {_OUT}")),
     *(schema for name, head in (
         ("_unique2", "bool sorted=True, bool return_inverse=False, bool return_counts=False"),
         ("unique_consecutive", "bool return_inverse=False, bool return_counts=False, int? dim=None"),
@@ -729,6 +735,13 @@ def register(lib: Library) -> None:
 
 
 # --- derivatives (derivatives.yaml's formulas, dispatched operators only) ---------------------------
+def isin_dtype_check(dtype: Any, python: bool = False) -> None:
+    """``check_for_unsupported_isin_dtype``: bool and complex are refused (``python``: the meta's words)."""
+    if dtype.name == "bool" or dtype.is_complex:
+        name = f"torch.{dtype.name}" if python else _dt.SCALAR_TYPE_NAMES[dtype.name]
+        raise RuntimeError(f"Unsupported input type encountered for isin(): {name}")
+
+
 def _not_implemented(name: str) -> Callable[[Tensor], Tensor]:
     """derivatives.yaml's ``self: not_implemented("<name>")``: backward raises torch's error."""
     def formula(g: Tensor) -> Tensor:
@@ -903,7 +916,8 @@ def _no_derivative(op: str) -> Callable[..., Any]:
     return formula
 
 
-NONDIFFERENTIABLE = ("nonzero", "nonzero_static", "_local_scalar_dense")
+NONDIFFERENTIABLE = ("nonzero", "nonzero_static", "_local_scalar_dense", "isin.Tensor_Tensor", "isin.Tensor_Scalar",
+                     "isin.Scalar_Tensor")
 
 
 def register_autograd(lib: Library) -> None:
@@ -974,6 +988,9 @@ _STR = "c10::string_view"
 _SIGNATURES: dict[str, tuple[str, ...]] = {
     "gather": ("gather(Tensor input, int64_t dim, Tensor index, *, bool sparse_grad=False, Tensor out=None)",),
     "Tensor.gather": ("gather(int64_t dim, Tensor index, *, bool sparse_grad=False)",),
+    "isin": tuple(f"isin({args}, *, bool assume_unique=False, bool invert=False, Tensor out=None)"
+                  for args in ("Tensor elements, Tensor test_elements", "Scalar element, Tensor test_elements",
+                               "Tensor elements, Scalar test_element")),
     "take_along_dim": ("take_along_dim(Tensor input, Tensor indices, int64_t? dim=None, *, Tensor out=None)",),
     "Tensor.take_along_dim": ("take_along_dim(Tensor indices, int64_t? dim=None)",),
     "scatter": tuple(f"scatter(Tensor input, int64_t dim, Tensor index, {src}, *, {red}Tensor out=None)"
@@ -1158,6 +1175,37 @@ def index_put_function(input: Tensor, indices: Any, values: Tensor, accumulate: 
 
 
 _function_and_method("gather", _gather, ("gather",))
+
+
+def _isin(index: int, b: dict[str, Any]) -> Tensor:
+    overload = ("Tensor_Tensor", "Scalar_Tensor", "Tensor_Scalar")[index]
+    first = b["elements"] if index != 1 else b["element"]
+    second = b["test_elements"] if index != 2 else b["test_element"]
+    kwargs = {k: True for k in ("assume_unique", "invert") if b[k]}  # torch's binding passes what differs
+    out = b.get("out")
+    if out is not None:
+        return getattr(A.isin, f"{overload}_out")(first, second, **kwargs, out=out)
+    return getattr(A.isin, overload)(first, second, **kwargs)
+
+
+def _isin_function(*args: Any, **kwargs: Any) -> Tensor:
+    """``torch.isin(elements, test_elements, *, assume_unique=False, invert=False, out=None)``.
+
+    Whether each element is among the test elements (either may be a number), as a bool tensor.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.isin(dc.tensor([1, 2, 3, 4]), dc.tensor([2, 4, 6]))
+        tensor([False,  True, False,  True])
+    """
+    index, bound = _parse("isin", args, kwargs)
+    return _isin(index, bound)
+
+
+_isin_function.__name__ = _isin_function.__qualname__ = "isin"
+
+
+FUNCTIONS["isin"] = _isin_function
 _function_and_method("take_along_dim", lambda index, b: _with_out(
     A.take_along_dim.default, A.take_along_dim.out, b, b["input"], b["indices"], b["dim"]), ("take_along_dim",))
 _function_and_method("scatter", _scatter, ("scatter", "scatter_"))
