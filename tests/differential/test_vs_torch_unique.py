@@ -57,8 +57,9 @@ CASES = {
     "op-unique2-all-outputs": lambda t: t._unique2(t.tensor([[3, 1], [2, 3]])),
     "op-unique-dim-always-counts": lambda t: t.ops.aten.unique_dim(t.tensor(ROWS), 0),
     "op-unique-dim-consecutive": lambda t: t.ops.aten.unique_dim_consecutive(t.tensor(ROWS), 0, True, True),
-    "op-unique2-out": lambda t: t.ops.aten._unique2.out(t.tensor([3, 1, 3]), True, True, True, out0=t.empty(0, dtype=t.long),
-                                                         out1=t.empty(0, dtype=t.long), out2=t.empty(0, dtype=t.long)),
+    "op-unique2-out": lambda t: t.ops.aten._unique2.out(
+        t.tensor([3, 1, 3]), True, True, True, out0=t.empty(0, dtype=t.long), out1=t.empty(0, dtype=t.long),
+        out2=t.empty(0, dtype=t.long)),
     "op-unique2-out-dtype-refused": lambda t: t.ops.aten._unique2.out(
         t.tensor([3, 1, 3]), out0=t.empty(0), out1=t.empty(0, dtype=t.long), out2=t.empty(0, dtype=t.long)),
 }
