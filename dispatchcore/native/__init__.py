@@ -2,7 +2,7 @@
 
 Each family module (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``nn``, ``norms``,
 ``embedding_bag``, ``grid_sampler``, ``random``, ``activation``, ``loss``, ``linalg``, ``special``,
-``transformations``, ``bucketization``;
+``transformations``, ``bucketization``, ``summary``;
 last ``structured``: the ``out=`` overloads of the core structured ops, and the kernels torch
 builds from every family's ``out=``) is one declaration of its operators, data first (style guide 3.8):
 
@@ -32,7 +32,8 @@ from typing import Any
 __all__ = ["FAMILIES", "Bindings", "families"]
 
 FAMILIES = ("pointwise", "reductions", "shape", "indexing", "nn", "norms", "embedding_bag", "grid_sampler",
-            "random", "activation", "loss", "linalg", "special", "transformations", "bucketization", "structured")
+            "random", "activation", "loss", "linalg", "special", "transformations", "bucketization", "summary",
+            "structured")
 
 
 def families(package: str = __name__) -> list[ModuleType]:
