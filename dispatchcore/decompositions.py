@@ -1278,6 +1278,21 @@ def _isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inv
     return aten.view.default(found, list(elements.shape))
 
 
+def _linalg_cross(self: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """The ref of torch: the operands broadcast, then ``a[j] * b[k] - a[k] * b[j]`` by ``index_select``."""
+    shape = list(broadcast_shapes(tuple(self.shape), tuple(other.shape)))
+    a = self if list(self.shape) == shape else aten.expand.default(self, shape)
+    b = other if list(other.shape) == shape else aten.expand.default(other, shape)
+    dim = wrap_dim(dim, a.dim())
+    idx = aten.arange.start_step(0, 3, layout=strided, device=a.device, pin_memory=False)
+
+    def rolled(t: Tensor, by: int) -> Tensor:
+        return aten.index_select.default(t, dim, aten.remainder.Scalar(aten.add.Tensor(idx, by), 3))
+
+    first = aten.mul.Tensor(rolled(a, 1), rolled(b, 2))
+    return aten.sub.Tensor(first, aten.mul.Tensor(rolled(a, 2), rolled(b, 1)))
+
+
 def _aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     """``amin`` then ``amax``, as torch's Python ``aminmax`` (its Meta kernel too)."""
     dims = [] if dim is None else [dim]
@@ -1523,6 +1538,7 @@ def _functional_table() -> dict[Any, Callable[..., Any]]:
         aten.nansum.default: _nansum,
         aten.aminmax.default: _aminmax,
         aten.baddbmm.default: _baddbmm,
+        aten.linalg_cross.default: _linalg_cross,
         **dict.fromkeys((aten.isin.Tensor_Tensor, aten.isin.Tensor_Scalar, aten.isin.Scalar_Tensor), _isin),
         aten.count_nonzero.dim_IntList: _count_nonzero,
         aten.std.correction: _std,
@@ -1621,6 +1637,7 @@ def _out_variants() -> list[tuple[Any, Any]]:
         (aten.nansum.out, aten.nansum.default),
         (aten.aminmax.out, aten.aminmax.default),
         (aten.baddbmm.out, aten.baddbmm.default),
+        (aten.linalg_cross.out, aten.linalg_cross.default),
         *((getattr(aten.isin, f"{o}_out"), getattr(aten.isin, o)) for o in ("Tensor_Tensor", "Tensor_Scalar",
                                                                             "Scalar_Tensor")),
         (aten.count_nonzero.dim_IntList_out, aten.count_nonzero.dim_IntList),

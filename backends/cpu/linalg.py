@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from dispatchcore.native import linalg as _la
+from dispatchcore.native.structured import check_out_dtype
 from dispatchcore.tensor import wrap_cpu
 
-from .kernels import _new, _not_implemented
+from .kernels import _TORCH_NAME, _new, _not_implemented, _resize_out
 
 __all__ = ["KERNELS"]
 
@@ -41,4 +42,33 @@ def vdot_cpu(self, other):
     return dot_cpu(self, other)
 
 
-KERNELS: dict[str, Callable[..., Any]] = {"dot": dot_cpu, "vdot": vdot_cpu}
+def linalg_cross_cpu(self, other, *, dim=-1):
+    """``linalg_cross``: the meta checks, then the cross product in the inputs' dtype (``a1 * b2 - a2 * b1``, ...)."""
+    shape = _la.linalg_cross_check(self, other, dim)
+    a, b = self._data, other._data
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_TORCH_NAME[a.dtype]} but found {_TORCH_NAME[b.dtype]}")
+    if a.dtype.kind == "b":
+        raise _not_implemented("cross", a.dtype)
+    d = dim % a.ndim
+    a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    out = _new(shape, a.dtype)
+    with np.errstate(all="ignore"):  # integer products wrap, as in C++
+        for i in range(3):
+            j, k = (i + 1) % 3, (i + 2) % 3
+            pick = (slice(None),) * d
+            out[pick + (i,)] = a[pick + (j,)] * b[pick + (k,)] - a[pick + (k,)] * b[pick + (j,)]
+    return wrap_cpu(out)
+
+
+def linalg_cross_out_cpu(self, other, *, dim=-1, out):
+    """``linalg_cross.out``: the checks, out's dtype must be self's, then the product written into it."""
+    shape = _la.linalg_cross_check(self, other, dim)
+    check_out_dtype("exact", self.dtype, out.dtype)
+    r = linalg_cross_cpu(self, other, dim=dim)._data
+    np.copyto(_resize_out(out, shape, [r]), r)
+    return out
+
+
+KERNELS: dict[str, Callable[..., Any]] = {"dot": dot_cpu, "vdot": vdot_cpu, "linalg_cross": linalg_cross_cpu,
+                                          "linalg_cross.out": linalg_cross_out_cpu}

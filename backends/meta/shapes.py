@@ -206,3 +206,24 @@ def tensor_iterator_strides(shape: Sequence[int], operands: Sequence[Operand], s
         out[d] = acc
         acc *= shape[d]
     return tuple(out)
+
+
+def python_broadcast_shapes(*shapes: Sequence[int]) -> Shape:
+    """``torch._prims_common._broadcast_shapes``: the shape torch's Python meta kernels broadcast to.
+
+    Its error names the first mismatching argument and the shape gathered so far.
+
+    Example:
+        >>> python_broadcast_shapes((2, 1, 3), (5, 3))
+        (2, 5, 3)
+    """
+    common = [1] * max((len(s) for s in shapes), default=0)
+    for index, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            if common[i] == 1:
+                common[i] = shape[i]
+            elif shape[i] != 1 and common[i] != shape[i]:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} at {i}! Mismatching "
+                                   f"argument at index {index} had torch.Size({list(shape)}); but expected shape "
+                                   f"should be broadcastable to {common}")
+    return tuple(common)

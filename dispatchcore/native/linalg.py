@@ -1,4 +1,4 @@
-"""Products: ``dot``, ``vdot``, ``mv``, ``outer``/``ger``, ``tensordot``, ``inner``, ``kron``, with ``out=``.
+"""Products: ``dot``, ``vdot``, ``mv``, ``outer``/``ger``, ``tensordot``, ``inner``, ``kron``, ``cross``, with ``out=``.
 
 Mirrors ``aten/src/ATen/native/Blas.cpp`` (``dot``, ``vdot``, ``mv``, ``dot_check`` and the
 ``out=`` kernels) and ``addmv``'s checks in ``LinearAlgebra.cpp``, registered at the keys torch
@@ -24,7 +24,7 @@ from typing import Any
 from .._library import Library
 from ..dtypes import SCALAR_TYPE_NAMES
 from ..ops import aten as A
-from ..shapes import dim_list_to_bitset, wrap_dim
+from ..shapes import dim_list_to_bitset, infer_size, wrap_dim
 from ..tensor import Tensor
 from . import Bindings
 from .structured import check_out_dtype
@@ -35,6 +35,10 @@ __all__ = ["FUNCTIONS", "IMPLICIT", "METHODS", "SCHEMAS", "dot_check", "explicit
 _OUT = "*, Tensor(a!) out) -> Tensor(a!)"
 SCHEMAS: tuple[str, ...] = (
     "dot(Tensor self, Tensor tensor) -> Tensor",
+    "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",
+    f"linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, {_OUT}",
+    "cross(Tensor self, Tensor other, int? dim=None) -> Tensor",
+    f"cross.out(Tensor self, Tensor other, int? dim=None, *, {_OUT}",
     f"dot.out(Tensor self, Tensor tensor, {_OUT}",
     "vdot(Tensor self, Tensor other) -> Tensor",
     f"vdot.out(Tensor self, Tensor other, {_OUT}",
@@ -135,6 +139,58 @@ def _dot_out(functional: Callable[[Tensor, Tensor], Tensor]) -> Callable[..., Te
         return A.fill_.Tensor(out, functional(self, other))
 
     return out_kernel
+
+
+# --- cross (Cross.cpp): linalg_cross is structured; cross picks a default dim, then calls it ----------
+def _size_at(t: Tensor, dim: int) -> int:
+    if t.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return int(t.shape[wrap_dim(dim, t.dim())])
+
+
+def linalg_cross_check(self: Tensor, other: Tensor, dim: int) -> tuple[int, ...]:
+    """``linalg_cross``'s meta function: equal ranks, length 3 at ``dim`` (printed as given), broadcast shape."""
+    if self.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    mine, theirs = _size_at(self, dim), _size_at(other, dim)
+    if mine != 3 or theirs != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {mine} and {theirs}")
+    return tuple(infer_size(tuple(self.shape), tuple(other.shape)))
+
+
+_WARNED_CROSS: list[bool] = []
+
+
+def _cross_dim(self: Tensor, dim: int | None) -> int:
+    """``_default_cross_dim``: the dim given, else the first of size 3 (warning once per process)."""
+    if dim is not None:
+        return dim
+    if not _WARNED_CROSS:  # TORCH_WARN_ONCE
+        _WARNED_CROSS.append(True)
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=4)
+    for i, size in enumerate(self.shape):
+        if size == 3:
+            return i
+    raise RuntimeError("no dimension of size 3 in input")
+
+
+def cross(self: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """``at::cross`` (CompositeImplicitAutograd): ``linalg_cross`` along ``dim`` or the first dim of size 3.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.cross(dc.tensor([1.0, 0.0, 0.0]), dc.tensor([0.0, 1.0, 0.0]), dim=0)
+        tensor([0., 0., 1.])
+    """
+    d = _cross_dim(self, dim)
+    return A.linalg_cross.default(self, other, **({} if d == -1 else {"dim": d}))
+
+
+def cross_out(self: Tensor, other: Tensor, dim: int | None = None, *, out: Tensor) -> Tensor:
+    d = _cross_dim(self, dim)
+    return A.linalg_cross.out(self, other, **({} if d == -1 else {"dim": d}), out=out)
 
 
 # --- outer and ger (LinearAlgebra.cpp): CompositeImplicitAutograd, ``self`` as a column times ``vec2`` ---
@@ -261,7 +317,8 @@ def kron_out(self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
 
 IMPLICIT: dict[str, Callable[..., Any]] = {"outer": outer, "outer.out": outer_out, "ger": ger, "ger.out": ger_out,
                                            "tensordot": tensordot, "tensordot.out": tensordot_out,
-                                           "inner": inner, "inner.out": inner_out, "kron": kron, "kron.out": kron_out}
+                                           "inner": inner, "inner.out": inner_out, "kron": kron, "kron.out": kron_out,
+                                           "cross": cross, "cross.out": cross_out}
 
 
 def explicit_kernels() -> dict[str, Callable[..., Any]]:
@@ -301,6 +358,13 @@ def register_autograd(lib: Library) -> None:
       (lambda g, other: A.mul.Tensor(g, other), lambda g, self: A.mul.Tensor(g, self)))
     r("mv", "MvBackward0", ("self", "vec"),
       (_ger, lambda g, self: A.mv.default(A.t.default(self), g)))
+
+    def cross_args(dim: int) -> dict[str, int]:
+        return {} if dim == -1 else {"dim": dim}
+
+    r("linalg_cross", "LinalgCrossBackward0", ("self", "other"),
+      (lambda g, other, dim: A.linalg_cross.default(other, g, **cross_args(dim)),
+       lambda g, self, dim: A.linalg_cross.default(g, self, **cross_args(dim))))
 
 
 # --- torch.* functions and Tensor methods -------------------------------------------------------------
@@ -382,4 +446,18 @@ def _tensordot_function(a: Any, b: Any, dims: Any = 2, out: Tensor | None = None
 
 
 _tensordot_function.__name__ = _tensordot_function.__qualname__ = "tensordot"
+
+_CROSS = Bindings({"cross": ("cross(Tensor input, Tensor other, int64_t? dim=None, *, Tensor out=None)",),
+                   "Tensor.cross": ("cross(Tensor other, int64_t? dim=None)",)})
+
+
+def _cross_call(index: int, b: dict[str, Any]) -> Tensor:
+    """``torch.cross(input, other, dim=None, *, out=None)``: the cross product along a dim of size 3."""
+    args = (b["input"], b["other"]) if b["dim"] is None else (b["input"], b["other"], b["dim"])
+    return A.cross.default(*args) if b.get("out") is None else A.cross.out(*args, out=b["out"])
+
+
+FUNCTIONS["cross"] = _CROSS.function("cross", _cross_call)
+FUNCTIONS["cross"].__doc__ = cross.__doc__
+METHODS["cross"] = _CROSS.method("cross", _cross_call)
 FUNCTIONS["tensordot"] = _tensordot_function
