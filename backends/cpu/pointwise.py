@@ -21,6 +21,7 @@ from dispatchcore import dtypes
 from dispatchcore.native import pointwise as P
 from dispatchcore.tensor import Tensor, wrap_cpu
 
+from . import gamma as _gamma
 from . import kernels as _k
 
 __all__ = ["BINARY", "KERNELS", "UNARY"]
@@ -141,6 +142,9 @@ UNARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "tan": (np.tan, "tan_cpu", _FLOATS),
     "erf": (_erf, "erf_cpu", _FLOATS),
     "erfc": (_erfc, "erfc_cpu", _FLOATS),
+    "lgamma": (_gamma.lgamma, "lgamma_vml_cpu", _FLOATS),
+    "digamma": (_gamma.digamma, "digamma", _FLOATS),
+    "erfinv": (_gamma.erfinv, "erfinv_vml_cpu", _FLOATS),
     "exp2": (np.exp2, "exp2_cpu", _FLOATS),
     "sinc": (_sinc, "sinc_cpu", _FLOATS),
     "expm1": (np.expm1, "expm1_cpu", _FLOATS),

@@ -19,8 +19,9 @@ from dispatchcore import dtypes
 from dispatchcore.native import pointwise as P
 from dispatchcore.native import special as S
 
+from . import gamma as _gamma
 from . import kernels as _k
-from .pointwise import _check_target, _opmath
+from .pointwise import _check_target, _opmath, _unary
 
 __all__ = ["KERNELS"]
 
@@ -143,7 +144,16 @@ def frexp_tensor_out_cpu(self, *, mantissa, exponent):
     return mantissa, exponent
 
 
+def _polygamma(n, self, out=None):
+    """``polygamma``: the negative-n check, then digamma's dtype rule with the kernel for ``n``."""
+    S.polygamma_check(n)
+    if self._data.dtype.kind == "c":
+        raise _k._not_implemented("digamma" if n == 0 else "trigamma" if n == 1 else "polygamma", self._data.dtype)
+    return _unary("digamma", self, out, compute=lambda a: _gamma.polygamma(n, a))
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
+    "polygamma": lambda n, self: _polygamma(n, self), "polygamma.out": lambda n, self, *, out: _polygamma(n, self, out),
     "frexp.Tensor_out": frexp_tensor_out_cpu,
     "xlogy.Tensor": xlogy_tensor_cpu, "xlogy_.Tensor": xlogy__tensor_cpu, "xlogy.OutTensor": xlogy_out_tensor_cpu,
     "logit": logit_cpu, "logit_": logit__cpu, "logit.out": logit_out_cpu,

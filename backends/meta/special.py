@@ -19,6 +19,7 @@ from dispatchcore.native import special as S
 from dispatchcore.tensor import Tensor
 
 from .kernels import _device_check, _promoted, _tensor_iterator, meta_tensor, python_copy_out
+from .pointwise import _unary as _pointwise_unary
 
 __all__ = ["KERNELS"]
 
@@ -65,7 +66,15 @@ def _dense(t: Tensor) -> bool:
     return is_non_overlapping_and_dense(tuple(t.shape), tuple(t.stride()))
 
 
+def _polygamma_meta(n: int, self: Tensor, out: Tensor | None = None) -> Tensor:
+    """Torch's meta ``polygamma``: the negative-n check, then digamma's (a float result like ``self``)."""
+    S.polygamma_check(n)
+    return _pointwise_unary("digamma", self, out)
+
+
 KERNELS: dict[str, Callable[..., Any]] = {
+    "polygamma": lambda n, self: _polygamma_meta(n, self),
+    "polygamma.out": lambda n, self, *, out: _polygamma_meta(n, self, out),
     "frexp.Tensor_out": _frexp_out_meta,  # frexp.Tensor: its composite (explicit_kernels), as torch
     "xlogy.Tensor": lambda self, other: _xlogy(self, other),
     "xlogy_.Tensor": lambda self, other: _xlogy(self, other, inplace=True),
@@ -76,7 +85,8 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "logit_backward": lambda grad_output, self, eps=None: _logit_backward(grad_output, self),
     "logit_backward.grad_input": lambda grad_output, self, eps=None, *, grad_input: _logit_backward(
         grad_output, self, grad_input),
-    **S.explicit_kernels(),
+    # torch has no Meta kernel for polygamma_: its CompositeExplicitAutograd one runs on meta
+    **{name: kernel for name, kernel in S.explicit_kernels().items() if name != "polygamma_"},
 }
 for _name, _kernel in KERNELS.items():
     if _kernel.__name__ == "<lambda>":

@@ -144,6 +144,11 @@ UNARY: dict[str, Unary] = {
     "erfc": Unary(FLOAT, "ErfcBackward0", lambda g, self: A.mul.Tensor(A.mul.Scalar(A.exp.default(
         A.neg.default(A.pow.Tensor_Scalar(self, 2))), -_TWO_OVER_SQRT_PI), g)),
     "sinc": Unary(FLOAT, "SincBackward0", _sinc_backward),
+    "lgamma": Unary(FLOAT, "LgammaBackward0", lambda g, self: A.mul.Tensor(g, A.digamma.default(self))),
+    "digamma": Unary(FLOAT, "DigammaBackward0", lambda g, self: A.mul.Tensor(g, A.polygamma.default(1, self))),
+    # 0.5 * sqrt(M_PI) * exp(self.erfinv().pow(2)) * grad
+    "erfinv": Unary(FLOAT, "ErfinvBackward0", lambda g, self: A.mul.Tensor(A.mul.Scalar(A.exp.default(
+        A.pow.Tensor_Scalar(A.erfinv.default(self), 2)), 0.5 * math.sqrt(math.pi)), g)),
     "exp2": Unary(FLOAT, "Exp2Backward0", lambda g, result: A.mul.Scalar(A.mul.Tensor(g, result), _LN2)),
     "expm1": Unary(FLOAT, "Expm1Backward0", lambda g, result: A.mul.Tensor(g, A.add.Scalar(result, 1))),
     "log1p": Unary(FLOAT, "Log1PBackward0", lambda g, self: A.div.Tensor(g, A.add.Scalar(self, 1))),

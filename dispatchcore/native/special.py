@@ -1,4 +1,4 @@
-"""``xlogy``, ``logit`` and ``frexp``: pointwise special functions (the losses' formulas use the first two).
+"""``xlogy``, ``logit``, ``frexp`` and ``polygamma``: pointwise special functions (the losses use the first two).
 
 Mirrors ``aten/src/ATen/native/BinaryOps.cpp`` (``xlogy`` and its Scalar overloads, whose names the
 pointwise tables cannot spell: ``Scalar_Self``, ``OutScalar_Other``, ...) and ``UnaryOps.cpp``
@@ -42,10 +42,19 @@ SCHEMAS: tuple[str, ...] = (
     "logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor",
     "logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) "
     "-> Tensor(a!)",
+    "polygamma(int n, Tensor self) -> Tensor",
+    "polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    "polygamma_(Tensor(a!) self, int n) -> Tensor(a!)",
     "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",
     "frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) "
     "-> (Tensor(a!) mantissa, Tensor(b!) exponent)",
 )
+
+
+def polygamma_check(n: int) -> None:
+    """``polygamma``'s structured meta check."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
 
 
 def frexp_check(self: Tensor, mantissa: Tensor, exponent: Tensor) -> None:
@@ -89,6 +98,7 @@ def explicit_kernels() -> dict[str, Callable[..., Any]]:
     xlogy, xlogy_, out_op = A.xlogy.Tensor, A.xlogy_.Tensor, A.xlogy.OutTensor
     return {
         "frexp.Tensor": frexp,
+        "polygamma_": lambda self, n: A.polygamma.out(n, self, out=self),  # self.polygamma_(n): out= into self
         "xlogy.Scalar_Self": lambda self, other: xlogy(_number(self), other),
         "xlogy.Scalar_Other": lambda self, other: xlogy(self, _number(other)),
         "xlogy_.Scalar_Other": lambda self, other: xlogy_(self, _number(other)),
@@ -176,6 +186,9 @@ def register_autograd(lib: Library) -> None:
     r("xlogy_.Scalar_Other", "XlogyBackward2", ("self",), (_xlogy_scalar_other,), mutates="self")
     r("logit", "LogitBackward0", ("self",), _logit_formula)
     r("logit_", "LogitBackward0", ("self",), _logit_formula, mutates="self")
+    polygamma = (lambda g, n, self: A.mul.Tensor(g, A.polygamma.default(n + 1, self)))
+    register_derivative(lib, "aten::polygamma", "PolygammaBackward0", ("self",), polygamma)
+    register_derivative(lib, "aten::polygamma_", "PolygammaBackward0", ("self",), polygamma, mutates="self")
     r("frexp.Tensor", "FrexpBackward0", ("self",), lambda g, result1: A.div.Tensor(g, A.exp2.default(result1)),
       differentiable_outputs=(0,))
     d = r("logit_backward", "NotImplemented", ("grad_output", "self"), (_no_derivative("logit_backward"),) * 2)
@@ -259,10 +272,38 @@ def _frexp_call(index: int, b: dict[str, Any]) -> Any:
     return return_types.frexp_out(A.frexp.Tensor_out(b["input"], mantissa=out[0], exponent=out[1]))
 
 
+_POLYGAMMA = Bindings({"polygamma": ("polygamma(int64_t n, Tensor input, *, Tensor out=None)",),
+                       "Tensor.polygamma": ("polygamma(int64_t n)",), "Tensor.polygamma_": ("polygamma_(int64_t n)",)})
+
+
+def _polygamma_call(index: int, b: dict[str, Any]) -> Any:
+    """``torch.polygamma(n, input, *, out=None)``: the n-th derivative of ``digamma``.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.polygamma(1, dc.tensor([1.0]))
+        tensor([1.6449])
+    """
+    if b.get("out") is not None:
+        return A.polygamma.out(b["n"], b["input"], out=b["out"])
+    return A.polygamma.default(b["n"], b["input"])
+
+
+def _polygamma_method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    return A.polygamma.default(_POLYGAMMA.parse("Tensor.polygamma", args, kwargs)[1]["n"], self)
+
+
+def _polygamma__method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    return A.polygamma_.default(self, _POLYGAMMA.parse("Tensor.polygamma_", args, kwargs)[1]["n"])
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {"xlogy": xlogy, "xlogy_": xlogy_, "logit": logit, "logit_": logit_,
-                                            "frexp": _FREXP.function("frexp", _frexp_call)}
+                                            "frexp": _FREXP.function("frexp", _frexp_call),
+                                            "polygamma": _POLYGAMMA.function("polygamma", _polygamma_call)}
+FUNCTIONS["polygamma"].__doc__ = _polygamma_call.__doc__
 METHODS: dict[str, Callable[..., Any]] = {"xlogy": _xlogy_method, "xlogy_": _xlogy__method, "logit": _logit_method,
-                                          "logit_": _logit__method, "frexp": _FREXP.method("frexp", _frexp_call)}
+                                          "logit_": _logit__method, "frexp": _FREXP.method("frexp", _frexp_call),
+                                          "polygamma": _polygamma_method, "polygamma_": _polygamma__method}
 for _n, _f in METHODS.items():
     _f.__name__ = _f.__qualname__ = _n
 del _n, _f
