@@ -7,13 +7,15 @@ operators a dispatch mode sees during backward.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 import dispatchcore as dc
 
 torch = pytest.importorskip("torch")
-from tests.differential._observers import mode_calls  # noqa: E402
+from tests.differential._observers import mode_calls, outcome  # noqa: E402
 
 pytestmark = pytest.mark.differential
 
@@ -90,44 +92,28 @@ META_CASES = {
 }
 
 
-def _run(lib, fn):
-    """The result as (dtype, shape, strides, float64 values) or the error, and the warnings."""
-    import warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            r = fn(lib)
-        except Exception as e:  # noqa: BLE001 - the error is the result compared
-            return ("error", type(e).__name__, str(e).splitlines()[0]), []
-    texts = [str(w.message).split(" (Triggered internally")[0].replace("dispatchcore.Size", "torch.Size")
-             for w in caught if w.category is UserWarning]
-    values = None if r.device.type == "meta" else np.asarray(r.tolist(), dtype=np.float64)
-    return (str(r.dtype).rpartition(".")[2], tuple(r.shape), tuple(r.stride()), values), texts
-
-
-def _same(mine, theirs):
-    (m, m_warn), (t, t_warn) = mine, theirs
-    assert m_warn == t_warn
-    if m[0] == "error" or t[0] == "error":
-        assert m == t
+def _same(fn):
+    """Both libraries' outcome (dtype, shape, strides, or the error; the warnings); the values within a tolerance."""
+    mine, theirs = outcome(dc, fn), outcome(torch, fn)
+    if mine[0][0] == "error" or theirs[0][0] == "error" or theirs[0][3] is None:
+        assert mine == theirs
         return
-    assert m[:3] == t[:3]
-    if t[3] is not None:
-        np.testing.assert_allclose(m[3], t[3], rtol=1e-5, atol=1e-5)
+    assert mine[0][:3] == theirs[0][:3] and mine[1] == theirs[1]
+    with warnings.catch_warnings():  # the warnings were compared above
+        warnings.simplefilter("ignore")
+        got, expected = fn(dc).tolist(), fn(torch).tolist()
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64),
+                               rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_baddbmm_addbmm_match_torch(name):
-    _same(_run(dc, CASES[name]), _run(torch, CASES[name]))
+    _same(CASES[name])
 
 
 @pytest.mark.parametrize("name", sorted(META_CASES))
 def test_meta_kernels_are_torchs_python_ones(name):
-    def make(t):
-        return lambda t_: META_CASES[name](t_, lambda *s, dtype=None: t_.empty(*s, dtype=dtype, device="meta"))
-
-    _same(_run(dc, make(dc)), _run(torch, make(torch)))
+    _same(lambda t: META_CASES[name](t, lambda *s, dtype=None: t.empty(*s, dtype=dtype, device="meta")))
 
 
 @pytest.mark.parametrize("name", ["baddbmm", "addbmm", "baddbmm_", "addbmm_"])
