@@ -824,7 +824,20 @@ def _kernels() -> dict[str, Callable[..., Any]]:
     kernels.update(_activation_kernels())
     kernels.update(_unary_backward_kernels())
     kernels.update(_ternary_kernels())
+    kernels["equal"] = equal_cpu
     return kernels
+
+
+def equal_cpu(self, other):
+    """``cpu_equal``: the same device, the same size, then every element equal in the promoted dtype (NaN is not)."""
+    if self.device != other.device:
+        raise RuntimeError(f"Cannot compare two tensors on different devices. Got: {self.device} and {other.device}")
+    a, b = self._data, other._data
+    if a.shape != b.shape:
+        return False
+    common = _k._result_np(self, other)
+    with _k.quiet():
+        return bool(np.array_equal(a.astype(common, copy=False), b.astype(common, copy=False)))
 
 
 KERNELS = _kernels()

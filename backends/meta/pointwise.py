@@ -222,7 +222,8 @@ def _ternary_kernels() -> dict[str, Callable[..., Any]]:
 
 
 # torch registers these at CompositeExplicitAutograd only: no Meta kernel of their own
-_NO_META = tuple(f"{dunder}.{o}" for dunder in P.SHIFT_DUNDERS for o in ("Scalar_out", "Tensor_out"))
+# composites torch gives no Meta kernel (their CompositeExplicitAutograd one runs on meta tensors)
+_NO_META = (*(f"{dunder}.{o}" for dunder in P.SHIFT_DUNDERS for o in ("Scalar_out", "Tensor_out")), "allclose")
 
 
 def _kernels() -> dict[str, Callable[..., Any]]:

@@ -579,6 +579,9 @@ SCHEMAS: tuple[str, ...] = (
     "isnan(Tensor self) -> Tensor", f"isnan.out(Tensor self, {_OUT}",
     "isinf(Tensor self) -> Tensor", f"isinf.out(Tensor self, {_OUT}",
     "isfinite(Tensor self) -> Tensor",
+    "isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor",
+    "allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool",
+    "equal(Tensor self, Tensor other) -> bool",
     *_unary_schemas("logical_not", True),
     "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
     "nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)",
@@ -746,6 +749,53 @@ def _isfinite(self: Tensor) -> Tensor:
         finite = A.ne.Scalar(A.abs.default(self), math.inf)
         return A.mul.Tensor(A.eq.Tensor(self, self), finite)
     return A.eq.Tensor(self, self)  # integers are always finite: all True, in self's layout
+
+
+def _isclose(self: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> Tensor:
+    """``at::isclose`` (CompositeImplicitAutograd): equal, or finitely within ``atol + rtol * |other|``.
+
+    torch's operators in its order: integers and bool are compared in the default dtype (``other``
+    cast, and ``self`` too when bool); with ``equal_nan`` NaNs pair with NaNs; zero tolerances
+    stop at equality.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> dc.isclose(dc.tensor([1.0, 2.0]), dc.tensor([1.0 + 1e-9, 2.1]))
+        tensor([ True, False])
+    """
+    from ..dtypes import get_default_dtype
+
+    if self.dtype is not other.dtype:
+        raise RuntimeError(f"{SCALAR_TYPE_NAMES[self.dtype.name]} did not match {SCALAR_TYPE_NAMES[other.dtype.name]}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {_cpp_double(rtol)}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {_cpp_double(atol)}")
+    close = A.eq.Tensor(self, other)
+    if equal_nan and (self.dtype.is_floating_point or self.dtype.is_complex):
+        both = A.bitwise_and.Tensor(A.isnan.default(self), A.isnan.default(other))
+        close = A.bitwise_or_.Tensor(close, both)
+    if rtol == 0 and atol == 0:
+        return close
+    integral = not (self.dtype.is_floating_point or self.dtype.is_complex)
+    cast_self = A._to_copy.default(self, dtype=get_default_dtype()) if self.dtype.name == "bool" else self
+    cast_other = A._to_copy.default(other, dtype=get_default_dtype()) if integral else other
+    allowed = A.add.Scalar(A.abs.default(A.mul.Scalar(cast_other, rtol)), atol)
+    actual = A.abs.default(A.sub.Tensor(cast_self, cast_other))
+    finite = A.isfinite.default(actual)
+    return A.bitwise_or_.Tensor(close, A.bitwise_and_.Tensor(finite, A.le.Tensor(actual, allowed)))
+
+
+def _allclose(self: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+              equal_nan: bool = False) -> bool:
+    """``at::allclose`` (CompositeExplicitAutograd): ``isclose(...).all().item()``, a Python bool."""
+    return bool(A._local_scalar_dense.default(A.all.default(A.isclose.default(self, other, rtol, atol, equal_nan))))
+
+
+def _cpp_double(value: float) -> str:
+    """A double as C++'s ``operator<<`` prints it (``-1``, ``0.5``, ``1e-05``)."""
+    return f"{value:g}"
 
 
 def _dense(shape: list[int], strides: list[int]) -> bool:
@@ -958,6 +1008,7 @@ def _float_power_inplace_call(index: int, a: dict[str, Any]) -> Tensor:
 
 def _explicit() -> dict[str, Callable[..., Any]]:
     found: dict[str, Callable[..., Any]] = {"isnan.out": _isnan_out, "isinf": _isinf, "isinf.out": _isinf_out,
+                                            "allclose": _allclose,
                                             "nan_to_num": _nan_to_num, "nan_to_num_": _nan_to_num_}
     for name in _ANGLES:
         found.update(_angle_kernels(name))
@@ -1000,7 +1051,7 @@ def _calling(op: Any) -> Callable[..., Any]:
 
 
 def _implicit() -> dict[str, Callable[..., Any]]:
-    found: dict[str, Callable[..., Any]] = {"isfinite": _isfinite}
+    found: dict[str, Callable[..., Any]] = {"isfinite": _isfinite, "isclose": _isclose}
     for alias, target in ALIASES.items():
         found.update(_alias_kernels(alias, target))
     for alias in OVERLOAD_ALIASES:
@@ -1080,7 +1131,7 @@ def register_autograd(lib: Library) -> None:
         r(f"{name}_", node, ("self",), _times(factor), mutates="self")
     r("round.decimals", "RoundBackward1", ("self",), lambda g: _zeros(g))
     r("round_.decimals", "RoundBackward1", ("self",), lambda g: _zeros(g), mutates="self")
-    nondiff("isnan", "isinf", "logical_not", "logical_not_")
+    nondiff("isnan", "isinf", "logical_not", "logical_not_", "allclose", "equal")
     nan_to_num = (lambda g, self: A.mul.Tensor(g, A.isfinite.default(self)))
     r("nan_to_num", "NanToNumBackward0", ("self",), nan_to_num)
     r("nan_to_num_", "NanToNumBackward0", ("self",), nan_to_num, mutates="self")
@@ -1125,6 +1176,22 @@ def register_autograd(lib: Library) -> None:
 
 # --- torch.* functions and Tensor methods ----------------------------------------------------------------
 # torch.<name>_ functions torch defines (most in-place forms are methods only)
+_ISCLOSE = Bindings({
+    **{key: (f"{name}({first}Tensor other, double rtol=1e-05, double atol=1e-08, bool equal_nan=False)",)
+       for name in ("isclose", "allclose")
+       for key, first in ((name, "Tensor input, "), (f"Tensor.{name}", ""))},
+    "equal": ("equal(Tensor input, Tensor other)",), "Tensor.equal": ("equal(Tensor other)",),
+})
+
+
+def _isclose_call(index: int, b: dict[str, Any]) -> Tensor:
+    return A.isclose.default(b["input"], b["other"], b["rtol"], b["atol"], b["equal_nan"])
+
+
+def _allclose_call(index: int, b: dict[str, Any]) -> bool:
+    return A.allclose.default(b["input"], b["other"], b["rtol"], b["atol"], b["equal_nan"])
+
+
 _TORCH_INPLACE = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "erf", "erfc", "exp2",
                   "expm1", "log1p", "log2", "log10", "rsqrt", "ceil", "floor", "round", "trunc", "frac", "sinc")
 _NOT_PASSED: Any = object()
@@ -1403,11 +1470,17 @@ def _python_layer() -> tuple[dict[str, Any], dict[str, Any]]:
                 functions[f"{name}_"] = _inplace_function(name)
     functions.update(round=_round, nan_to_num=_nan_to_num_function, nan_to_num_=_nan_to_num__function,
                      isnan=_unary_function("isnan", out=False), isinf=_unary_function("isinf", out=False),
-                     isfinite=_unary_function("isfinite", out=False), logical_not=_unary_function("logical_not"))
+                     isfinite=_unary_function("isfinite", out=False), logical_not=_unary_function("logical_not"),
+                     isclose=_ISCLOSE.function("isclose", _isclose_call),
+                     allclose=_ISCLOSE.function("allclose", _allclose_call),
+                     equal=_ISCLOSE.function("equal", lambda index, b: A.equal.default(b["input"], b["other"])))
     methods.update(round=_round_method, round_=_round__method,
                    nan_to_num=_nan_to_num_function, nan_to_num_=_nan_to_num__function,
                    isnan=tm.fast(A.isnan.default), isinf=tm.fast(A.isinf.default),
                    isfinite=tm.fast(A.isfinite.default), logical_not=tm.fast(A.logical_not.default),
+                   isclose=_ISCLOSE.method("isclose", _isclose_call),
+                   allclose=_ISCLOSE.method("allclose", _allclose_call),
+                   equal=_ISCLOSE.method("equal", lambda index, b: A.equal.default(b["input"], b["other"])),
                    logical_not_=tm.fast(A.logical_not_.default))
     for name in _ANGLES:
         functions[name], functions[f"{name}_"] = _unary_function(name), _inplace_function(name)

@@ -65,6 +65,7 @@ COMPOSITE = [
     "aten.tensordot.default", "aten.inner.default", "aten.kron.default", "aten.diag.default", "aten.diagflat.default",
     "aten.trace_backward.default", "aten.nanmean.default", "aten.take_along_dim.default", "aten.cross.default",
     *(f"aten.{name}.{overload}" for name in ("trapezoid", "trapz", "cumulative_trapezoid") for overload in ("x", "dx")),
+    "aten.isclose.default",
     "aten.clip.default", "aten.clip.Tensor", "aten.multiply.Tensor", "aten.multiply.Scalar",
     "aten.subtract.Tensor", "aten.subtract.Scalar", "aten.true_divide.Tensor", "aten.true_divide.Scalar",
     *(f"aten.divide.{o}" for o in ("Tensor", "Scalar", "Tensor_mode", "Scalar_mode")),
@@ -676,6 +677,7 @@ COMPOSITE_CALLS = {  # name -> (a function calling it, inputs): traced, the oper
     "aten.argsort.default": (lambda x: A.argsort.default(x, 0, True), lambda: [_r(3, 4)]),
     "aten.nanmean.default": (lambda x: A.nanmean.default(x, [1]), lambda: [_r(3, 4)]),
     "aten.cross.default": (lambda x, y: A.cross.default(x, y, 1), lambda: [_r(2, 3), _r(2, 3)]),
+    "aten.isclose.default": (lambda x, y: A.isclose.default(x, y), lambda: [_r(2, 3), _r(2, 3)]),
     **{f"aten.{name}.x": (lambda y, x, _n=name: getattr(A, _n).x(y, x), lambda: [_r(2, 3), _r(3)])
        for name in ("trapezoid", "trapz", "cumulative_trapezoid")},
     **{f"aten.{name}.dx": (lambda y, _n=name: getattr(A, _n).dx(y, dx=0.5), lambda: [_r(2, 3)])
