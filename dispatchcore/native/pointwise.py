@@ -579,8 +579,8 @@ SCHEMAS: tuple[str, ...] = (
     "isnan(Tensor self) -> Tensor", f"isnan.out(Tensor self, {_OUT}",
     "isinf(Tensor self) -> Tensor", f"isinf.out(Tensor self, {_OUT}",
     "isfinite(Tensor self) -> Tensor",
-    "isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor",
-    "allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool",
+    *(f"{name}(Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, "  # torch's text
+      f"bool equal_nan=False) -> {result}" for name, result in (("isclose", "Tensor"), ("allclose", "bool"))),
     "equal(Tensor self, Tensor other) -> bool",
     *_unary_schemas("logical_not", True),
     "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
