@@ -149,3 +149,9 @@ def mode_calls(lib: Any, run: Callable[[], Any]) -> list[tuple[str, list[Any], l
     with recording_mode(lib, record):
         run()
     return seen
+
+
+def outcome_and_calls(lib: Any, fn: Callable[[Any], Any]) -> tuple[Any, list[tuple[str, list[Any], list[Any]]]]:
+    """``fn(lib)``'s ``outcome``, then the operators a dispatch mode of ``lib`` sees while ``fn(lib)`` runs again
+    (the comparison of a CompositeImplicitAutograd operator: its result and the calls it is made of)."""
+    return outcome(lib, fn), mode_calls(lib, lambda: fn(lib))

@@ -11,7 +11,7 @@ import pytest
 import dispatchcore as dc
 
 torch = pytest.importorskip("torch")
-from tests.differential._observers import mode_calls, outcome  # noqa: E402
+from tests.differential._observers import outcome, outcome_and_calls  # noqa: E402
 
 pytestmark = pytest.mark.differential
 
@@ -44,11 +44,10 @@ CALLS = {
 
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_results_and_the_operators_a_mode_sees_match_torch(name):
-    def run(t):
-        a, b = t.tensor(A_VALUES), t.tensor(B_VALUES)
-        return outcome(t, lambda lib: CALLS[name](lib, a, b)), mode_calls(t, lambda: CALLS[name](t, a, b))
+    def call(t):
+        return CALLS[name](t, t.tensor(A_VALUES), t.tensor(B_VALUES))
 
-    assert run(dc) == run(torch)
+    assert outcome_and_calls(dc, call) == outcome_and_calls(torch, call)
 
 
 ERRORS = {

@@ -11,7 +11,7 @@ import pytest
 import dispatchcore as dc
 
 torch = pytest.importorskip("torch")
-from tests.differential._observers import mode_calls, outcome  # noqa: E402
+from tests.differential._observers import outcome, outcome_and_calls  # noqa: E402
 
 pytestmark = pytest.mark.differential
 
@@ -37,11 +37,10 @@ CALLS = {
 
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_values_and_the_operators_a_mode_sees_match_torch(name):
-    def run(t):
-        y, x = t.tensor(Y), t.tensor(X)
-        return outcome(t, lambda lib: CALLS[name](lib, y, x)), mode_calls(t, lambda: CALLS[name](t, y, x))
+    def call(t):
+        return CALLS[name](t, t.tensor(Y), t.tensor(X))
 
-    assert run(dc) == run(torch)
+    assert outcome_and_calls(dc, call) == outcome_and_calls(torch, call)
 
 
 ERRORS = {
