@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["aminmax", "aminmax_out", "cummax", "cummax_out", "cummin", "cummin_out", "frexp", "frexp_out",
-           "kthvalue", "kthvalue_out", "max", "max_out", "median", "median_out", "min", "min_out", "nanmedian",
-           "nanmedian_out", "sort", "sort_out", "topk", "topk_out"]
+           "kthvalue", "kthvalue_out", "max", "max_out", "median", "median_out", "min", "min_out", "mode",
+           "mode_out", "nanmedian", "nanmedian_out", "sort", "sort_out", "topk", "topk_out"]
 
 
 class _StructSeq(tuple):  # type: ignore[type-arg]
@@ -75,6 +75,7 @@ cummin = _return_type("cummin", ("values", "indices"))
 frexp = _return_type("frexp", ("mantissa", "exponent"))
 median = _return_type("median", ("values", "indices"))
 kthvalue = _return_type("kthvalue", ("values", "indices"))
+mode = _return_type("mode", ("values", "indices"))
 nanmedian = _return_type("nanmedian", ("values", "indices"))
 # what the out= forms return (``torch.max(x, 0, out=(v, i))`` is a ``max_out``)
 max_out = _return_type("max_out", ("values", "indices"))
@@ -86,4 +87,5 @@ cummin_out = _return_type("cummin_out", ("values", "indices"))
 frexp_out = _return_type("frexp_out", ("mantissa", "exponent"))
 median_out = _return_type("median_out", ("values", "indices"))
 kthvalue_out = _return_type("kthvalue_out", ("values", "indices"))
+mode_out = _return_type("mode_out", ("values", "indices"))
 nanmedian_out = _return_type("nanmedian_out", ("values", "indices"))

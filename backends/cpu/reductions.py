@@ -315,6 +315,142 @@ def kthvalue_values_cpu(self, k, dim=-1, keepdim=False, *, values, indices):
     return values, indices
 
 
+# --- mode ---------------------------------------------------------------------------------------------
+def _std_sort_by_value(pairs: list) -> list:
+    """libstdc++'s ``std::sort`` of ``(value, index)`` pairs compared by value only, replayed.
+
+    Introsort (median-of-three partitions above 16 elements, heapsort past the depth limit), then
+    the final insertion sort: equal values end in the order these moves leave them, which is the
+    order torch's ``mode`` reads its index from.
+    """
+    a = list(pairs)
+
+    def less(x: Any, y: Any) -> bool:
+        return x[0] < y[0]
+
+    def swap(i: int, j: int) -> None:
+        a[i], a[j] = a[j], a[i]
+
+    def adjust_heap(first: int, hole: int, length: int, value: Any) -> None:
+        top = second = hole
+        while second < (length - 1) // 2:
+            second = 2 * (second + 1)
+            if less(a[first + second], a[first + second - 1]):
+                second -= 1
+            a[first + hole] = a[first + second]
+            hole = second
+        if length % 2 == 0 and second == (length - 2) // 2:
+            second = 2 * (second + 1)
+            a[first + hole] = a[first + second - 1]
+            hole = second - 1
+        parent = (hole - 1) // 2
+        while hole > top and less(a[first + parent], value):
+            a[first + hole] = a[first + parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        a[first + hole] = value
+
+    def heap_sort(first: int, last: int) -> None:
+        length = last - first
+        for parent in range((length - 2) // 2, -1, -1):  # make_heap
+            adjust_heap(first, parent, length, a[first + parent])
+        while last - first > 1:  # sort_heap
+            last -= 1
+            value = a[last]
+            a[last] = a[first]
+            adjust_heap(first, 0, last - first, value)
+
+    def partition_pivot(first: int, last: int) -> int:
+        mid, x, y, z = first + (last - first) // 2, first + 1, first + (last - first) // 2, last - 1
+        del mid
+        if less(a[x], a[y]):
+            swap(first, y if less(a[y], a[z]) else z if less(a[x], a[z]) else x)
+        else:
+            swap(first, x if less(a[x], a[z]) else z if less(a[y], a[z]) else y)
+        lo, hi = first + 1, last
+        while True:
+            while less(a[lo], a[first]):
+                lo += 1
+            hi -= 1
+            while less(a[first], a[hi]):
+                hi -= 1
+            if lo >= hi:
+                return lo
+            swap(lo, hi)
+            lo += 1
+
+    def introsort(first: int, last: int, depth: int) -> None:
+        while last - first > 16:
+            if depth == 0:
+                heap_sort(first, last)
+                return
+            depth -= 1
+            cut = partition_pivot(first, last)
+            introsort(cut, last, depth)
+            last = cut
+
+    def linear_insert(i: int) -> None:
+        value, j = a[i], i - 1
+        while j >= 0 and less(value, a[j]):
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = value
+
+    n = len(a)
+    if n:
+        introsort(0, n, 2 * (n.bit_length() - 1))
+        for i in range(1, n):  # the final insertion sort (its guarded and unguarded halves move alike)
+            if less(a[i], a[0]):
+                a.insert(0, a.pop(i))
+            else:
+                linear_insert(i)
+    return a
+
+
+def _mode_row(row: list) -> tuple[Any, int]:
+    """``mode_kernel``'s scan of one sorted row: the first value with the highest count, its run's last index."""
+    ranked = _std_sort_by_value([(v, i) for i, v in enumerate(row)])
+    mode, index, run, best = 0, 0, 0, 0
+    for i, (value, position) in enumerate(ranked):
+        run += 1
+        if i == len(ranked) - 1 or value != ranked[i + 1][0]:
+            if run > best:
+                mode, index, best = value, position, run
+            run = 0
+    return mode, index
+
+
+def mode_cpu(self, dim=-1, keepdim=False):
+    """``mode``: the most frequent value along ``dim`` (the smallest of equally frequent ones) and an index.
+
+    A row of distinct values has its minimum as mode; others replay torch's sort (``_std_sort_by_value``).
+    """
+    a = self._data
+    d = _wrap_dim(dim, a.ndim)
+    if a.size == 0:
+        if a.ndim and a.shape[d] == 0:
+            raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+        shape = a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:]
+        return wrap_cpu(_new(shape, a.dtype)), wrap_cpu(_new(shape, _I64))
+    if a.ndim == 0:
+        return wrap_cpu(a.copy()), wrap_cpu(np.zeros((), _I64))
+    if a.dtype.kind == "c":
+        raise _not_implemented("mode_cpu", a.dtype)
+    moved = np.moveaxis(a, d, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    idx = np.argmin(rows, axis=-1).astype(_I64)  # the answer for rows of distinct values
+    values = rows[np.arange(len(rows)), idx]
+    ranked = np.sort(rows, axis=-1)
+    repeated = (ranked[:, 1:] == ranked[:, :-1]).any(axis=-1) | np.isnan(ranked.astype(float)).any(axis=-1)
+    for r in np.flatnonzero(repeated):
+        values[r], idx[r] = _mode_row(rows[r].tolist())
+    shape = moved.shape[:-1]
+    values, idx = values.reshape(shape), idx.reshape(shape)
+    if keepdim:
+        values, idx = np.expand_dims(values, d), np.expand_dims(idx, d)
+    return wrap_cpu(_result(values)), wrap_cpu(_result(idx))
+
+
 # --- nansum -------------------------------------------------------------------------------------------
 def _nansum(self, dim, keepdim, dtype, out_dtype=None):
     """``nansum_out``'s arithmetic: integers and bool as ``sum``; NaN summed as 0 (cast to ``dtype`` first).
@@ -699,6 +835,7 @@ FUNCTIONAL: dict[str, Callable[..., Any]] = {
     "amin": amin_cpu, "aminmax": aminmax_cpu, "nansum": nansum_cpu, "nansum.out": nansum_out_cpu,
     "median": _median_all("median", False), "nanmedian": _median_all("nanmedian", True),
     "median.dim_values": _median_dim_values("median", False), "kthvalue.values": kthvalue_values_cpu,
+    "mode": mode_cpu,
     "nanmedian.dim_values": _median_dim_values("nanmedian", True),
     "min": min_cpu, "min.dim": min_dim_cpu, "argmin": argmin_cpu,
     **_logical_family("any", np.any), **_logical_family("all", np.all),

@@ -280,6 +280,10 @@ def count_nonzero_dim_intlist_meta(self: Tensor, dim: Any) -> Tensor:
 FUNCTIONAL: dict[str, Callable[..., Any]] = {
     "amin": amin_meta, "aminmax": aminmax_meta, "nansum": nansum_meta,
     "kthvalue": kthvalue_meta, "kthvalue.values": kthvalue_values_meta,
+    # torch's meta_median_mode_dim serves mode too, with its defaults
+    "mode": lambda self, dim=-1, keepdim=False: median_dim_meta(self, dim, keepdim),
+    "mode.values": lambda self, dim=-1, keepdim=False, *, values, indices: median_dim_values_meta(
+        self, dim, keepdim, values=values, indices=indices),
     **{f"{name}{suffix}": kernel for name in ("median", "nanmedian") for suffix, kernel in (
         ("", median_meta), (".dim", median_dim_meta), (".dim_values", median_dim_values_meta))},
     "min": min_meta, "min.dim": min_dim_meta, "argmin": argmin_meta,

@@ -65,6 +65,9 @@ SCHEMAS: tuple[str, ...] = (
         f"{name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         f"{name}.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) "
         "-> (Tensor(a!) values, Tensor(b!) indices)")),
+    "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+    "mode.values(Tensor self, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) "
+    "-> (Tensor(a!) values, Tensor(b!) indices)",
     "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
     "kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, "
     "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
@@ -689,6 +692,53 @@ def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tupl
         *_trailing(self, k, dim, keepdim, defaults=(-1, False)), values=values, indices=indices))
 
 
+def mode_values(self: Tensor, dim: int = -1, keepdim: bool = False, *, values: Tensor,
+                indices: Tensor) -> tuple[Tensor, Tensor]:
+    """``mode_out`` (CompositeExplicitAutograd): the outs' dtypes, then empty, 0-d or computed results.
+
+    The outs are resized as torch's kernel does: without ``keepdim`` each is first seen with a 1
+    inserted at ``dim`` (``unsqueeze_``, so the resize warning prints that shape), resized to the
+    kept shape, and squeezed back to the reduced one.
+    """
+    from .linalg import resize_output
+
+    if values.dtype is not self.dtype:
+        raise RuntimeError(f"expected scalar type '{SCALAR_TYPE_NAMES[self.dtype.name]}' but got "
+                           f"'{SCALAR_TYPE_NAMES[values.dtype.name]}' for values output")
+    if indices.dtype is not int64:
+        raise RuntimeError(f"expected scalar type 'Long' but got '{SCALAR_TYPE_NAMES[indices.dtype.name]}' for "
+                           "indices output")
+    d = wrap_dim(dim, self.dim())
+    if self.dim() == 0 and self.numel() == 1:  # _dimreduce_return_trivial_no_ident
+        for out in (values, indices):
+            A.resize_.default(out, [])
+        A.fill_.Tensor(values, self)
+        A.fill_.Scalar(indices, 0)
+        return values, indices
+    result = A.mode.default(self, d, keepdim)  # the empty-input checks and shapes are the kernel's
+    if self.numel() == 0:
+        for out, r in zip((values, indices), result):
+            resize_output(out, list(r.shape))
+        return values, indices
+    kept = list(self.shape)
+    kept[d] = 1
+    for out, r in zip((values, indices), result):
+        if keepdim:
+            resize_output(out, kept)
+        else:
+            seen = list(out.shape)
+            seen.insert(min(d, len(seen)), 1)  # values.unsqueeze_(dim), then resize_output to the kept shape
+            if seen != kept and out.numel():
+                warnings.warn(f"An output with one or more elements was resized since it had shape {seen}, which "
+                              f"does not match the required output shape {kept}. This behavior is deprecated, and "
+                              "in a future PyTorch release outputs will not be resized unless they have zero "
+                              "elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                              "elements with t.resize_(0).", UserWarning, stacklevel=3)
+            A.resize_.default(out, list(r.shape))  # resized to the kept shape, then squeezed at dim
+        A.copy_.default(out, r)
+    return values, indices
+
+
 _CUMMAX, _CUMMAX_OUT = _cumulative_extremum("cummax")
 _CUMMIN, _CUMMIN_OUT = _cumulative_extremum("cummin")
 
@@ -800,6 +850,7 @@ def nanmean_out(self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: 
 EXPLICIT: dict[str, Callable[..., Any]] = {  # CompositeExplicitAutograd
     "trace.out": _trace_out,
     **_median_composites("median"), **_median_composites("nanmedian"), "kthvalue": kthvalue,
+    "mode.values": mode_values,
     "logcumsumexp": lambda self, dim: A._logcumsumexp.default(self, dim), "logcumsumexp.out": _logcumsumexp_out,
     "cummax": _CUMMAX, "cummax.out": _CUMMAX_OUT, "cummin": _CUMMIN, "cummin.out": _CUMMIN_OUT,
     "any.dims": any_dims, "all.dims": all_dims, "any.dims_out": any_dims_out, "all.dims_out": all_dims_out,
@@ -1168,6 +1219,9 @@ def register_autograd(lib: Library) -> None:
     r("amin", "AminBackward0", D._amax_backward)
     r("aminmax", "AminmaxBackward0", _aminmax_backward)
     r("nansum", "NansumBackward0", _nansum_backward)
+    r("mode", "ModeBackward0",
+      lambda g, self_shape, dim, keepdim, result1: D._max_dim_backward(g, self_shape, dim, keepdim, result1),
+      differentiable_outputs=(0,))
     r("kthvalue", "KthvalueBackward0",
       lambda g, self_shape, dim, keepdim, result1: D._max_dim_backward(g, self_shape, dim, keepdim, result1),
       differentiable_outputs=(0,))
@@ -1222,6 +1276,8 @@ _SIGNATURES: dict[str, tuple[str, ...]] = {
     "median": ("median(Tensor input)", "median(Tensor input, int64_t dim, bool keepdim=False, *, "
                "TensorList[2] out=None)"),
     "Tensor.median": ("median()", "median(int64_t dim, bool keepdim=False)"),
+    "mode": ("mode(Tensor input, int64_t dim=-1, bool keepdim=False, *, TensorList[2] out=None)",),
+    "Tensor.mode": ("mode(int64_t dim=-1, bool keepdim=False)",),
     "kthvalue": ("kthvalue(Tensor input, SymInt k, int64_t dim=-1, bool keepdim=False, *, TensorList[2] out=None)",),
     "Tensor.kthvalue": ("kthvalue(SymInt k, int64_t dim=-1, bool keepdim=False)",),
     "nansum": ("nansum(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
@@ -1407,6 +1463,14 @@ def _median(name: str) -> Callable[[int, dict[str, Any]], Any]:
         return out_type(packet.dim_values(*args, values=out[0], indices=out[1]))
 
     return call
+
+
+def _mode(b: dict[str, Any]) -> Any:
+    args = _trailing(b["input"], b["dim"], b["keepdim"], defaults=(-1, False))
+    out = b.get("out")
+    if out is None:
+        return return_types.mode(A.mode.default(*args))
+    return return_types.mode_out(A.mode.values(*args, values=out[0], indices=out[1]))
 
 
 def _kthvalue(b: dict[str, Any]) -> Any:
@@ -1605,7 +1669,7 @@ def _build() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any
         "max": _extremum("max"), "min": _extremum("min"),
         "amin": _simple("amin", _amin), "aminmax": _simple("aminmax", _aminmax),
         "median": _indexed("median", _median("median")), "nanmedian": _indexed("nanmedian", _median("nanmedian")),
-        "kthvalue": _simple("kthvalue", _kthvalue),
+        "kthvalue": _simple("kthvalue", _kthvalue), "mode": _simple("mode", _mode),
         "nansum": _simple("nansum", _nan_reduction("nansum")), "nanmean": _simple("nanmean", _nan_reduction("nanmean")),
         "argmin": _simple("argmin", _argmin),
         "any": _indexed("any", _logical("any")), "all": _indexed("all", _logical("all")),

@@ -746,6 +746,8 @@ TORCH_KEYS: dict[str, str] = {
     "minimum.out": "ACMV",
     "mm": "ACMNX",
     "mm.out": "ACMV",
+    "mode": "ACM",
+    "mode.values": "AEMV",
     "moveaxis.int": "I",
     "moveaxis.intlist": "I",
     "movedim.int": "I",

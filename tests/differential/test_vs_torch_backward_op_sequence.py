@@ -328,6 +328,7 @@ EXTRA: dict[str, Callable[[Any], Any]] = {
     "bincount": _aten("bincount", lambda lib: ([lib.tensor([0, 2, 2]), w := _t(lib, (3,), 1)], [w], {})),
     "linalg_cross": _aten("linalg_cross", lambda lib: ([x := _t(lib, (2, 3), 1), y := _t(lib, (1, 3), 2)], [x, y],
                                                        {"dim": 1})),
+    "mode": _aten("mode", lambda lib: ([x := _t(lib, (3, 4), 1), 0], [x], {})),
     "kthvalue": _aten("kthvalue", lambda lib: ([x := _t(lib, (3, 4), 1), 2, 0], [x], {})),
     "nansum": _aten("nansum", lambda lib: ([x := _t(lib, (3, 4), 1), [1]], [x], {})),
     "aminmax-all": _aten("aminmax", lambda lib: ([x := _t(lib, (3, 4), 1)], [x], {"keepdim": True})),
