@@ -361,8 +361,8 @@ def _std_sort_by_value(pairs: list) -> list:
             adjust_heap(first, 0, last - first, value)
 
     def partition_pivot(first: int, last: int) -> int:
-        mid, x, y, z = first + (last - first) // 2, first + 1, first + (last - first) // 2, last - 1
-        del mid
+        # __move_median_to_first(first, first + 1, mid, last - 1), then __unguarded_partition
+        x, y, z = first + 1, first + (last - first) // 2, last - 1
         if less(a[x], a[y]):
             swap(first, y if less(a[y], a[z]) else z if less(a[x], a[z]) else x)
         else:
