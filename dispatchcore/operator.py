@@ -345,7 +345,7 @@ class OperatorHandle:
     __slots__ = (
         "name", "overload_name", "qualname", "schema", "def_location", "alias_analysis", "tags",
         "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_opt_pos", "_lo", "_hi",
-        "_kw_names", "_kw_plain", "_bounds", "_value_pos", "_number_args", "_on_rebuild", "__weakref__",
+        "_kw_names", "_kw_plain", "_kw_classes", "_bounds", "_value_pos", "_number_args", "_on_rebuild", "__weakref__",
     )
     # Derived from the schema by _set_schema_info (see there).
     _tensor_pos: tuple[int, ...]
@@ -353,6 +353,7 @@ class OperatorHandle:
     _bounds: tuple[int, int]
     _kw_names: frozenset[str]
     _kw_plain: frozenset[str] | None  # Note [Keyword calls]; None: every keyword call binds
+    _kw_classes: dict[str, frozenset[type] | None]  # the classes that fit each of those keywords
     _lo: int
     _hi: int
     # (index, classes that fit at once) per non-Tensor positional argument: Note [Bind on failure]
@@ -665,12 +666,14 @@ class OperatorHandle:
         return self._redispatch_bits(bits, args, kwargs)
 
     # --- the general and slow paths ---------------------------------------------------------
-    # Note [Keyword calls]: ``empty_strided(size, stride, dtype=..., device=...)`` and the other
-    # calls whose keywords are all keyword-only, non-Tensor arguments with defaults skip the
-    # binder: their positional Tensors give the key set as on the positional path, the values
-    # get the general path's check (``values_fit``), and the kernel gets the call as given,
-    # which is what binding would have handed it. Anything else (a keyword naming a positional
-    # argument, a value that does not fit, a non-Tensor where a Tensor goes) binds as before.
+    # Note [Keyword calls]: ``empty_strided(size, stride, dtype=..., device=...)``, ``p.add_(g,
+    # alpha=-lr)`` and the other calls whose keywords are all keyword-only, non-Tensor arguments
+    # with defaults skip the binder: their positional Tensors give the key set as on the
+    # positional path, the values get the positional path's check (Note [Bind on failure]: the
+    # class of each value first, the items of lists only if the kernel raises), and the kernel
+    # gets the call as given, which is what binding would have handed it. Anything else (a
+    # keyword naming a positional argument, a value of another class, a number where a Tensor
+    # goes) binds as before.
     def _call_keywords(self, args: tuple, kwargs: dict) -> Any:
         """The keyword call of Note [Keyword calls], or ``_NOT_PLAIN`` when it must bind."""
         try:
@@ -682,17 +685,28 @@ class OperatorHandle:
                     bits |= args[i]._key_bits
         except _EXTRACTION_ERRORS:
             return _NOT_PLAIN
-        if not self.schema.values_fit(args, kwargs, is_tensor=is_dispatch_arg):  # type: ignore[union-attr]
-            return _NOT_PLAIN
+        for i, classes in self._value_pos:
+            if i < len(args) and args[i].__class__ not in classes:
+                return _NOT_PLAIN
+        kw_classes = self._kw_classes
+        for name in kwargs:
+            fits = kw_classes[name]
+            if fits is not None and kwargs[name].__class__ not in fits:
+                return _NOT_PLAIN
         included, _, keep = _pt.state.keys
         bits = (bits | included) & keep
         try:
-            fn, first = self._dispatch[5][bits]  # See Note [Dispatch memo]
-        except KeyError:
-            pass  # See Note [No chained errors]
-        else:
-            return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
-        return self._dispatch_bits(bits, args, kwargs)
+            try:
+                fn, first = self._dispatch[5][bits]  # See Note [Dispatch memo]
+            except KeyError:
+                pass  # See Note [No chained errors]
+            else:
+                return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
+            return self._dispatch_bits(bits, args, kwargs)
+        except Exception:
+            if self.schema.values_fit(args, kwargs, is_tensor=is_dispatch_arg):  # type: ignore[union-attr]
+                raise
+        return _NOT_PLAIN  # the values do not fit: binding raises torch's error, the kernel is not run again
 
     def _call_general(self, args: tuple, kwargs: dict) -> Any:
         """Keyword arguments, optional and list tensors, or bad input: bind, extract, dispatch."""
@@ -983,6 +997,7 @@ class OperatorHandle:
         if schema is None:  # an impossible arity sends every call to the general path's error
             self._tensor_pos, self._opt_pos, self._bounds, self._kw_names = (), (), (1, 0), frozenset()
             self._lo, self._hi, self._value_pos, self._number_args, self._kw_plain = 1, 0, (), (), None
+            self._kw_classes = {}
             return
         arguments = schema.arguments
         self._number_args = tuple(
@@ -1019,10 +1034,11 @@ class OperatorHandle:
             self._lo, self._hi = 1, 0
         keywords = [a for a in arguments if a.kwarg_only]
         # See Note [Keyword calls]: only keyword-only arguments that are no dispatch argument
-        # and have a default (so a call that leaves them out binds too), numbers never wrapped
-        plain_keywords = keywords and self._lo <= self._hi and not self._number_args and all(
+        # and have a default (so a call that leaves them out binds too), none a number to wrap
+        plain_keywords = keywords and self._lo <= self._hi and all(
             a.dispatch_kind is None and a.has_default for a in keywords)
         self._kw_plain = frozenset(a.name for a in keywords) if plain_keywords else None
+        self._kw_classes = {a.name: _shallow_classes(a.type) for a in keywords} if plain_keywords else {}
 
     # Note [Shared table entries]: an operator's table has ~90 runtime keys but ~30 distinct
     # registrations behind them (an alias key's kernel fills every backend's slot, a fallback

@@ -533,7 +533,8 @@ def test_namespaces_that_cannot_be_qualified_are_refused(ns):
 def test_keyword_calls_of_plain_keyword_only_arguments_reach_the_kernel_as_given(lib):
     lib.define("kw(Tensor x, int[] size, *, int n=1, ScalarType? dtype=None) -> Tensor")
     seen = []
-    lib.impl("kw", lambda x, size, *, n=1, dtype=None: seen.append((size, n, dtype)) or x, "CPU")
+    # a kernel that reads its list (as real ones do): a bad item fails it, then the values are checked
+    lib.impl("kw", lambda x, size, *, n=1, dtype=None: seen.append(([s + 0 for s in size], n, dtype)) or x, "CPU")
     op = dc.find_op(f"{lib.ns}::kw")
     assert op._kw_plain == frozenset({"n", "dtype"})
     x = dc.ones(2)
@@ -544,15 +545,33 @@ def test_keyword_calls_of_plain_keyword_only_arguments_reach_the_kernel_as_given
                                              r"type 'str'") as info:
         op(x, [1], n="three")
     assert info.value.__context__ is None  # no chained KeyError or fast-path error
-    with pytest.raises(dc.SchemaError, match=r"Expected a value of type 'List\[int\]' for argument 'size'"):
-        op(x, ["a"], n=1)
+    with pytest.raises(dc.SchemaError, match=r"Expected a value of type 'List\[int\]' for argument 'size'") as info:
+        op(x, ["a"], n=1)  # See Note [Bind on failure]: the kernel raised, so the items were checked
+    assert info.value.__context__ is None
     with pytest.raises(dc.SchemaError, match="Unknown keyword argument 'm'"):
         op(x, [1], m=1)
 
 
-def test_keyword_calls_bind_when_a_keyword_is_a_tensor_or_numbers_may_be_wrapped():
+def test_keyword_calls_bind_when_a_keyword_is_a_tensor():
     assert dc.ops.aten.add.out._kw_plain is None  # out= is a keyword-only Tensor
-    assert dc.ops.aten.add.Tensor._kw_plain is None  # numbers for Tensors: the binder wraps them
     assert dc.ops.aten.empty_strided.default._kw_plain == frozenset({"dtype", "layout", "device", "pin_memory"})
     t = dc.ops.aten.empty_strided.default([2, 3], [3, 1], dtype=dc.float64, device="cpu")
     assert (tuple(t.shape), t.stride(), t.dtype) == ((2, 3), (3, 1), dc.float64)
+
+
+def test_keyword_calls_of_number_taking_operators_wrap_a_positional_number_as_the_binder_does():
+    # add.Tensor takes numbers for its Tensors (Note [Numbers for Tensors]); its only keyword,
+    # alpha, is a Scalar, so ``add_(g, alpha=-lr)`` (SGD's update) skips the binder
+    add = dc.ops.aten.add.Tensor
+    assert add._kw_plain == frozenset({"alpha"})
+    x, y = dc.tensor([1.0, 2.0]), dc.tensor([10.0, 20.0])
+    assert add(x, y, alpha=2).tolist() == [21.0, 42.0]
+    r = add(x, 3, alpha=2)  # a number where a Tensor goes: wrapped, then promoted as a number
+    assert (r.tolist(), r.dtype) == ([7.0, 8.0], dc.float32)
+    assert add(x, other=y, alpha=2).tolist() == [21.0, 42.0]  # a positional argument by name: the binder
+    assert dc.ops.aten.add_.Tensor(x, y, alpha=0.5).tolist() == [6.0, 12.0]
+    assert x._version == 1
+    with pytest.raises(dc.SchemaError, match=r"Expected a value of type 'number' for argument 'alpha'"):
+        add(x, y, alpha="a")
+    with pytest.raises(dc.SchemaError, match="Unknown keyword argument 'beta'"):
+        add(x, y, beta=2)
