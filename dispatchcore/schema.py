@@ -2231,6 +2231,10 @@ def _py_check(param: PythonParameter, value: Any,
     return None  # object
 
 
+_INT64_LIMIT = 2**63
+_MAX_PLANS = 64  # per parser: calls of ever new classes bind the slow way, nothing grows without bound
+
+
 class PythonArgParser:
     """The overloads of one ``torch.*`` function and the call checks torch makes for them.
 
@@ -2242,6 +2246,7 @@ class PythonArgParser:
         signatures: signature texts in torch's binding format (see ``PythonSignature``).
         checks: predicates for the types the tensor library supplies, by kind: ``"Tensor"``,
             ``"ScalarType"``, ``"Layout"``, ``"MemoryFormat"``, ``"Device"``, ``"Generator"``.
+            Each decides by the value's class, except for strings (Note [Binding plans]).
 
     Example:
         >>> p = PythonArgParser(["f(int64_t n, *, bool? flag=False)"],
@@ -2258,13 +2263,41 @@ class PythonArgParser:
         self.signatures = tuple(PythonSignature.parse(s) for s in signatures)
         self.name = self.signatures[0].name
         self.checks = checks
+        self._plans: dict[tuple, tuple] = {}
 
+    # Note [Binding plans]: which signature a call binds to, and where each argument lands, is
+    # decided by the classes of its values and the names of its keywords (the checks test
+    # classes), with four exceptions: a list or tuple (its items are checked), a class given as
+    # a value (``dtype=float``: is it one torch maps?), a string (a check may read it) and a 0-d
+    # tensor (it may stand for a Scalar or an int). A call of any other classes binds once; its
+    # plan (the signature, each parameter's source: a position, a keyword, the default; or the
+    # varargs form, ``zeros(2, 3)``) is kept under its classes, and later calls of the same
+    # classes apply it: ~0.5 us instead of ~4 us for ``x.flatten()`` or ``x.cumsum(dim=1)``.
+    # Each use checks its tensors for 0-d and its varargs ints for overflow (either: bind).
     def parse(self, args: tuple, kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """``(index of the signature, arguments by name)``; TypeError as torch raises it."""
+        key = (*map(type, args), *kwargs, *map(type, kwargs.values())) if kwargs else tuple(map(type, args))
+        plan = self._plans.get(key)
+        if plan is not None:
+            index, sources, tensors = plan
+            for where in tensors:
+                if _is_zero_dim(args[where] if where.__class__ is int else kwargs[where]):
+                    break
+            else:
+                if not sources or sources[0][1] != 3:  # (a signature may have no parameters)
+                    return index, {name: (args[where] if kind == 0 else kwargs[name] if kind == 1 else where)
+                                   for name, kind, where in sources}
+                if all(-_INT64_LIMIT <= a < _INT64_LIMIT for a in args):  # else the slow path's overflow error
+                    return index, {name: (list(args) if kind == 3 else kwargs[name] if kind == 1 else where)
+                                   for name, kind, where in sources}
         single = len(self.signatures) == 1
         for i, signature in enumerate(self.signatures):
             bound = signature.bind(args, kwargs, self.checks, single)
             if bound is not None:
+                if plan is None and len(self._plans) < _MAX_PLANS:
+                    plan = self._plan(signature, args, kwargs, bound)
+                    if plan is not None:
+                        self._plans[key] = (i, *plan)
                 return i, bound
         nargs = len(args) + len(kwargs)
         plausible = [s for s in self.signatures
@@ -2272,6 +2305,38 @@ class PythonArgParser:
         if len(plausible) == 1:
             plausible[0].bind(args, kwargs, self.checks, True)
         raise TypeError(self._invalid_combination(args, kwargs))
+
+    def _plan(self, signature: PythonSignature, args: tuple, kwargs: dict[str, Any],
+              bound: dict[str, Any]) -> tuple[tuple, tuple] | None:
+        """``(sources, tensor places)`` of Note [Binding plans], or None if this call's classes do not decide it."""
+        sources = []
+        tensors: list[int | str] = []
+        is_tensor = self.checks["Tensor"]
+        consumed = 0
+        for position, param in enumerate(signature.params):
+            name = param.name
+            where: int | str
+            if position < len(args) and not param.keyword_only:
+                kind, where, value = 0, position, args[position]
+            elif name in kwargs:
+                kind, where, value = 1, name, kwargs[name]
+            else:
+                sources.append((name, 2, bound[name]))
+                continue
+            if position == 0 and kind == 0 and all(a.__class__ is int for a in args) \
+                    and bound[name] == list(args) and bound[name] is not value:
+                sources.append((name, 3, None))  # the varargs form, zeros(2, 3): every positional value
+                consumed = len(args)
+                continue
+            if bound[name] is not value or isinstance(value, (list, tuple, type, str)):
+                return None  # converted (bools in a list) or checked by its items or value
+            if is_tensor(value):
+                if _is_zero_dim(value):
+                    return None
+                tensors.append(where)
+            sources.append((name, kind, where))
+            consumed += kind == 0
+        return (tuple(sources), tuple(tensors)) if consumed == len(args) else None
 
     def _invalid_combination(self, args: tuple, kwargs: dict[str, Any]) -> str:
         """``format_invalid_args`` (torch/csrc/utils/invalid_arguments.cpp), step for step.

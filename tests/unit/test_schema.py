@@ -952,3 +952,55 @@ def test_python_signature_prints_like_torch():
     assert str(signature) == ("(tuple of ints size, *, torch.Generator generator, Tensor out = None, "
                               "bool pin_memory = False)")
     assert (signature.min_args, signature.max_pos_args) == (2, 1)
+
+
+# Note [Binding plans]: a call binds once per classes of its values; later calls reuse the plan
+_FLATTEN = ["flatten(int64_t start_dim=0, int64_t end_dim=-1)", "flatten(int64_t start_dim, int64_t end_dim, "
+            "ScalarType dtype)"]
+
+
+class _T:
+    """A stand-in tensor for the binding checks: ``ndim`` decides whether it is 0-d."""
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+
+
+_T_CHECKS = {"Tensor": lambda v: isinstance(v, _T), "ScalarType": lambda v: v == "dtype"}
+
+
+@pytest.mark.parametrize(("signatures", "calls"), [
+    (_ZEROS, [((2, 3), {}), ((4, 5), {}), ((7,), {"requires_grad": True}), ((8,), {"requires_grad": False}),
+              ((2, 3), {"dtype": None}), (((2, 3),), {}), (([4],), {})]),
+    (_FLATTEN, [((), {}), ((1,), {}), ((0, 2), {}), ((1,), {"end_dim": 3}), ((), {"end_dim": 1})]),
+    (["any()", "any(int64_t dim, bool keepdim=False)"], [((), {}), ((1,), {}), ((1,), {"keepdim": True})]),
+    (["add(Tensor input, Scalar other, *, Scalar alpha=1)", "add(Tensor input, Tensor other, *, Scalar alpha=1)"],
+     [((_T(1), 2), {}), ((_T(1), _T(2)), {}), ((_T(1), _T(0)), {}), ((_T(1), _T(3)), {"alpha": 2}),
+      ((_T(2), _T(0)), {"alpha": 2}), ((_T(1), 2.5), {})]),
+])
+def test_python_arg_parser_plans_bind_as_the_signature_does(signatures, calls):
+    planned = schema_module.PythonArgParser(signatures, _T_CHECKS)
+    for _ in range(2):  # the first call of each classes makes the plan, the second uses it
+        for args, kwargs in calls:
+            fresh = schema_module.PythonArgParser(signatures, _T_CHECKS).parse(args, kwargs)
+            assert planned.parse(args, kwargs) == fresh, (args, kwargs)
+    assert planned._plans  # some calls were planned
+
+
+def test_python_arg_parser_plans_leave_zero_dim_tensors_strings_and_overflow_to_the_binder():
+    add = schema_module.PythonArgParser(
+        ["add(Tensor input, Scalar other)", "add(Tensor input, Tensor other)"], _T_CHECKS)
+    wide, scalar = _T(1), _T(0)
+    assert add.parse((wide, _T(2)), {})[0] == 1  # planned: a non-0-d tensor is no Scalar
+    assert add.parse((wide, scalar), {})[0] == 0  # same classes, but a 0-d tensor binds as a Scalar
+    assert add.parse((wide, _T(2)), {})[0] == 1
+    view = schema_module.PythonArgParser(["view(ScalarType dtype)", "view(SymIntArrayRef size)"], _T_CHECKS)
+    assert view.parse(("dtype",), {}) == (0, {"dtype": "dtype"})
+    with pytest.raises(TypeError, match="received an invalid combination of arguments"):
+        view.parse(("a",), {})  # a string is checked each time: this check reads it
+    zeros = schema_module.PythonArgParser(_ZEROS, _T_CHECKS)
+    assert zeros.parse((2, 3), {})[1]["size"] == [2, 3]
+    with pytest.raises(TypeError, match="Overflow when unpacking long long"):
+        zeros.parse((2**63, 3), {})  # the varargs plan's ints are checked, as unpacking does
+    with pytest.raises(TypeError, match="must be tuple of ints, not bool"):
+        zeros.parse((True,), {})
