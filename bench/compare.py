@@ -16,7 +16,9 @@ Kinds of rows:
 * ``delta``: a "+us" goal: each side is ``stmt - base`` (e.g. an op call minus calling its kernel
   directly); ``must``/``target`` bound the dispatchcore overhead in ns, and the "vs anchor"
   column shows ``dispatchcore - anchor``;
-* ``info``: no goal, printed for reference.
+* ``info``: no goal, printed for reference; the ``OPS`` rows (``--only OPS``) time ~55 everyday
+  calls (factories, reductions, indexing, views, losses) on small tensors, the same text on both
+  sides, to show where the Tensor API is far from torch's per-call cost.
 
 Adding a row: append a ``Case`` to ``CASES``. A ``Side`` names a setup function (called once,
 cached; it returns the statement's globals), the statement, for ``delta`` rows the base
@@ -1065,10 +1067,50 @@ CASES: list[Case] = [
                        "assert reg.table_entry('CPU')[1] == 'missing'"),
          anchor=None),
 ]
+# --- everyday calls (OPS): per-call time of the Tensor API a user writes, beside torch ----------
+def _everyday(lib) -> dict:
+    """Small tensors (4x8 floats, an index, a mask), built alike for ``lib`` (dispatchcore or torch)."""
+    lib.manual_seed(0)
+    x = lib.randn(4, 8)
+    return {"lib": lib, "F": lib.nn.functional, "x": x, "y": lib.randn(4, 8), "m": lib.randn(8, 8),
+            "i": lib.randint(0, 4, (4,)), "b": lib.randn(4, 8) > 0, "w": lib.randn(8, 8, requires_grad=True)}
+
+
+@functools.cache
+def dc_everyday() -> dict:
+    """The dispatchcore side of the OPS rows."""
+    return _on_dispatchcore(_everyday)
+
+
+@functools.cache
+def torch_everyday() -> dict:
+    """The torch side of the OPS rows."""
+    return _everyday(_torch())
+
+
+# One row per statement, the same text on both sides; no goal (kind "info"): the ratio says where
+# the everyday API is far from torch's per-call cost (``--only OPS``).
+EVERYDAY = (
+    "lib.empty(4, 8)", "lib.zeros(4, 8)", "lib.full((4, 8), 2.0)", "lib.arange(10)", "lib.tensor([1.0, 2.0])",
+    "lib.randn(4, 8)", "lib.empty_like(x)", "lib.zeros_like(x)", "x.new_zeros(3)", "x.clone()", "x.detach()",
+    "x.to(lib.float64)", "x.float()", "x + 1", "x * y", "x.add(y, alpha=2)", "x.add_(y, alpha=0.5)", "x.abs()",
+    "x.exp()", "x.sum()", "x.sum(dim=1)", "x.mean(dim=0)", "x.max(dim=1)", "x.argmax(dim=1)", "x.std()",
+    "x.softmax(dim=1)", "x.log_softmax(dim=1)", "lib.cat([x, y])", "lib.stack([x, y])", "x.reshape(8, 4)",
+    "x.view(-1)", "x.flatten()", "x.permute(1, 0)", "x.T", "x.unsqueeze(0)", "x.expand(2, 4, 8)", "x[0]",
+    "x[:, 1]", "x[i]", "x[b]", "x @ m", "lib.where(b, x, y)", "x.masked_fill(b, 0.0)", "x.clamp(-1, 1)",
+    "x.index_select(0, i)", "x.gather(1, i.view(4, 1))", "x.cumsum(dim=1)", "x.topk(2)", "x.sort(dim=1)",
+    "x.chunk(2)", "x.repeat(2, 1)", "F.relu(x)", "F.linear(x, m)", "F.mse_loss(x, y)", "F.cross_entropy(x, i)",
+    "(w * 2).sum()",
+)
+_EVERYDAY_CASES = [Case("OPS", stmt, kind="info", dc=Side(dc_everyday, stmt), anchor=Side(torch_everyday, stmt))
+                   for stmt in EVERYDAY]
+
+
 CASES += _AUTOGRAD_CASES
 CASES += _PYTHON_KEY_CASES
 CASES += _TRAINING_CASES
 CASES += _GRAPH_CASES
+CASES += _EVERYDAY_CASES
 CASES = _EAGER_CASES + CASES
 
 
