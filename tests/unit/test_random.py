@@ -59,6 +59,31 @@ def test_randn_of_16_or_more_floats_is_torchs_vectorised_box_muller():
     assert t[-2:].tolist() == [2.0049805641174316, 0.05373690277338028]
 
 
+def test_the_checked_fma_flags_a_double_sum_that_breaks_a_false_tie():
+    from dispatchcore_backends.cpu.random import _CheckedFma32, _fma32
+
+    # 3 * (1 + 2**-23) lies halfway between two floats; minus 2**-60 the fma must round down,
+    # while the double sum (the tie itself) rounds to even, up
+    a, b, c = np.array([3.0, 1.5], np.float32), np.float32(1 + 2**-23), np.float32(-(2.0**-60))
+    fast = _CheckedFma32()
+    assert fast(a, b, c)[0] != _fma32(a, b, c)[0]
+    assert not fast.all_exact()
+    exact_tie = _CheckedFma32()  # the same tie with nothing lost: the double sum's rounding is right
+    assert exact_tie(a, b, np.float32(0.0)).tolist() == _fma32(a, b, np.float32(0.0)).tolist()
+    assert exact_tie.all_exact()
+    tiny = _CheckedFma32()  # float's subnormal range has other halfway points: always recomputed
+    tiny(np.array([2.0**-70], np.float32), np.float32(2.0**-70), np.float32(0.0))
+    assert not tiny.all_exact()
+
+
+def test_randn_blocks_with_a_flagged_fma_are_recomputed_exactly(monkeypatch):
+    from dispatchcore_backends.cpu import random as cpu_random
+
+    expected = _seeded(0).randn(40).tolist()
+    monkeypatch.setattr(cpu_random._CheckedFma32, "all_exact", lambda self: False)  # every block recomputed
+    assert _seeded(0).randn(40).tolist() == expected
+
+
 def test_randn_of_17_halves_recomputes_the_last_block_as_torch_does():
     assert _seeded(0).randn(17, dtype=dc.float16).tolist() == [
         -1.1259765625, -1.3525390625, -1.6962890625, 0.56689453125, 0.79345703125, 0.5986328125, -1.5546875,
