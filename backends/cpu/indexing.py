@@ -115,6 +115,18 @@ def _index_layout(a: np.ndarray, positions: list[np.ndarray | None]) -> tuple[tu
 
 def index_tensor_cpu(self, indices):
     a = self._data
+    if len(indices) == 1 and a.ndim and indices[0] is not None and a.flags.c_contiguous \
+            and (i := indices[0]._data).dtype is _I64 and i.flags.c_contiguous:
+        # ``x[i]``, one contiguous int64 index for dim 0 of a contiguous tensor: numpy's take is
+        # torch's gather there, and a non-empty result has the C-contiguous layout index_geometry
+        # gives (test_cpu_indexing checks both); out of bounds: torch's error below
+        try:
+            r = np.take(a, i, axis=0)
+        except IndexError:
+            pass  # Note [No chained errors]: the general path raises torch's error after the handler
+        else:
+            if r.size:
+                return wrap_cpu(r)
     positions = _positions(self, indices)
     key = _wrapped_key(a.shape, positions)
     _, strides = _index_layout(a, positions)

@@ -231,3 +231,30 @@ def test_uint8_mask_warns_as_torch():
         y = _x()[dc.tensor([1, 0, 1], dtype=dc.uint8)]
     assert tuple(y.shape) == (2, 4)
     assert any("indexing with dtype torch.uint8 is now deprecated" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("shape", [(4,), (4, 8), (5, 3, 2), (1, 7), (6, 1), (3, 0), (2, 3, 4, 5)])
+@pytest.mark.parametrize("index", [[2], [0, -1, 3, 0], [[1, 2], [0, -4]], [], [[3]]])
+def test_one_int64_index_gives_the_general_paths_values_and_layout(shape, index):
+    # backends/cpu/indexing.py takes x[i] on a contiguous x with numpy's take; the general path
+    # (the same index spelt as x[i, ...] on a transposed-back copy) is the reference
+    x = dc.arange(int(np.prod(shape)), dtype=dc.float32).reshape(shape)
+    i = dc.tensor(index, dtype=dc.int64)
+    if i.numel() and (i.max() >= shape[0] or i.min() < -shape[0]):
+        with pytest.raises(IndexError, match=r"out of bounds for dimension 0 with size"):
+            x[i]
+        return
+    got = x[i]
+    general = ix.index_geometry(tuple(x.shape), x.stride(), [(tuple(i.shape), i.stride())])
+    assert (tuple(got.shape), got.stride()) == general[:2]
+    assert got.tolist() == np.take(x.numpy(), i.numpy(), axis=0).tolist()
+    assert got._base is None and got._version == 0
+
+
+def test_an_out_of_bounds_index_raises_torchs_error_on_every_path():
+    x = dc.ones(4, 3)
+    with pytest.raises(IndexError, match=r"index 4 is out of bounds for dimension 0 with size 4") as info:
+        x[dc.tensor([1, 4])]
+    assert info.value.__context__ is None
+    with pytest.raises(IndexError, match=r"index -5 is out of bounds for dimension 0 with size 4"):
+        x.t().contiguous().t()[dc.tensor([-5])]
