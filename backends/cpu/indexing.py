@@ -40,6 +40,7 @@ from .overlap import MemOverlap, assert_no_internal_overlap, has_internal_overla
 __all__ = ["KERNELS"]
 
 _I64 = np.dtype(np.int64)
+_BOOL = np.dtype(np.bool_)
 _ALIAS_ERROR = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
                 "single memory location. Please clone() the tensor before performing the operation.")
 
@@ -127,6 +128,14 @@ def index_tensor_cpu(self, indices):
         else:
             if r.size:
                 return wrap_cpu(r)
+    if len(indices) == 1 and indices[0] is not None and a.flags.c_contiguous \
+            and (m := indices[0]._data).dtype is _BOOL and 0 < m.ndim and m.shape == a.shape[:m.ndim] \
+            and m.flags.c_contiguous:
+        # ``x[mask]``, one bool mask over x's leading dims: numpy's mask selection, in the same
+        # row-major order, C-contiguous as index_geometry lays a non-empty result out
+        r = a[m]
+        if r.size:
+            return wrap_cpu(r)
     positions = _positions(self, indices)
     key = _wrapped_key(a.shape, positions)
     _, strides = _index_layout(a, positions)

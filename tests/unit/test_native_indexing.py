@@ -258,3 +258,19 @@ def test_an_out_of_bounds_index_raises_torchs_error_on_every_path():
     assert info.value.__context__ is None
     with pytest.raises(IndexError, match=r"index -5 is out of bounds for dimension 0 with size 4"):
         x.t().contiguous().t()[dc.tensor([-5])]
+
+
+@pytest.mark.parametrize(("shape", "mask_shape"), [((4, 8), (4, 8)), ((4, 8), (4,)), ((5, 3, 2), (5, 3)),
+                                                   ((3,), (3,)), ((2, 3, 4), (2,))])
+@pytest.mark.parametrize("fill", ["random", "none", "all"])
+def test_one_bool_mask_gives_the_general_paths_values_and_layout(shape, mask_shape, fill):
+    # backends/cpu/indexing.py selects x[mask] over x's leading dims with numpy's mask indexing;
+    # the general path's positions (nonzero) and index_geometry are the reference
+    x = dc.arange(int(np.prod(shape)), dtype=dc.float32).reshape(shape)
+    bits = {"random": np.random.default_rng(0).random(mask_shape) > 0.5,
+            "none": np.zeros(mask_shape, bool), "all": np.ones(mask_shape, bool)}[fill]
+    got = x[dc.tensor(bits)]
+    positions = [dc.tensor(p) for p in np.nonzero(bits)]
+    general = ix.index_geometry(tuple(x.shape), x.stride(), [(tuple(p.shape), p.stride()) for p in positions])
+    assert (tuple(got.shape), got.stride()) == general[:2]
+    assert got.tolist() == x.numpy()[bits].tolist()
