@@ -345,7 +345,8 @@ class OperatorHandle:
     __slots__ = (
         "name", "overload_name", "qualname", "schema", "def_location", "alias_analysis", "tags",
         "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_opt_pos", "_lo", "_hi",
-        "_kw_names", "_kw_plain", "_kw_classes", "_bounds", "_value_pos", "_number_args", "_on_rebuild", "__weakref__",
+        "_kw_names", "_kw_plain", "_kw_classes", "_kw_tensors", "_bounds", "_value_pos", "_number_args",
+        "_on_rebuild", "__weakref__",
     )
     # Derived from the schema by _set_schema_info (see there).
     _tensor_pos: tuple[int, ...]
@@ -353,7 +354,8 @@ class OperatorHandle:
     _bounds: tuple[int, int]
     _kw_names: frozenset[str]
     _kw_plain: frozenset[str] | None  # Note [Keyword calls]; None: every keyword call binds
-    _kw_classes: dict[str, frozenset[type] | None]  # the classes that fit each of those keywords
+    _kw_classes: dict[str, frozenset[type] | None]  # the classes that fit each non-Tensor one of those
+    _kw_tensors: tuple[str, ...]  # the keyword-only Tensors among them (``out``): each call gives them
     _lo: int
     _hi: int
     # (index, classes that fit at once) per non-Tensor positional argument: Note [Bind on failure]
@@ -683,14 +685,16 @@ class OperatorHandle:
             for i in self._opt_pos:
                 if i < len(args) and args[i] is not None:
                     bits |= args[i]._key_bits
-        except _EXTRACTION_ERRORS:
+            for name in self._kw_tensors:  # a missing one (KeyError): the binder says so
+                bits |= kwargs[name]._key_bits
+        except (*_EXTRACTION_ERRORS, KeyError):
             return _NOT_PLAIN
         for i, classes in self._value_pos:
             if i < len(args) and args[i].__class__ not in classes:
                 return _NOT_PLAIN
         kw_classes = self._kw_classes
         for name in kwargs:
-            fits = kw_classes[name]
+            fits = kw_classes.get(name)
             if fits is not None and kwargs[name].__class__ not in fits:
                 return _NOT_PLAIN
         included, _, keep = _pt.state.keys
@@ -711,7 +715,8 @@ class OperatorHandle:
     def _call_general(self, args: tuple, kwargs: dict) -> Any:
         """Keyword arguments, optional and list tensors, or bad input: bind, extract, dispatch."""
         plain = self._kw_plain
-        if plain is not None and kwargs and plain.issuperset(kwargs) and self._lo <= len(args) <= self._hi:
+        if plain is not None and kwargs and plain.issuperset(kwargs) and \
+                self._bounds[0] <= len(args) <= self._bounds[1]:
             result = self._call_keywords(args, kwargs)
             if result is not _NOT_PLAIN:
                 return result
@@ -997,7 +1002,7 @@ class OperatorHandle:
         if schema is None:  # an impossible arity sends every call to the general path's error
             self._tensor_pos, self._opt_pos, self._bounds, self._kw_names = (), (), (1, 0), frozenset()
             self._lo, self._hi, self._value_pos, self._number_args, self._kw_plain = 1, 0, (), (), None
-            self._kw_classes = {}
+            self._kw_classes, self._kw_tensors = {}, ()
             return
         arguments = schema.arguments
         self._number_args = tuple(
@@ -1033,12 +1038,17 @@ class OperatorHandle:
         else:
             self._lo, self._hi = 1, 0
         keywords = [a for a in arguments if a.kwarg_only]
-        # See Note [Keyword calls]: only keyword-only arguments that are no dispatch argument
-        # and have a default (so a call that leaves them out binds too), none a number to wrap
-        plain_keywords = keywords and self._lo <= self._hi and all(
-            a.dispatch_kind is None and a.has_default for a in keywords)
+        # See Note [Keyword calls]: keyword-only arguments that are either no dispatch argument
+        # and have a default (so a call that leaves them out binds too), or a plain Tensor
+        # (``out``), which the call must give
+        kw_tensors = sum(1 for a in keywords if a.dispatch_kind == "tensor")
+        positional_ok = len(plain) + len(optional) + kw_tensors == len(dispatch) and all(i < lo for i in plain)
+        plain_keywords = keywords and positional_ok and all(
+            (a.dispatch_kind is None and a.has_default) or a.dispatch_kind == "tensor" for a in keywords)
         self._kw_plain = frozenset(a.name for a in keywords) if plain_keywords else None
-        self._kw_classes = {a.name: _shallow_classes(a.type) for a in keywords} if plain_keywords else {}
+        self._kw_classes = {a.name: _shallow_classes(a.type) for a in keywords
+                            if a.dispatch_kind is None} if plain_keywords else {}
+        self._kw_tensors = tuple(a.name for a in keywords if a.dispatch_kind == "tensor") if plain_keywords else ()
 
     # Note [Shared table entries]: an operator's table has ~90 runtime keys but ~30 distinct
     # registrations behind them (an alias key's kernel fills every backend's slot, a fallback

@@ -552,8 +552,18 @@ def test_keyword_calls_of_plain_keyword_only_arguments_reach_the_kernel_as_given
         op(x, [1], m=1)
 
 
-def test_keyword_calls_bind_when_a_keyword_is_a_tensor():
-    assert dc.ops.aten.add.out._kw_plain is None  # out= is a keyword-only Tensor
+def test_keyword_calls_give_out_tensors_keys_and_bind_when_out_is_missing():
+    add_out = dc.ops.aten.add.out
+    assert (add_out._kw_plain, add_out._kw_tensors) == (frozenset({"alpha", "out"}), ("out",))
+    x, out = dc.tensor([1.0, 2.0]), dc.empty(2)
+    assert add_out(x, x, alpha=2, out=out) is out and out.tolist() == [3.0, 6.0]
+    with pytest.raises(dc.SchemaError, match="missing value for argument 'out'") as info:
+        add_out(x, x, alpha=2)
+    assert info.value.__context__ is None
+    # out's keys join the dispatch key set: with a Meta out the Meta kernel runs (and refuses the CPU inputs)
+    with pytest.raises(RuntimeError, match="Tensor on device cpu is not on the expected device meta"):
+        add_out(x, x, out=dc.empty(2, device="meta"))
+    assert dc.ops.aten.searchsorted.Tensor._kw_plain is None  # a keyword-only Tensor? (sorter): the binder
     assert dc.ops.aten.empty_strided.default._kw_plain == frozenset({"dtype", "layout", "device", "pin_memory"})
     t = dc.ops.aten.empty_strided.default([2, 3], [3, 1], dtype=dc.float64, device="cpu")
     assert (tuple(t.shape), t.stride(), t.dtype) == ((2, 3), (3, 1), dc.float64)
