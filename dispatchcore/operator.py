@@ -344,13 +344,14 @@ class OperatorHandle:
 
     __slots__ = (
         "name", "overload_name", "qualname", "schema", "def_location", "alias_analysis", "tags",
-        "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_opt_pos", "_lo", "_hi",
+        "_dispatcher", "_kernels", "_dispatch", "_entries", "_tensor_pos", "_opt_pos", "_list_pos", "_lo", "_hi",
         "_kw_names", "_kw_plain", "_kw_classes", "_kw_tensors", "_bounds", "_value_pos", "_number_args",
         "_on_rebuild", "__weakref__",
     )
     # Derived from the schema by _set_schema_info (see there).
     _tensor_pos: tuple[int, ...]
     _opt_pos: tuple[int, ...]  # positional ``Tensor?`` arguments (Note [Optional Tensors on the fast path])
+    _list_pos: tuple[int, ...]  # positional lists of Tensors (the same Note)
     _bounds: tuple[int, int]
     _kw_names: frozenset[str]
     _kw_plain: frozenset[str] | None  # Note [Keyword calls]; None: every keyword call binds
@@ -437,6 +438,13 @@ class OperatorHandle:
                 for i in self._opt_pos:  # See Note [Optional Tensors on the fast path]
                     if i < len(args) and args[i] is not None:
                         bits |= args[i]._key_bits
+                for i in self._list_pos:
+                    items = args[i]
+                    if items.__class__ is not list and items.__class__ is not tuple:
+                        raise TypeError(i)  # a Tensor or a generator is no list: the general path binds
+                    for t in items:
+                        if t is not None:
+                            bits |= t._key_bits
             if keys is _DEFAULT_KEYS:
                 kernel = self._dispatch[4][bits]
             else:
@@ -685,6 +693,13 @@ class OperatorHandle:
             for i in self._opt_pos:
                 if i < len(args) and args[i] is not None:
                     bits |= args[i]._key_bits
+            for i in self._list_pos:
+                items = args[i]
+                if items.__class__ is not list and items.__class__ is not tuple:
+                    return _NOT_PLAIN
+                for t in items:
+                    if t is not None:
+                        bits |= t._key_bits
             for name in self._kw_tensors:  # a missing one (KeyError): the binder says so
                 bits |= kwargs[name]._key_bits
         except (*_EXTRACTION_ERRORS, KeyError):
@@ -1001,6 +1016,7 @@ class OperatorHandle:
         schema = self.schema
         if schema is None:  # an impossible arity sends every call to the general path's error
             self._tensor_pos, self._opt_pos, self._bounds, self._kw_names = (), (), (1, 0), frozenset()
+            self._list_pos = ()
             self._lo, self._hi, self._value_pos, self._number_args, self._kw_plain = 1, 0, (), (), None
             self._kw_classes, self._kw_tensors = {}, ()
             return
@@ -1022,18 +1038,23 @@ class OperatorHandle:
         dispatch = schema.dispatch_arguments
         plain = tuple(i for i, _, kind, kwarg_only in dispatch if kind == "tensor" and not kwarg_only)
         optional = tuple(i for i, _, kind, kwarg_only in dispatch if kind == "optional" and not kwarg_only)
-        self._opt_pos = optional
-        if optional:  # ``plain`` is a new tuple, never _FIRST: __call__'s loop also reads _opt_pos
+        lists = tuple(i for i, _, kind, kwarg_only in dispatch if kind == "list" and not kwarg_only)
+        self._opt_pos, self._list_pos = optional, lists
+        if optional or lists:  # ``plain`` is a new tuple, never _FIRST: __call__'s loop reads the others
             self._tensor_pos = plain
         else:
             self._tensor_pos = _FIRST if plain == _FIRST else _FIRST_TWO if plain == _FIRST_TWO else plain
         # Note [Optional Tensors on the fast path]: the fast path reads dispatch arguments by
-        # position, so it serves ops whose dispatch arguments are required positional Tensors
-        # and positional ``Tensor?`` ones (``nll_loss_forward(self, target, weight, ...)``, most
-        # often given None: it adds no keys; an absent trailing one is None too). Anything else
-        # at a ``Tensor?`` position (a list, a number) has no ``_key_bits``: the general path
-        # binds it and raises bind's error. Ops with list or keyword-only Tensors always go general.
-        if len(plain) + len(optional) == len(dispatch) and all(i < lo for i in plain):
+        # position, so it serves ops whose dispatch arguments are required positional Tensors,
+        # positional ``Tensor?`` ones (``nll_loss_forward(self, target, weight, ...)``, most
+        # often given None: it adds no keys; an absent trailing one is None too) and required
+        # positional lists of Tensors (``cat(tensors, dim)``; None items add no keys, as for
+        # ``Tensor?[] indices``). Anything else at such a position (a number, a list where a
+        # Tensor goes) has no ``_key_bits``: the general path binds it and raises bind's error;
+        # None in a ``Tensor[]`` reaches the kernel, whose failure checks the values (Note [Bind
+        # on failure]). Ops with keyword-only Tensors go general, or take Note [Keyword calls].
+        required = plain + lists
+        if len(plain) + len(optional) + len(lists) == len(dispatch) and all(i < lo for i in required):
             self._lo, self._hi = lo, hi
         else:
             self._lo, self._hi = 1, 0
@@ -1042,7 +1063,8 @@ class OperatorHandle:
         # and have a default (so a call that leaves them out binds too), or a plain Tensor
         # (``out``), which the call must give
         kw_tensors = sum(1 for a in keywords if a.dispatch_kind == "tensor")
-        positional_ok = len(plain) + len(optional) + kw_tensors == len(dispatch) and all(i < lo for i in plain)
+        positional_ok = len(plain) + len(optional) + len(lists) + kw_tensors == len(dispatch) and all(
+            i < lo for i in required)
         plain_keywords = keywords and positional_ok and all(
             (a.dispatch_kind is None and a.has_default) or a.dispatch_kind == "tensor" for a in keywords)
         self._kw_plain = frozenset(a.name for a in keywords) if plain_keywords else None

@@ -585,3 +585,30 @@ def test_keyword_calls_of_number_taking_operators_wrap_a_positional_number_as_th
         add(x, y, alpha="a")
     with pytest.raises(dc.SchemaError, match="Unknown keyword argument 'beta'"):
         add(x, y, beta=2)
+
+
+def test_a_list_of_tensors_dispatches_on_the_union_of_its_items_keys_on_the_positional_path(lib):
+    # See Note [Optional Tensors on the fast path]: required positional Tensor[] arguments too
+    lib.define("f(Tensor[] xs, int n=0) -> str")
+    lib.impl("f", lambda xs, n=0: ("CPU", len(xs), n), "CPU")
+    lib.impl("f", lambda xs, n=0: ("Meta", len(xs), n), "Meta")
+    op = dc.find_op(f"{lib.ns}::f")
+    assert op._list_pos == (0,) and op._lo <= 1 <= op._hi
+    cpu, meta = dc.ones(2), dc.ones(2, device="meta")
+    for _ in range(2):  # cold, then from the memo
+        assert op([cpu, cpu]) == ("CPU", 2, 0)
+        assert op((cpu, meta), 3) == ("Meta", 2, 3)  # a tuple is a list here, as in torch
+    with pytest.raises(dc.SchemaError, match=r"Expected a value of type 'List\[Tensor\]' for argument 'xs'"):
+        op(cpu)  # a Tensor is iterable, but no list: it binds, and fails there
+    with pytest.raises(dc.SchemaError, match=r"Expected a value of type 'List\[Tensor\]' for argument 'xs'"):
+        op([cpu, 2])
+    seen = []
+
+    class Seen(dc.DispatchMode):
+        def __dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((str(func), len(args[0])))
+            return func(*args, **(kwargs or {}))
+
+    with Seen():
+        assert op([cpu, cpu, cpu]) == ("CPU", 3, 0)
+    assert seen == [(f"{lib.ns}.f.default", 3)]
