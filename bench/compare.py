@@ -1069,11 +1069,15 @@ CASES: list[Case] = [
 ]
 # --- everyday calls (OPS): per-call time of the Tensor API a user writes, beside torch ----------
 def _everyday(lib) -> dict:
-    """Small tensors (4x8 floats, an index, a mask), built alike for ``lib`` (dispatchcore or torch)."""
+    """Small tensors (4x8 floats, an index, a mask), built alike for ``lib`` (dispatchcore or torch).
+
+    ``p`` is the one that changes (``p.add_``): the others keep their values for every row.
+    """
     lib.manual_seed(0)
     x = lib.randn(4, 8)
     return {"lib": lib, "F": lib.nn.functional, "x": x, "y": lib.randn(4, 8), "m": lib.randn(8, 8),
-            "i": lib.randint(0, 4, (4,)), "b": lib.randn(4, 8) > 0, "w": lib.randn(8, 8, requires_grad=True)}
+            "p": lib.randn(4, 8), "i": lib.randint(0, 4, (4,)), "b": lib.randn(4, 8) > 0,
+            "w": lib.randn(8, 8, requires_grad=True)}
 
 
 @functools.cache
@@ -1093,7 +1097,7 @@ def torch_everyday() -> dict:
 EVERYDAY = (
     "lib.empty(4, 8)", "lib.zeros(4, 8)", "lib.full((4, 8), 2.0)", "lib.arange(10)", "lib.tensor([1.0, 2.0])",
     "lib.randn(4, 8)", "lib.empty_like(x)", "lib.zeros_like(x)", "x.new_zeros(3)", "x.clone()", "x.detach()",
-    "x.to(lib.float64)", "x.float()", "x + 1", "x * y", "x.add(y, alpha=2)", "x.add_(y, alpha=0.5)", "x.abs()",
+    "x.to(lib.float64)", "x.float()", "x + 1", "x * y", "x.add(y, alpha=2)", "p.add_(y, alpha=0.5)", "x.abs()",
     "x.exp()", "x.sum()", "x.sum(dim=1)", "x.mean(dim=0)", "x.max(dim=1)", "x.argmax(dim=1)", "x.std()",
     "x.softmax(dim=1)", "x.log_softmax(dim=1)", "lib.cat([x, y])", "lib.stack([x, y])", "x.reshape(8, 4)",
     "x.view(-1)", "x.flatten()", "x.permute(1, 0)", "x.T", "x.unsqueeze(0)", "x.expand(2, 4, 8)", "x[0]",
