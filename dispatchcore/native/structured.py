@@ -196,9 +196,12 @@ def _device_of(args: tuple, kwargs: dict) -> Any:
 
 def _functional_kernel(functional: Any, out_op: Any, outs: tuple[str, ...]) -> Callable[..., Any]:
     def composite_functional(*args: Any, **kwargs: Any) -> Any:
+        device = _device_of(args, kwargs)
+        if device is None:  # no tensor at all (``cat([])``, reached through Undefined): the functional
+            # would dispatch back here; the out= kernel runs the meta function's checks (and raises)
+            return out_op(*args, **kwargs, **{name: aten.empty.memory_format([0]) for name in outs})
         # the meta function gives the result's geometry; allocate it on the device, then run out=
         meta = functional(*[_on_meta(a) for a in args], **{k: _on_meta(v) for k, v in kwargs.items()})
-        device = _device_of(args, kwargs)
         results = meta if isinstance(meta, tuple) else (meta,)
         buffers = {name: aten.empty_strided.default(list(r.shape), list(r.stride()), dtype=r.dtype, device=device)
                    for name, r in zip(outs, results)}

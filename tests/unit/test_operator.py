@@ -612,3 +612,12 @@ def test_a_list_of_tensors_dispatches_on_the_union_of_its_items_keys_on_the_posi
     with Seen():
         assert op([cpu, cpu, cpu]) == ("CPU", 3, 0)
     assert seen == [(f"{lib.ns}.f.default", 3)]
+
+
+def test_the_handle_of_cat_with_no_tensors_raises_torchs_error_not_a_recursion():
+    # no tensor: the dispatch key set is empty (Undefined), whose slot is the structured
+    # CompositeExplicitAutogradNonFunctional kernel; its out= kernel raises cat's check
+    with pytest.raises(ValueError, match=r"^torch\.cat\(\): expected a non-empty list of Tensors$"):
+        dc.ops.aten.cat.default([])
+    with pytest.raises(ValueError, match=r"expected a non-empty list of Tensors"):
+        dc.ops.aten.cat.default([], 1)
