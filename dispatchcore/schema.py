@@ -2233,6 +2233,8 @@ def _py_check(param: PythonParameter, value: Any,
 
 _INT64_LIMIT = 2**63
 _MAX_PLANS = 64  # per parser: calls of ever new classes bind the slow way, nothing grows without bound
+# where a binding plan takes a parameter's value from (Note [Binding plans])
+_POSITION, _KEYWORD, _DEFAULT, _VARARGS = range(4)
 
 
 class PythonArgParser:
@@ -2279,16 +2281,14 @@ class PythonArgParser:
         key = (*map(type, args), *kwargs, *map(type, kwargs.values())) if kwargs else tuple(map(type, args))
         plan = self._plans.get(key)
         if plan is not None:
-            index, sources, tensors = plan
+            index, sources, tensors, varargs = plan
             for where in tensors:
                 if _is_zero_dim(args[where] if where.__class__ is int else kwargs[where]):
-                    break
+                    break  # a 0-d tensor: bind
             else:
-                if not sources or sources[0][1] != 3:  # (a signature may have no parameters)
-                    return index, {name: (args[where] if kind == 0 else kwargs[name] if kind == 1 else where)
-                                   for name, kind, where in sources}
-                if all(-_INT64_LIMIT <= a < _INT64_LIMIT for a in args):  # else the slow path's overflow error
-                    return index, {name: (list(args) if kind == 3 else kwargs[name] if kind == 1 else where)
+                if not varargs or all(-_INT64_LIMIT <= a < _INT64_LIMIT for a in args):  # else: overflow error
+                    return index, {name: (args[where] if kind == _POSITION else kwargs[name] if kind == _KEYWORD
+                                          else list(args) if kind == _VARARGS else where)
                                    for name, kind, where in sources}
         single = len(self.signatures) == 1
         for i, signature in enumerate(self.signatures):
@@ -2307,26 +2307,27 @@ class PythonArgParser:
         raise TypeError(self._invalid_combination(args, kwargs))
 
     def _plan(self, signature: PythonSignature, args: tuple, kwargs: dict[str, Any],
-              bound: dict[str, Any]) -> tuple[tuple, tuple] | None:
-        """``(sources, tensor places)`` of Note [Binding plans], or None if this call's classes do not decide it."""
+              bound: dict[str, Any]) -> tuple[tuple, tuple, bool] | None:
+        """``(sources, tensor places, varargs)`` of Note [Binding plans]; None if the classes do not decide."""
         sources = []
         tensors: list[int | str] = []
         is_tensor = self.checks["Tensor"]
         consumed = 0
+        varargs = False
         for position, param in enumerate(signature.params):
             name = param.name
             where: int | str
             if position < len(args) and not param.keyword_only:
-                kind, where, value = 0, position, args[position]
+                kind, where, value = _POSITION, position, args[position]
             elif name in kwargs:
-                kind, where, value = 1, name, kwargs[name]
+                kind, where, value = _KEYWORD, name, kwargs[name]
             else:
-                sources.append((name, 2, bound[name]))
+                sources.append((name, _DEFAULT, bound[name]))
                 continue
-            if position == 0 and kind == 0 and all(a.__class__ is int for a in args) \
+            if position == 0 and kind == _POSITION and all(a.__class__ is int for a in args) \
                     and bound[name] == list(args) and bound[name] is not value:
-                sources.append((name, 3, None))  # the varargs form, zeros(2, 3): every positional value
-                consumed = len(args)
+                sources.append((name, _VARARGS, None))  # zeros(2, 3): every positional value, as a list
+                consumed, varargs = len(args), True
                 continue
             if bound[name] is not value or isinstance(value, (list, tuple, type, str)):
                 return None  # converted (bools in a list) or checked by its items or value
@@ -2335,8 +2336,8 @@ class PythonArgParser:
                     return None
                 tensors.append(where)
             sources.append((name, kind, where))
-            consumed += kind == 0
-        return (tuple(sources), tuple(tensors)) if consumed == len(args) else None
+            consumed += kind == _POSITION
+        return (tuple(sources), tuple(tensors), varargs) if consumed == len(args) else None
 
     def _invalid_combination(self, args: tuple, kwargs: dict[str, Any]) -> str:
         """``format_invalid_args`` (torch/csrc/utils/invalid_arguments.cpp), step for step.
