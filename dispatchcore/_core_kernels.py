@@ -149,8 +149,14 @@ _dense_bit = key_bits(DispatchKey.Dense)
 def _make_backend_select_kernel(op: Any) -> Any:
     def backend_select(*args: Any, **kwargs: Any) -> Tensor:
         # computeDispatchKeySet: (device key | included) - excluded, then everything below us
-        included, _, keep = tls_get()
+        included, _, keep = per_thread.state.keys
         bits = (_backend_bits(kwargs.get("device")) | included) & keep & _AFTER_BACKEND_SELECT
+        try:  # redispatch's memo lookup inlined (every factory call passes here)
+            fn, first = op._dispatch[3][bits]
+        except KeyError:
+            pass  # See Note [No chained errors]: the miss resolves outside the handler
+        else:
+            return fn(*args, **kwargs) if first is None else fn(first, *args, **kwargs)
         return op.redispatch(bits, *args, **kwargs)
 
     return backend_select

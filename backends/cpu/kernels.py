@@ -1584,8 +1584,9 @@ def _c_byte_strides(shape: tuple, itemsize: int) -> tuple:
     return tuple(s * itemsize for s in _contiguous_strides(shape))
 
 
+@functools.lru_cache(maxsize=256)
 def _contiguous_strides(shape: tuple) -> tuple:
-    """Contiguous strides as torch computes them (elements): size-0 dims count as 1."""
+    """Contiguous strides as torch computes them (elements): size-0 dims count as 1 (cached: shapes repeat)."""
     strides, acc = [], 1
     for s in reversed(shape):
         strides.append(acc)

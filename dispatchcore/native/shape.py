@@ -1361,10 +1361,15 @@ def _like(name: str, extra: str = "", generator: bool = False) -> Callable[..., 
     if generator:
         signatures.insert(0, f"{name}(Tensor input, *, Generator? generator, {_LIKE_TAIL})")
 
-    def like(*args: Any, **kwargs: Any) -> Tensor:
-        from .. import factories as F
+    resolved: list[Any] = []  # (parser, factories module, the op), found on the first call
 
-        _, a = _parser(*signatures).parse(args, kwargs)
+    def like(*args: Any, **kwargs: Any) -> Tensor:
+        if not resolved:  # late: factories imports the op set, which imports this module
+            from .. import factories
+
+            resolved[:] = [_parser(*signatures), factories, _handle(name)]
+        parser, F, op = resolved
+        _, a = parser.parse(args, kwargs)
         input = a.pop("input")
         options = F._options(name, a)
         if a["memory_format"] is not None:
@@ -1372,9 +1377,9 @@ def _like(name: str, extra: str = "", generator: bool = False) -> Callable[..., 
         if a.get("generator") is not None:
             t = _handle(f"{name}.generator")(input, generator=a["generator"], **options)
         elif "fill_value" in a:
-            t = _handle(name)(input, a["fill_value"], **options)
+            t = op(input, a["fill_value"], **options)
         else:
-            t = _handle(name)(input, **options)
+            t = op(input, **options)
         a["out"] = None
         return F._finish(name, t, a)
 
@@ -1388,15 +1393,17 @@ def _new_factory(name: str, fill: bool = False) -> Callable[..., Any]:
     extra = "Scalar fill_value, " if fill else ""
     signature = f"{name}(SymIntArrayRef size, {extra}*, {_FACTORY_TAIL})"
 
-    def new(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        from .. import factories as F
+    resolved: list[Any] = []  # (parser, factories module, the op), found on the first call
 
-        if not fill and len(args) > 1 and all(isinstance(s, int) for s in args):
-            args = (list(args),)  # new_zeros(2, 3)
-        _, a = _parser(signature).parse(args, kwargs)
+    def new(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if not resolved:  # late: factories imports the op set, which imports this module
+            from .. import factories
+
+            resolved[:] = [_parser(signature), factories, _handle(name)]
+        parser, F, op = resolved
+        _, a = parser.parse(args, kwargs)  # new_zeros(2, 3) too: the parser's varargs form
         options = F._options(name, a)
         size = [int(s) for s in a["size"]]
-        op = _handle(name)
         t = op(self, size, a["fill_value"], **options) if fill else op(self, size, **options)
         a["out"] = None
         return F._finish(name, t, a)
