@@ -1747,13 +1747,15 @@ def _restride(a: np.ndarray, shape: tuple, strides: tuple, storage_offset: int |
         except (TypeError, ValueError, BufferError):
             pass
     root = _storage_root(a)
-    start = _address(root)
-    offset = _address(a) - start if storage_offset is None else storage_offset * itemsize
+    if storage_offset is not None:
+        offset = storage_offset * itemsize
+    else:
+        offset = 0 if root is a else _address(a) - _address(root)
     try:
         return np.ndarray(shape, a.dtype, root, offset, byte_strides)
     except (TypeError, ValueError, BufferError):
         interface = {"shape": tuple(shape), "typestr": a.dtype.str, "strides": byte_strides, "version": 3,
-                     "data": (start + offset, not a.flags.writeable)}
+                     "data": (_address(root) + offset, not a.flags.writeable)}
         return np.asarray(_StridedMemory(interface, a))
 
 

@@ -156,7 +156,7 @@ def _set_geometry(t: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> N
     a = t._data
     itemsize = a.dtype.itemsize
     root = _storage_root(a)
-    offset = (_address(a) - _address(root)) // itemsize
+    offset = 0 if root is a else (_address(a) - _address(root)) // itemsize
     needed = 0 if 0 in shape else itemsize * (offset + 1 + sum((n - 1) * s for n, s in zip(shape, strides)))
     if needed > root.nbytes:
         grown = np.empty(-(-needed // itemsize), a.dtype)  # uninitialised beyond the old bytes, as a realloc

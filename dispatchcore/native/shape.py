@@ -43,10 +43,12 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import layouts as _layouts
 from .._library import Library
+from ..keyset import AFTER_ADINPLACEORVIEW, AFTER_AUTOGRAD
 from ..ops import aten as A
 from ..shapes import channels_last_strides, is_channels_last_strides, is_non_overlapping_and_dense, wrap_dim
 from ..shapes import contiguous_strides as _contiguous_strides
 from ..tensor import Tensor
+from ..tls import AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutograd, per_thread
 from . import Bindings
 
 __all__ = ["FUNCTIONS", "METHODS", "SCHEMAS", "register", "register_autograd"]
@@ -970,9 +972,6 @@ def register(lib: Library) -> None:
 
 def _resize_autograd(bits: int, self: Tensor, size: Any, *, memory_format: Any = None) -> Tensor:
     """``resize_``'s Autograd kernel (VariableTypeManual): refuse tensors requiring grad, else go below."""
-    from ..keyset import AFTER_AUTOGRAD
-    from ..tls import AutoDispatchBelowAutograd
-
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     with AutoDispatchBelowAutograd():
@@ -981,11 +980,9 @@ def _resize_autograd(bits: int, self: Tensor, size: Any, *, memory_format: Any =
 
 def _resize_ad_inplace_or_view(bits: int, self: Tensor, size: Any, *, memory_format: Any = None) -> Tensor:
     """``resize_``'s ADInplaceOrView kernel: a version only when the sizes change (``VariableTypeManual``)."""
-    from ..autograd.kernels import INFERENCE_INPLACE_ERROR
-    from ..keyset import AFTER_ADINPLACEORVIEW
-    from ..tls import AutoDispatchBelowADInplaceOrView, per_thread
-
     if self._vc is None and not per_thread.state.autograd[1]:
+        from ..autograd.kernels import INFERENCE_INPLACE_ERROR
+
         raise RuntimeError(INFERENCE_INPLACE_ERROR)  # an inference tensor written outside inference mode
     before = tuple(self.shape)
     with AutoDispatchBelowADInplaceOrView():
