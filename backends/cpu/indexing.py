@@ -586,7 +586,7 @@ def masked_fill__scalar_cpu(self, mask, value):
     _ix.masked_fill_check(mask)
     a = self._data
     _ix.inplace_broadcast_check(a.shape, mask._data.shape)
-    a[np.broadcast_to(mask._data, a.shape)] = _checked_scalar(value, a.dtype)
+    np.copyto(a, _checked_scalar(value, a.dtype), where=mask._data)  # the mask broadcasts as ``where``
     return self
 
 
