@@ -1889,17 +1889,16 @@ def unsqueeze_cpu(self, dim):
 
 
 def _unsqueeze(a: np.ndarray, d: int) -> np.ndarray:
-    n = a.ndim
-    shape, strides = list(a.shape), list(_strides(a))
-    strides.insert(d, 1 if d >= n else shape[d] * strides[d])  # torch's stride for the new dim
-    shape.insert(d, 1)
-    try:
-        r = a.reshape(shape, copy=False)
-        if _strides(r) == tuple(strides):
-            return r
-    except ValueError:
-        pass
-    return _restride(a, tuple(shape), tuple(strides))
+    shape, strides = a.shape, a.strides  # in bytes: a's strides are torch's times the item size
+    new = a.dtype.itemsize if d >= a.ndim else shape[d] * strides[d]  # torch's stride for the new dim
+    shape, strides = shape[:d] + (1,) + shape[d:], strides[:d] + (new,) + strides[d:]
+    if a.flags.c_contiguous and a.size:  # (numpy zeroes an empty view's strides)
+        try:  # a view of a's own buffer with those strides (a stays its base)
+            return _nd(shape, a.dtype, a, 0, strides)
+        except (TypeError, ValueError, BufferError):
+            pass
+    itemsize = a.dtype.itemsize
+    return _restride(a, shape, tuple(s // itemsize for s in strides))
 
 
 def select_int_cpu(self, dim, index):

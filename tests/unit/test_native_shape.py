@@ -372,3 +372,21 @@ def test_errors_use_torchs_words(fn, exc, text):
         with pytest.raises(exc) as info:
             fn()
     assert str(info.value) == text
+
+
+@pytest.mark.parametrize("make", [
+    lambda: dc.arange(32.0).reshape(4, 8), lambda: dc.arange(32.0).reshape(4, 8).t(),
+    lambda: dc.arange(32.0).reshape(4, 8)[:, ::2], lambda: dc.zeros(5).expand(3, 5), lambda: dc.tensor(2.0),
+    lambda: dc.zeros(2, 0, 3)])
+def test_unsqueeze_gives_torchs_strides_at_every_position(make):
+    # backends/cpu/kernels._unsqueeze builds the view straight over a contiguous buffer; the new
+    # dim's stride is size * stride of the dim it goes before (the item size at the end)
+    x = make()
+    for d in range(-x.dim() - 1, x.dim() + 1):
+        r = x.unsqueeze(d)
+        pos = d % (x.dim() + 1)
+        shape, strides = list(x.shape), list(x.stride())
+        new = 1 if pos == x.dim() else shape[pos] * strides[pos]
+        assert list(r.shape) == shape[:pos] + [1] + shape[pos:]
+        assert list(r.stride()) == strides[:pos] + [new] + strides[pos:]
+        assert r.tolist() == np.expand_dims(x.numpy(), pos).tolist() and r._base is not None
