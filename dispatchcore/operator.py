@@ -725,7 +725,9 @@ class OperatorHandle:
         except Exception:
             if self.schema.values_fit(args, kwargs, is_tensor=is_dispatch_arg):  # type: ignore[union-attr]
                 raise
-        return _NOT_PLAIN  # the values do not fit: binding raises torch's error, the kernel is not run again
+        # the values do not fit: bind's error, outside the handler (the kernel is not run again)
+        self.schema.bind(args, kwargs, is_tensor=is_dispatch_arg)  # type: ignore[union-attr]
+        raise AssertionError(f"{self.qualname}: values_fit refused {args!r}, {kwargs!r} but bind took them")
 
     def _call_general(self, args: tuple, kwargs: dict) -> Any:
         """Keyword arguments, optional and list tensors, or bad input: bind, extract, dispatch."""
