@@ -31,7 +31,7 @@ from .keyset import AFTER_ADINPLACEORVIEW, full_after_bits, key_bits
 from .ops import aten
 from .tensor import _DEVICES, Tensor
 from .tensor import BACKEND_BITS_BY_DEVICE as _BITS_BY_DEVICE
-from .tls import AutoDispatchBelowADInplaceOrView, per_thread, tls_get
+from .tls import AutoDispatchBelowADInplaceOrView, per_thread
 
 __all__ = ["register_core_kernels"]
 
@@ -166,8 +166,14 @@ def _make_to_copy_backend_select_kernel(op: Any) -> Any:
     def backend_select(self: Tensor, **kwargs: Any) -> Tensor:
         # the target device's key joins self's keys (multi_dispatch_key_set): the higher backend wins,
         # so cpu.to("meta") and meta.to("cpu") both run on Meta, as in torch
-        included, _, keep = tls_get()
+        included, _, keep = per_thread.state.keys
         bits = (_backend_bits(kwargs.get("device")) | self._key_bits | included) & keep & _AFTER_BACKEND_SELECT
+        try:  # redispatch's memo lookup inlined, as in the factories' kernel above
+            fn, first = op._dispatch[3][bits]
+        except KeyError:
+            pass  # See Note [No chained errors]
+        else:
+            return fn(self, **kwargs) if first is None else fn(first, self, **kwargs)
         return op.redispatch(bits, self, **kwargs)
 
     return backend_select

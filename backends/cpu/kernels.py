@@ -2183,6 +2183,12 @@ def _to_copy_cpu(self, *, dtype=None, layout=None, device=None, pin_memory=None,
     check_to_copy_layout(layout)
     a = self._data
     dt = a.dtype if dtype is None else _np_dtype(dtype)
+    if memory_format is None and a.flags.c_contiguous and 1 not in a.shape and a.size and a.dtype.kind != "c" \
+            and not (dt is _U8 and a.dtype.kind == "f"):
+        # ``x.to(dtype)`` of a contiguous tensor: _cast's conversion into a fresh C-contiguous array,
+        # the layout preserve_format gives (as clone's fast path: size-1 dims keep torch's strides below)
+        with quiet():
+            return wrap_cpu(a.astype(dt))
     fmt = _memory_format(memory_format, "preserve_format")
     out = _empty_like_format(a, fmt, "_to_copy", dt)
     if a.dtype.kind == "c" and dt.kind != "c":

@@ -390,3 +390,15 @@ def test_unsqueeze_gives_torchs_strides_at_every_position(make):
         assert list(r.shape) == shape[:pos] + [1] + shape[pos:]
         assert list(r.stride()) == strides[:pos] + [new] + strides[pos:]
         assert r.tolist() == np.expand_dims(x.numpy(), pos).tolist() and r._base is not None
+
+
+@pytest.mark.parametrize("shape", [(4, 8), (3,), (), (1, 5), (5, 1), (2, 0), (2, 3, 1)])
+@pytest.mark.parametrize("dtype", ["float64", "int32", "int64", "float16", "bool", "complex64"])
+def test_to_dtype_of_a_contiguous_tensor_matches_the_preserve_format_path(shape, dtype):
+    # backends/cpu/kernels._to_copy_cpu casts a contiguous input with one astype; an explicit
+    # memory_format=preserve_format takes the general path (empty_like, then copy): same tensor
+    x = dc.tensor((np.random.default_rng(0).standard_normal(shape) * 300).astype(np.float32))
+    fast = dc.ops.aten._to_copy.default(x, dtype=getattr(dc, dtype))
+    general = dc.ops.aten._to_copy.default(x, dtype=getattr(dc, dtype), memory_format=dc.preserve_format)
+    assert (fast.dtype, tuple(fast.shape), fast.stride()) == (general.dtype, tuple(general.shape), general.stride())
+    assert np.array_equal(fast.numpy(), general.numpy()) and fast._base is None
