@@ -583,19 +583,24 @@ def _new_options(self: Tensor, dtype: Any, layout: Any, device: Any, pin_memory:
             "device": self.device if device is None else device, "pin_memory": pin_memory}
 
 
+# new_zeros, new_ones and new_full are new_empty, then zero_ or fill_ (TensorFactories.cpp): so a
+# negative size gets empty's error, not zeros'
 def new_zeros(self: Tensor, size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
               pin_memory: Any = None) -> Tensor:
-    return A.zeros.default(list(size), **_new_options(self, dtype, layout, device, pin_memory))
+    return A.zero_.default(A.new_empty.default(self, list(size), dtype=dtype, layout=layout, device=device,
+                                               pin_memory=pin_memory))
 
 
 def new_ones(self: Tensor, size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
              pin_memory: Any = None) -> Tensor:
-    return A.ones.default(list(size), **_new_options(self, dtype, layout, device, pin_memory))
+    return A.fill_.Scalar(A.new_empty.default(self, list(size), dtype=dtype, layout=layout, device=device,
+                                              pin_memory=pin_memory), 1)
 
 
 def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, layout: Any = None,
              device: Any = None, pin_memory: Any = None) -> Tensor:
-    return A.full.default(list(size), fill_value, **_new_options(self, dtype, layout, device, pin_memory))
+    return A.fill_.Scalar(A.new_empty.default(self, list(size), dtype=dtype, layout=layout, device=device,
+                                              pin_memory=pin_memory), fill_value)
 
 
 def new_empty(self: Tensor, size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
