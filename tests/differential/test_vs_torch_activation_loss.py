@@ -188,3 +188,19 @@ ERRORS = {
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors_match_torch(case, raises_alike):
     raises_alike(lambda: ERRORS[case](dc, F), lambda: ERRORS[case](torch, TF))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("n", [7, 5000])  # the 0-d zero's loop and the zeros view's (Note [Zeros first])
+def test_relu_keeps_negative_zero_and_nan_bits_as_torch(n, dtype):
+    a = RNG.standard_normal(n).astype(dtype)
+    a[::3] = -0.0
+    a[1] = np.nan
+    a[4] = -np.inf
+    a.view(np.dtype(f"u{a.itemsize}"))[5] = a.view(np.dtype(f"u{a.itemsize}"))[1] | (1 << (8 * a.itemsize - 1))  # -nan
+    mine, theirs = dc.relu(dc.tensor(a)), torch.relu(torch.tensor(a))
+    assert mine.numpy().tobytes() == theirs.numpy().tobytes()
+    mine_, theirs_ = dc.tensor(a), torch.tensor(a)
+    mine_.relu_()
+    theirs_.relu_()
+    assert mine_.numpy().tobytes() == theirs_.numpy().tobytes()

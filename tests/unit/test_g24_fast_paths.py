@@ -235,3 +235,40 @@ def test_the_g24_step_dispatches_what_torch_dispatches():
     torch.set_num_threads(1)
     expected = [op for op in _g24(torch, Log)[2] if not op.startswith("profiler.")]
     assert _g24(dc, DcLog)[2] == expected
+
+
+# --- relu: the zero first, paired with a zeros view on large inputs (Note [Zeros first]) -----------------
+def _specials(n, dtype):
+    a = _rand(n, n, dtype)
+    a[:: max(n // 7, 1)] = -0.0
+    a[1 :: max(n // 5, 1)] = np.nan
+    a[2] = -np.inf
+    return a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("n", [5, K._ZEROS_MIN - 1, K._ZEROS_MIN, 3 * K._ZEROS_MIN + 5])
+def test_relu_zeros_view_path_equals_the_zero_d_path_and_keeps_negative_zero(n, dtype):
+    a = _specials(n, dtype)
+    # the general path's arithmetic; half computes in float, as torch's kernel does
+    general = np.maximum(K._ZERO[np.dtype(np.float32)], a.astype(np.float32)).astype(a.dtype) \
+        if dtype is np.float16 else np.maximum(K._ZERO[a.dtype], a)
+    for got in (K._relu(a), aten.relu.default(dc.tensor(a))._data, aten.relu_.default(dc.tensor(a.copy()))._data):
+        assert got.dtype == a.dtype and got.tobytes() == general.tobytes()
+    assert np.signbit(K._relu(a)[a == 0]).sum() == np.signbit(a[a == 0]).sum()  # -0.0 stays -0.0
+
+
+def test_relu_zeros_buffer_is_read_only_shared_and_grows():
+    big = K._relu(_rand((3, K._ZEROS_MIN), 1))
+    assert big.flags.c_contiguous and big.base is None or big.base is not K._zeros_flat[np.dtype(np.float32)]
+    flat = K._zeros_flat[np.dtype(np.float32)]
+    assert not flat.flags.writeable and not flat.any() and flat.size >= 3 * K._ZEROS_MIN
+    K._relu(_rand((5, K._ZEROS_MIN), 2))
+    assert K._zeros_flat[np.dtype(np.float32)].size >= 5 * K._ZEROS_MIN
+
+
+def test_relu_of_a_strided_large_input_takes_the_zero_d_path_with_the_same_result():
+    a = _specials(4 * K._ZEROS_MIN, np.float32).reshape(64, -1)
+    t = dc.tensor(a).t()
+    assert aten.relu.default(t)._data.tobytes() == np.maximum(K._ZERO[a.dtype], a.T).tobytes()
+    assert aten.relu.default(t).stride() == t.stride()  # torch keeps the input's layout
