@@ -24,6 +24,7 @@ from dispatchcore.native.explicit import check_to_copy_layout
 from dispatchcore.shapes import broadcast_shapes, compute_stride, infer_size, infer_size_dv
 from dispatchcore.tensor import wrap_cpu
 
+from . import fma
 from . import generator as _random
 from .overlap import assert_no_internal_overlap as _assert_no_internal_overlap
 from .overlap import is_non_overlapping_and_dense as _non_overlapping_and_dense
@@ -102,6 +103,8 @@ _ALL = (_BOOL, _U8, _I8, _I16, _I32, _I64, _F16, _F32, _F64, _C64, _C128)
 _TORCH_NAME = {dt: dtypes.SCALAR_TYPE_NAMES[dt.name] for dt in _ALL}
 _CPP_NAME = {dt: dtypes.TYPEMETA_NAMES[dt.name] for dt in _ALL}
 _ZERO = {dt: np.zeros((), dt) for dt in _ALL}  # np.maximum(x, zero-d array) beats a Python 0
+_F32_MAX = float(np.finfo(np.float32).max)
+_may_share_memory = np.may_share_memory  # bounds only: False means no byte in common
 # torch's ScalarType enum values, for dtype arguments given as ints (schema defaults are ints)
 _SCALAR_TYPE_NUMBERS = {0: _U8, 1: _I8, 2: _I16, 3: _I32, 4: _I64, 5: _F16, 6: _F32, 7: _F64,
                         9: _C64, 10: _C128, 11: _BOOL}
@@ -435,6 +438,12 @@ def _binary(name: str, ufunc: Any, self: Any, other: Any, alpha: Any = 1, out: A
             _checked_number(-alpha if name == "sub" else alpha, dt)
         a, b = _as_dtype(x, dt), _as_dtype(y, dt)
         shape = _broadcast_shapes(a.shape, b.shape)
+        if alpha is not _ONE and (dt is _F32 or dt is _F64) and (name == "add" or name == "sub") \
+                and isinstance(y, _nd):
+            # torch computes ``self + alpha * other`` with one fma (fma.py); sub is add with -alpha.
+            # A Python number ``other`` keeps the product rounded first, nearer torch's scalar loop
+            r = fma.add_scaled(_arr(a), _arr(b), -alpha if name == "sub" else alpha, dt)
+            return _store(r, dt, shape, self, out, arrays=[v for v in (x, y) if isinstance(v, _nd)])
         if alpha is not _ONE:
             b = _mul(b, _scalar_array(alpha, dt))
         if dt is _F16 and name in _HALF_SCALAR_OPS and not (isinstance(y, _nd) and y.ndim):
@@ -598,23 +607,12 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                     return self
                 return slow(name, ufunc, self, other, alpha, self)
             if alpha.__class__ is float and a.dtype is b.dtype and (a.dtype is _F32 or a.dtype is _F64) \
-                    and a.shape == b.shape:
-                # ``p.add_(g, alpha=-lr)``, SGD's update: the general path's arithmetic (``other``
-                # times alpha rounded to self's dtype, then the op), written straight into self
-                # instead of into a new array that is then copied: two passes over memory, not three
-                try:
-                    product = _mul(b, a.dtype.type(alpha))
-                except _FP_ERRORS:
-                    pass  # the product is lost: the general path recomputes it quietly
-                else:
-                    try:
-                        ufunc(a, product, a)
-                    except _FP_ERRORS:
-                        return self  # the output is complete: see Note [Quiet floating-point errors]
-                    except (ValueError, TypeError):
-                        pass  # Note [No chained errors]: the general path raises after the handler
-                    else:
-                        return self
+                    and a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous \
+                    and -_F32_MAX <= alpha <= _F32_MAX and (a is b or not _may_share_memory(a, b)):
+                # ``p.add_(g, alpha=-lr)``, SGD's update: torch's fma, one BLAS axpy into self (fma.py);
+                # an alpha float32 cannot hold takes the general path, which raises torch's error
+                if fma.axpy(-alpha if name == "sub" else alpha, b, a):
+                    return self
                 return slow(name, ufunc, self, other, alpha, self)
             return inplace_wrapped(self, other, a, alpha)
 

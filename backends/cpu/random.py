@@ -36,6 +36,7 @@ from dispatchcore.native import random as R
 from dispatchcore.shapes import broadcast_shapes, expand_geometry
 from dispatchcore.tensor import Tensor, wrap_cpu
 
+from .fma import fma32 as _fma32
 from .generator import CPUGenerator, resolve
 from .kernels import _TORCH_NAME
 
@@ -150,22 +151,6 @@ def _uniform_array(a: np.ndarray, from_: float, to: float, generator: Any) -> No
 
 
 # --- normal_ ---------------------------------------------------------------------------------------------------
-def _fma32(a: np.ndarray, b: Any, c: Any) -> np.ndarray:
-    """Return the float32 ``fma(a, b, c)``, correctly rounded.
-
-    float32 ``fma(a, b, c)``, correctly rounded: the product is exact in double, the sum is rounded to odd
-    there (error-free sum), so the final rounding to float is the single rounding of a real fma.
-    """
-    p = np.asarray(a, _F32).astype(_F64) * np.asarray(b, _F32).astype(_F64)
-    c = np.broadcast_to(np.asarray(c, _F32).astype(_F64), p.shape)
-    s = p + c
-    z = s - p
-    err = (p - (s - z)) + (c - z)
-    inexact_even = (err != 0) & ((s.view(np.int64) & 1) == 0) & np.isfinite(s)
-    s = np.where(inexact_even, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
-    return s.astype(_F32)
-
-
 class _CheckedFma32:
     """float32 ``fma(a, b, c)`` as one double sum rounded to float, with its terms kept to check.
 

@@ -205,3 +205,45 @@ def test_step_calls_torchs_aten_operators_in_torchs_order(config):
         return m.calls
 
     assert calls(dc, recorder(dc.DispatchMode)) == calls(torch, recorder(TorchDispatchMode))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("size", [(10,), (256, 784)])  # a bias, and G24's first weight
+def test_sgd_steps_from_the_same_gradients_equal_torchs_bit_for_bit(size, dtype):
+    """``p.add_(g, alpha=-lr)`` is torch's fused multiply-add (backends/cpu/fma.py), not two roundings."""
+    rng = np.random.default_rng(3)
+    p0 = rng.standard_normal(size).astype(dtype)
+    grads = [rng.standard_normal(size).astype(dtype) for _ in range(5)]
+    params = []
+    for lib in (dc, torch):
+        p = lib.nn.Parameter(lib.tensor(p0))
+        opt = lib.optim.SGD([p], lr=0.0123, foreach=False)
+        for g in grads:
+            p.grad = lib.tensor(g)
+            opt.step()
+        params.append(p.detach().numpy())
+    assert params[0].tobytes() == params[1].tobytes()
+    assert params[0].tobytes() != (p0 - sum(np.multiply(g, 0.0123, dtype=dtype) for g in grads)).tobytes()
+
+
+_ALPHA_CALLS = {
+    "add": lambda L, a, b, r: L.add(a, b, alpha=0.3),
+    "sub": lambda L, a, b, r: L.sub(a, b, alpha=-2.5),
+    "broadcast": lambda L, a, b, r: L.add(a, r, alpha=0.01),
+    "strided": lambda L, a, b, r: L.sub(a.t(), b.t(), alpha=0.7),
+    "add_": lambda L, a, b, r: a.clone().add_(b, alpha=-0.01),
+    "sub_": lambda L, a, b, r: a.clone().sub_(b, alpha=1e-3),
+    "add_broadcast": lambda L, a, b, r: a.clone().add_(r, alpha=3.0),
+    "out": lambda L, a, b, r: L.add(a, b, alpha=0.3, out=L.empty(0, dtype=a.dtype)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("call", list(_ALPHA_CALLS))
+def test_add_and_sub_with_alpha_round_once_as_torch(call, dtype):
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in ((5, 301), (5, 301), (301,))]
+    mine = _ALPHA_CALLS[call](dc, *(dc.tensor(v) for v in arrays))
+    theirs = _ALPHA_CALLS[call](torch, *(torch.tensor(v) for v in arrays))
+    assert mine.stride() == theirs.stride()
+    assert mine.numpy().tobytes() == theirs.numpy().tobytes()

@@ -1,7 +1,8 @@
 """The shortcuts of the G24 training step (784-256-128-10 MLP, SGD) give what the general paths give.
 
 Each fast path is compared with the general path it skips, bit for bit (dtype, shape, strides,
-every bit of the data): ``add_``/``sub_`` with a float ``alpha`` (SGD's ``p.add_(g, alpha=-lr)``),
+every bit of the data): ``add_``/``sub_`` with a float ``alpha`` (SGD's ``p.add_(g, alpha=-lr)``, one
+BLAS axpy: fma.py, whose fused multiply-add is checked here against exact arithmetic), ``relu``'s zeros view,
 ``addmm`` computed as the transposed product for a small batch, ``threshold_backward`` as a bit
 mask, ``Module.__getattr__``'s parameter lookup, and the whole step's graph and trace.
 """
@@ -12,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+from dispatchcore_backends.cpu import fma
 from dispatchcore_backends.cpu import kernels as K
 from dispatchcore_backends.cpu import nn as NN
 
@@ -106,6 +108,51 @@ def test_sgd_step_matches_the_general_paths_arithmetic():
     K._binary("add", np.add, expected, w.grad, -0.01, expected)
     dc.optim.SGD([w], lr=0.01).step()
     _same(w, expected)
+
+
+@pytest.mark.parametrize("shapes", [((6, 300), (6, 300)), ((6, 300), (300,)), ((1, 300), (8, 1))])
+def test_add_scaled_rounds_once_as_exact_arithmetic_in_double(shapes):
+    from fractions import Fraction
+
+    a, b = _rand(shapes[0], 8, np.float64), _rand(shapes[1], 9, np.float64) * 1e-3
+    alpha = -0.37
+    got = fma.add_scaled(a, b, alpha, a.dtype)
+    x, y = np.broadcast_arrays(a, b)
+    exact = [float(Fraction(float(p)) + Fraction(alpha) * Fraction(float(q))) for p, q in zip(x.flat, y.flat)]
+    assert got.shape == x.shape and got.flags.c_contiguous
+    assert got.ravel().tolist() == exact  # float(Fraction) rounds correctly: one rounding
+    assert not np.array_equal(got, a + alpha * b)  # the data has ties where two roundings differ
+
+
+@pytest.mark.parametrize("shapes", [((6, 300), (6, 300)), ((6, 300), (300,)), ((300, 6), (6,))])
+def test_float32_fma_of_blas_equals_the_numpy_round_to_odd_fma(shapes):
+    a, b = _rand(shapes[0], 10), _rand(shapes[1], 11)
+    assert fma.add_scaled(a, b, 0.3, a.dtype).tobytes() == fma.fma32(b, np.float32(0.3), a).tobytes()
+    assert not np.array_equal(fma.fma32(b, np.float32(0.3), a), a + b * np.float32(0.3))
+
+
+def test_without_numpys_blas_float32_alpha_still_rounds_once(monkeypatch):
+    p, g = _rand((7, 301), 12), _rand((7, 301), 13)
+    with dc.no_grad():
+        blas = dc.tensor(p.copy()).add_(dc.tensor(g), alpha=-0.01)
+        monkeypatch.setattr(fma, "_AXPY", {})
+        plain = dc.tensor(p.copy()).add_(dc.tensor(g), alpha=-0.01)  # the general path: fma32
+        functional = dc.add(dc.tensor(p), dc.tensor(g), alpha=-0.01)
+    _same(blas, plain)
+    _same(blas, functional)
+
+
+def test_axpy_in_place_on_self_and_on_a_transposed_twin():
+    base = _rand((40, 50), 14)
+    same, general = dc.tensor(base.copy()), dc.tensor(base.copy())
+    with dc.no_grad():
+        same.add_(same, alpha=0.5)  # one array: each element reads itself before it is written
+    K._binary("add", np.add, general, dc.tensor(base.copy()), 0.5, general)
+    _same(same, general)
+    t = dc.tensor(base.copy())
+    with dc.no_grad():
+        t.t().add_(dc.tensor(np.ascontiguousarray(base.T)), alpha=2.0)  # not contiguous: the general path
+    assert t._data.tobytes() == fma.fma32(base, np.float32(2.0), base).tobytes()
 
 
 # --- addmm as the transposed product -------------------------------------------------------------------
