@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
-AXPY_MIN = 2048  # below it numpy's two passes cost less than the foreign call's ~3 us
 
 
 def _blas_axpy() -> dict[np.dtype, Any]:
@@ -53,6 +52,7 @@ def _blas_axpy() -> dict[np.dtype, Any]:
 
 
 _AXPY = _blas_axpy()
+_addressof, _from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
 
 
 def axpy(alpha: float, x: np.ndarray, y: np.ndarray) -> bool:
@@ -62,9 +62,18 @@ def axpy(alpha: float, x: np.ndarray, y: np.ndarray) -> bool:
     overlapping. ``alpha`` is rounded to the dtype first, as torch's kernel converts it to its ``opmath_t``.
     """
     f = _AXPY.get(y.dtype)
-    if f is None:
+    if f is None or not y.size:
+        return f is not None
+    # addresses through ctypes views of the buffers: 0.3 us each, where ``.ctypes.data`` costs 1 us
+    try:
+        py = _addressof(_from_buffer(y))
+    except TypeError:  # a read-only y: the caller's numpy path raises numpy's error
         return False
-    f(y.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)  # ctypes releases the GIL, as a ufunc does
+    try:
+        px = _addressof(_from_buffer(x))
+    except TypeError:  # a read-only x
+        px = x.ctypes.data
+    f(y.size, alpha, px, 1, py, 1)  # ctypes releases the GIL, as a ufunc does
     return True
 
 
