@@ -207,9 +207,14 @@ def test_step_calls_torchs_aten_operators_in_torchs_order(config):
     assert calls(dc, recorder(dc.DispatchMode)) == calls(torch, recorder(TorchDispatchMode))
 
 
+_SGD_OPTIONS = [{}, {"weight_decay": 0.05}, {"momentum": 0.9, "dampening": 0.3},
+                {"momentum": 0.9, "nesterov": True, "weight_decay": 0.01}, {"momentum": 0.5, "maximize": True}]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("size", [(10,), (256, 784)])  # a bias, and G24's first weight
-def test_sgd_steps_from_the_same_gradients_equal_torchs_bit_for_bit(size, dtype):
+@pytest.mark.parametrize("options", _SGD_OPTIONS, ids=lambda o: "-".join(o) or "plain")
+def test_sgd_steps_from_the_same_gradients_equal_torchs_bit_for_bit(options, size, dtype):
     """``p.add_(g, alpha=-lr)`` is torch's fused multiply-add (backends/cpu/fma.py), not two roundings."""
     rng = np.random.default_rng(3)
     p0 = rng.standard_normal(size).astype(dtype)
@@ -217,13 +222,14 @@ def test_sgd_steps_from_the_same_gradients_equal_torchs_bit_for_bit(size, dtype)
     params = []
     for lib in (dc, torch):
         p = lib.nn.Parameter(lib.tensor(p0))
-        opt = lib.optim.SGD([p], lr=0.0123, foreach=False)
+        opt = lib.optim.SGD([p], lr=0.0123, foreach=False, **options)
         for g in grads:
             p.grad = lib.tensor(g)
             opt.step()
         params.append(p.detach().numpy())
     assert params[0].tobytes() == params[1].tobytes()
-    assert params[0].tobytes() != (p0 - sum(np.multiply(g, 0.0123, dtype=dtype) for g in grads)).tobytes()
+    if not options:
+        assert params[0].tobytes() != (p0 - sum(np.multiply(g, 0.0123, dtype=dtype) for g in grads)).tobytes()
 
 
 _ALPHA_CALLS = {
