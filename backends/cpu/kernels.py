@@ -999,6 +999,7 @@ relu_cpu, relu__cpu, _ = _unary_family("relu", _relu, False, lambda a: _relu(a, 
 
 # --- clamp and where ------------------------------------------------------------------------------
 _FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32, np.float64)}
+_CLAMP_FAST = {dt: _FLOAT_MAX[dt] for dt in (_F32, _F64)}  # half compares in float: the general path
 
 
 def _fast_bound(v: Any, fmax: float) -> bool:
@@ -1009,30 +1010,31 @@ def _fast_bound(v: Any, fmax: float) -> bool:
 def _clamp(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
     """Mirror ``clamp``/``clamp_min``/``clamp_max`` with Scalar bounds: promote, checked bounds, NaN propagates."""
     a = self._data
-    fmax = _FLOAT_MAX.get(a.dtype)
+    fmax = _CLAMP_FAST.get(a.dtype)
     if fmax is not None and (lo is not None or hi is not None) and (lo is None or _fast_bound(lo, fmax)) \
             and (hi is None or _fast_bound(hi, fmax)):  # an absent bound costs no call
         # See Note [Fast paths]: a float tensor and bounds its dtype holds. numpy's weak Python
-        # scalars keep the dtype (no promotion, no overflow) and np.maximum propagates NaN.
+        # scalars keep the dtype (no promotion, no overflow) and np.maximum propagates NaN. The
+        # bound goes first, so a tie keeps x (``clamp_min(-0.0, 0)`` is -0.0): Note [Zeros first]
         if out is self:
             if a.base is not None and 0 in a.strides:  # only a view can be expanded (overlap.py)
                 _assert_no_internal_overlap(a)
             if lo is not None:
-                _maximum(a, lo, out=a)  # (numpy deprecates a positional out for these two)
+                _maximum(lo, a, out=a)  # (numpy deprecates a positional out for these two)
             if hi is not None:
-                _minimum(a, hi, out=a)
+                _minimum(hi, a, out=a)
             return self
         if out is None:
             if lo is not None:
                 # ``clamp(min=0)``, ReLU's spelling: the dtype's 0-d zero as for relu (same value,
                 # ~0.2 us less than numpy converting the Python 0)
-                r = _maximum(a, _ZERO[a.dtype] if lo == 0 and type(lo) is int else lo)
+                r = _maximum(_ZERO[a.dtype] if lo == 0 and type(lo) is int else lo, a)
             else:
-                r = _minimum(a, hi)
+                r = _minimum(hi, a)
             if r.__class__ is not _nd:  # a 0-d input: numpy answers with a scalar
                 r = _asarray(r)
             if lo is not None and hi is not None:
-                _minimum(r, hi, out=r)
+                _minimum(hi, r, out=r)
             return wrap_cpu(r if r.size and (r.ndim <= 1 or a.flags.c_contiguous) else _laid_out(r, (a,)))
     lo = None if lo is None else _item(lo)
     hi = None if hi is None else _item(hi)
@@ -1047,12 +1049,13 @@ def _clamp(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
     if out is not None:  # TensorIterator checks the output's cast before the kernel converts the bounds
         _check_can_cast(dt, out._data.dtype, _CPP_NAME)
     with quiet():
-        r = _cast(a, dt)
-        if lo is not None:
-            r = _maximum(r, _checked_scalar(lo, dt))  # np.maximum propagates NaN, like torch's clamp
+        work = _F32 if dt is _F16 else dt  # numpy's half maximum drops -0.0's sign: compare in float
+        r = _cast(a, work)
+        if lo is not None:  # the bound first: a tie keeps x (Note [Zeros first]); NaN propagates, as torch's
+            r = _maximum(_cast(_checked_scalar(lo, dt), work), r)
         if hi is not None:
-            r = _minimum(r, _checked_scalar(hi, dt))
-        return _store(r, dt, a.shape, self, out, _CPP_NAME)
+            r = _minimum(_cast(_checked_scalar(hi, dt), work), r)
+        return _store(_cast(_arr(r), dt), dt, a.shape, self, out, _CPP_NAME)
 
 
 def clamp_cpu(self, min=None, max=None):  # noqa: A002 - the schema's names
@@ -1090,12 +1093,13 @@ def _clamp_tensor(self: Any, lo: Any, hi: Any, out: Any = None) -> Any:
     dt = _result_np(*tensors)
     shape = _broadcast_shapes(*(a.shape for a in arrays))
     with quiet():
-        r = _cast(self._data, dt)
+        work = _F32 if dt is _F16 else dt  # numpy's half maximum drops -0.0's sign: compare in float
+        r = _cast(self._data, work)
         if lo is not None:
-            r = _maximum(r, _cast(lo._data, dt))  # min(max(x, lo), hi): hi wins where lo > hi, as torch
+            r = _maximum(r, _cast(lo._data, work))  # min(max(x, lo), hi): hi wins where lo > hi, as torch
         if hi is not None:
-            r = _minimum(r, _cast(hi._data, dt))
-    return _store(_arr(r), dt, shape, self, out, arrays=arrays)
+            r = _minimum(r, _cast(hi._data, work))
+    return _store(_cast(_arr(r), dt), dt, shape, self, out, arrays=arrays)
 
 
 def clamp_tensor_cpu(self, min=None, max=None):  # noqa: A002
@@ -1130,6 +1134,8 @@ def _extremum(name: str, ufunc: Any, self: Any, other: Any) -> Any:
     dt = a.dtype if a.dtype is b.dtype else _result_np(self, other)
     _broadcast_shapes(a.shape, b.shape)
     with quiet():
+        if dt is _F16:  # numpy's half maximum drops -0.0's sign: compare in float, as torch's loop
+            return wrap_cpu(_laid_out(_cast(_arr(ufunc(_cast(a, _F32), _cast(b, _F32))), dt), (a, b)))
         return wrap_cpu(_laid_out(ufunc(_cast(a, dt), _cast(b, dt)), (a, b)))
 
 

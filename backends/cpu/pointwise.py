@@ -178,6 +178,19 @@ def _lcm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(zero, 0, np.abs(a // np.where(zero, 1, g) * b)).astype(a.dtype, copy=False)
 
 
+def _first_on_tie(ufunc: Any) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``fmax``/``fmin`` as torch's: where the two are equal the first is kept (``fmax(-0.0, 0.0)`` is -0.0).
+
+    numpy's loops pick either zero depending on the loop; NaN is ignored as by the C functions.
+    """
+    def compute(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        r = np.asarray(ufunc(a, b))
+        if r.dtype.kind == "f":
+            np.copyto(r, a, where=a == b)
+        return r
+    return compute
+
+
 # name -> (numpy function of two arrays of the computation dtype, kernel name, dtype kinds)
 BINARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "atan2": (np.arctan2, "atan2_cpu", _FLOATS),
@@ -196,8 +209,8 @@ BINARY: dict[str, tuple[Callable[..., Any], str, str]] = {
     "bitwise_right_shift": (_shift(False), "rshift_cpu", _INTS),
     "logaddexp": (np.logaddexp, "logaddexp_cpu", _FLOATS),
     "logaddexp2": (np.logaddexp2, "logaddexp2_cpu", _FLOATS),
-    "fmax": (np.fmax, "fmax_cpu", _ALL),
-    "fmin": (np.fmin, "fmin_cpu", _ALL),
+    "fmax": (_first_on_tie(np.fmax), "fmax_cpu", _ALL),
+    "fmin": (_first_on_tie(np.fmin), "fmin_cpu", _ALL),
     "logical_and": (np.logical_and, "logical_and_cpu", _ALL + "c"),
     "logical_or": (np.logical_or, "logical_or_cpu", _ALL + "c"),
     "logical_xor": (np.logical_xor, "logical_xor_cpu", _ALL + "c"),
@@ -427,8 +440,11 @@ def _hardtanh(min_val: Any, max_val: Any) -> Callable[[np.ndarray], np.ndarray]:
 
     def compute(a: np.ndarray) -> np.ndarray:
         if a.dtype.kind in _INTS:  # integer inputs: float bounds clamp, then truncate back (torch's clamp_out)
-            return np.minimum(np.maximum(a.astype(np.float64), lo), hi).astype(a.dtype)
-        return np.minimum(np.maximum(a, lo), hi)  # NaN propagates, as torch's clamp
+            return np.minimum(hi, np.maximum(lo, a.astype(np.float64))).astype(a.dtype)
+        if a.dtype == np.float16:  # numpy's half maximum drops -0.0's sign: compare in float
+            return np.minimum(hi, np.maximum(lo, a.astype(np.float32))).astype(np.float16)
+        # the bounds first: a tie keeps x (``hardtanh(-0.0)`` is -0.0), and NaN propagates, as torch's clamp
+        return np.minimum(hi, np.maximum(lo, a))
     return compute
 
 

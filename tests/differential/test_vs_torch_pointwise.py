@@ -715,3 +715,29 @@ def test_heaviside_records_torchs_not_implemented_node_on_meta_too():
 ])
 def test_gcd_and_lcm_match_torch_at_signs_zeros_and_overflow(case):
     _same(case(dc), case(torch))
+
+
+_ZERO_TIES = {
+    "clamp_min": lambda L, x, y: L.clamp_min(x, 0.0),
+    "clamp_max": lambda L, x, y: L.clamp_max(x, -0.0),
+    "clamp": lambda L, x, y: L.clamp(x, 0.0, 0.0),
+    "clamp_": lambda L, x, y: x.clone().clamp_(-0.0, 1.0),
+    "clamp_min_": lambda L, x, y: x.clone().clamp_min_(0.0),
+    "hardtanh": lambda L, x, y: L.nn.functional.hardtanh(x, 0.0, 1.0),
+    "relu6": lambda L, x, y: L.nn.functional.relu6(x),
+    "fmax": lambda L, x, y: L.fmax(x, y),
+    "fmin": lambda L, x, y: L.fmin(x, y),
+    "maximum": lambda L, x, y: L.maximum(x, y),  # 64 elements: torch's vector loop on every one
+    "clamp_tensor": lambda L, x, y: L.clamp(x, min=y),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("call", list(_ZERO_TIES))
+def test_ties_between_zeros_of_two_signs_keep_torchs_zero(call, dtype):
+    """Where x equals the bound or the other operand, torch's loops keep a zero of a given sign."""
+    x = np.tile(np.array([-0.0, 0.0, 0.5, -0.5], dtype), 16)
+    y = np.tile(np.array([0.0, -0.0, -0.0, 0.0], dtype), 16)
+    mine = _ZERO_TIES[call](dc, dc.tensor(x), dc.tensor(y)).numpy()
+    theirs = _ZERO_TIES[call](torch, torch.tensor(x), torch.tensor(y)).numpy()
+    assert mine.tobytes() == theirs.tobytes()
