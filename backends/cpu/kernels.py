@@ -448,6 +448,8 @@ def _binary(name: str, ufunc: Any, self: Any, other: Any, alpha: Any = 1, out: A
             b = _mul(b, _scalar_array(alpha, dt))
         if dt is _F16 and name in _HALF_SCALAR_OPS and not (isinstance(y, _nd) and y.ndim):
             r = _half_times_scalar(ufunc, a, y)  # See Note [Half arithmetic in float]
+        elif name == "pow" and (dt is _F32 or dt is _F64) and not isinstance(y, _nd):
+            r = _float_pow(a, y)  # the exponents torch computes by multiplying
         else:
             r = _int_pow(a, b, dt) if name == "pow" and dt.kind in "biu" else ufunc(a, b)
         return _store(r, dt, shape, self, out, arrays=[v for v in (x, y) if isinstance(v, _nd)])
@@ -768,6 +770,23 @@ def div__scalar_mode_cpu(self, other, *, rounding_mode):
     return _div_mode(self, _item(other), rounding_mode, self)
 
 
+def _float_pow(a: np.ndarray, exponent: float) -> np.ndarray:
+    """float/double ``a ** exponent`` for a number exponent, as torch's ``pow_tensor_scalar_optimized_kernel``.
+
+    torch multiplies for the exponents 3 (``a * a * a``) and -2 (``1 / (a * a)``), and takes
+    ``1 / sqrt(a)`` for -0.5; libm's ``pow`` differs from those by an ulp on a quarter of the
+    values. 2 and -1 are numpy's own square and reciprocal, as torch's. (0.5 is torch's sqrt:
+    see docs/notes.md on MKL's.)
+    """
+    if exponent == 3:
+        return _mul(_mul(a, a), a)
+    if exponent == -2:
+        return _div(1, _mul(a, a))  # numpy's weak 1 keeps the dtype
+    if exponent == -0.5:
+        return _div(1, np.sqrt(a))
+    return _pow(a, exponent)
+
+
 def pow_tensor_tensor_cpu(self, exponent):
     a, b = self._data, exponent._data
     if a.dtype is b.dtype and a.dtype.kind == "f":
@@ -783,7 +802,7 @@ def pow_tensor_scalar_cpu(self, exponent):
     t = type(exponent)
     if a.dtype.kind == "f" and a.dtype is not _F16 and (t is float or t is int):
         try:
-            return wrap_cpu(_laid_out(_pow(a, exponent), (a,)))
+            return wrap_cpu(_laid_out(_float_pow(a, exponent), (a,)))
         except _FAST_ERRORS:
             pass
     return _binary("pow", _pow, self, _item(exponent))

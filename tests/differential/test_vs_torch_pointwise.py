@@ -741,3 +741,17 @@ def test_ties_between_zeros_of_two_signs_keep_torchs_zero(call, dtype):
     mine = _ZERO_TIES[call](dc, dc.tensor(x), dc.tensor(y)).numpy()
     theirs = _ZERO_TIES[call](torch, torch.tensor(x), torch.tensor(y)).numpy()
     assert mine.tobytes() == theirs.tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent", [3, 3.0, -2, -2.0, -0.5, -1, 2.0])
+def test_pow_by_the_exponents_torch_multiplies_out_matches_bit_for_bit(exponent, dtype):
+    """torch computes ``a ** 3`` as ``a * a * a``, ``a ** -2`` as ``1 / (a * a)``, ``a ** -0.5`` as ``1 / sqrt(a)``."""
+    a = (np.random.default_rng(5).standard_normal(1000) * 3).astype(dtype)
+    a[::50], a[1::50], a[2::50], a[3::50], a[4::50] = 0.0, -0.0, np.inf, -np.inf, 1e30
+    mine, theirs = dc.pow(dc.tensor(a), exponent), torch.pow(torch.tensor(a), exponent)
+    assert mine.numpy().tobytes() == theirs.numpy().tobytes()
+    mine_, theirs_ = dc.tensor(a), torch.tensor(a)
+    mine_.pow_(exponent)
+    theirs_.pow_(exponent)
+    assert mine_.numpy().tobytes() == theirs_.numpy().tobytes()
