@@ -576,6 +576,11 @@ def prod_dim_int_cpu(self, dim, keepdim=False, *, dtype=None):
     return _prod(a, (d,) if a.ndim else (), keepdim, dtype)
 
 
+# cpu_cum_base_kernel's running value is at::acc_type<T, /*is_cuda=*/false>: double for float
+# (and complex<double> for complex<float>), float for half; each output is rounded from it
+_SCAN_ACC = {_F16: _F32, _F32: np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128)}
+
+
 def _scan(name: str, ufunc: Any, self: Any, dim: int, dtype: Any) -> np.ndarray:
     a = self._data
     d = _wrap_dim(dim, a.ndim)
@@ -585,7 +590,7 @@ def _scan(name: str, ufunc: Any, self: Any, dim: int, dtype: Any) -> np.ndarray:
     with quiet():
         if a.ndim == 0:
             return a.astype(dt)  # a copy, -0.0 included
-        r = _result(ufunc.accumulate(a.astype(_acc(dt)), axis=d)).astype(dt, copy=False)
+        r = _result(ufunc.accumulate(a.astype(_SCAN_ACC.get(dt, dt)), axis=d).astype(dt, copy=False))
         if name == "cumsum" and dt.kind in "fc":  # torch sums from a +0 accumulator: a -0.0 prefix sums to +0.0
             np.add(r, 0, out=r)
         return r

@@ -420,3 +420,15 @@ def test_composites_over_sort_and_diff_dispatch_torchs_calls(name, torch_ops):
     with dc.LoggingMode() as log:
         SORTING_CALLS[name](dc, y)
     assert [str(r.func) for r in log.records] == theirs
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scans_round_each_output_from_torchs_wider_running_value(op, dtype):
+    """float32 (and complex64) scans run in double, half in float: every output as torch's, bit for bit."""
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((7, 300)) + (1j * rng.standard_normal((7, 300)) if dtype == "complex64" else 0)
+    a = (a * 0.1 + 1).astype(dtype) if op == "cumprod" else a.astype(dtype)
+    for dim in (0, 1):
+        mine, theirs = getattr(dc, op)(dc.tensor(a), dim), getattr(torch, op)(torch.tensor(a), dim)
+        assert mine.numpy().tobytes() == theirs.numpy().tobytes()
