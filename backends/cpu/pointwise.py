@@ -685,6 +685,9 @@ def _fused(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     bp = s - p
     t = (p - (s - bp)) + (c - bp)  # two-sum error of p + c
     r = s + (t + e)
+    zero = r == 0
+    if zero.any():  # the sign of a zero sum: p + c's where both are zeros (-0.0 + -0.0), +0.0 where they cancel
+        r = np.where(zero, np.where(p == 0, p + c, 0.0), r)
     if not np.isfinite(r).all():  # an inf on the way (or a product past 2**996, where Dekker's split
         r = np.where(np.isfinite(r), r, a * b + c)  # overflows): the plain arithmetic gives inf or nan
     return r
