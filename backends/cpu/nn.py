@@ -595,7 +595,7 @@ def im2col_cpu(self, kernel_size, dilation, padding, stride):
     a = self._data
     out_shape = F.im2col_check(a.shape, kernel_size, dilation, padding, stride)
     _require(a.dtype, "im2col_out_cpu", _FLOATS)
-    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = F._grid(kernel_size, dilation, padding, stride)
     padded = np.pad(a, [(0, 0)] * (a.ndim - 2) + [(ph, ph), (pw, pw)])
     h, w = a.shape[-2:]
     bh, bw = F._blocks(h, kh, dh, ph, sh), F._blocks(w, kw, dw, pw, sw)
@@ -611,7 +611,7 @@ def col2im_cpu(self, output_size, kernel_size, dilation, padding, stride):
     a = self._data
     out_shape = F.col2im_check(a.shape, output_size, kernel_size, dilation, padding, stride)
     _require(a.dtype, "col2im_out_cpu", _FLOATS)
-    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = F._grid(kernel_size, dilation, padding, stride)
     h, w = out_shape[-2:]
     bh, bw = F._blocks(h, kh, dh, ph, sh), F._blocks(w, kw, dw, pw, sw)
     cols = a.reshape(*a.shape[:-2], out_shape[-3], kh, kw, bh, bw)

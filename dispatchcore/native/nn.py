@@ -340,7 +340,9 @@ def upsample_backward_check(grad_shape: tuple[int, ...], output_size: Any, input
 
 
 def _grid(kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> tuple[tuple, ...]:
-    k, d, p, s = (tuple(int(v) for v in a) for a in (kernel_size, dilation, padding, stride))
+    # an int[2] argument may be one int (the schema's broadcast, as torch's): (v, v)
+    k, d, p, s = ((int(a),) * 2 if isinstance(a, int) else tuple(int(v) for v in a)
+                  for a in (kernel_size, dilation, padding, stride))
     if k[0] <= 0 or k[1] <= 0:
         raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: {k[0]} "
                            f"kernel_width: {k[1]}")
@@ -388,7 +390,7 @@ def col2im_check(shape: tuple[int, ...], output_size: Any, kernel_size: Any, dil
     ck = k[0] * k[1]
     if shape[-2] % ck != 0:
         raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
-                           f"got input.size(1)={shape[-2]} and kernel_size=({k[0]}, {k[1]})")
+                           f"got input.size(1)={shape[-2]} and kernel_size=({k[0]}, {k[1]}).")
     bh, bw = _blocks(out[0], k[0], d[0], p[0], s[0]), _blocks(out[1], k[1], d[1], p[1], s[1])
     if bh < 1 or bw < 1:
         raise RuntimeError(f"Given output_size=({out[0]}, {out[1]}), kernel_size=({k[0]}, {k[1]}), "

@@ -10,6 +10,7 @@ from .container import ModuleDict, ModuleList, Sequential
 from .layers import (
     ELU,
     GELU,
+    AdaptiveAvgPool2d,
     AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
@@ -19,10 +20,14 @@ from .layers import (
     Dropout,
     Embedding,
     Flatten,
+    Fold,
+    GroupNorm,
+    Hardtanh,
     Identity,
     LayerNorm,
     LeakyReLU,
     Linear,
+    LogSigmoid,
     LogSoftmax,
     MaxPool2d,
     ReLU,
@@ -30,8 +35,12 @@ from .layers import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softmin,
     Softplus,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Unfold,
 )
 from .loss import (
     BCELoss,
@@ -47,8 +56,9 @@ from .loss import (
 from .module import Module
 from .parameter import Buffer, Parameter
 
-__all__ = ["ELU", "GELU", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear",
-           "Buffer", "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "HuberLoss",
-           "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d",
-           "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ReLU", "ReLU6", "Sequential", "SiLU",
-           "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "functional", "init"]
+__all__ = ["ELU", "GELU", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
+           "BatchNorm2d", "Bilinear", "Buffer", "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding",
+           "Flatten", "Fold", "GroupNorm", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
+           "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict",
+           "ModuleList", "NLLLoss", "Parameter", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
+           "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "Tanhshrink", "Unfold", "functional", "init"]

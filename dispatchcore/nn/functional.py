@@ -45,11 +45,13 @@ _NOT_HANDLED = _overrides._NOT_HANDLED
 _INERT = _overrides._INERT
 
 
-__all__ = ["avg_pool2d", "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d",
-           "conv2d", "cross_entropy", "dropout", "elu", "elu_", "embedding", "embedding_bag", "gelu", "grid_sample",
-           "hardtanh", "hardtanh_", "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_",
-           "linear", "log_softmax", "logsigmoid", "max_pool2d", "mse_loss", "nll_loss", "normalize", "one_hot", "pad",
-           "relu", "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh"]
+__all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout", "elu", "elu_",
+           "embedding", "embedding_bag", "fold", "gelu", "grid_sample", "group_norm", "hardtanh", "hardtanh_",
+           "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax",
+           "logsigmoid", "max_pool2d", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6",
+           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin", "softplus", "softsign", "tanh", "tanhshrink",
+           "unfold"]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -326,6 +328,56 @@ avg_pool2d = _c_binding(aten.avg_pool2d.default, "avg_pool2d", "torch.nn.avg_poo
                         """``F.avg_pool2d``: ``aten::avg_pool2d`` (``stride=None`` or ``[]``: the kernel size).""")
 
 
+def _list_with_default(out_size: Any, defaults: Any) -> Any:
+    """The ``_list_with_default`` of torch: a None in ``out_size`` takes the input's size there."""
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """``F.adaptive_avg_pool2d``: ``aten::adaptive_avg_pool2d``; a None in ``output_size`` keeps that size.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> adaptive_avg_pool2d(dc.arange(16.0).reshape(1, 1, 4, 4), (2, None)).shape
+        dispatchcore.Size([1, 1, 2, 4])
+    """
+    if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
+        handled = _overrides.function_locals(adaptive_avg_pool2d, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
+    return _nn.adaptive_avg_pool2d(input, _list_with_default(output_size, input.size()))
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:
+    """``F.unfold``: ``aten::im2col``, sliding blocks as columns: ``(N, C * prod(kernel_size), L)``.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> unfold(dc.ones(1, 2, 3, 3), 2).shape
+        dispatchcore.Size([1, 8, 4])
+    """
+    if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
+        handled = _overrides.function_locals(unfold, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
+    return _nn.im2col(input, _ntuple(kernel_size, 2), _ntuple(dilation, 2), _ntuple(padding, 2), _ntuple(stride, 2))
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> Tensor:
+    """``F.fold``: ``aten::col2im``, unfold's adjoint: columns summed back into an image of ``output_size``."""
+    if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
+        handled = _overrides.function_locals(fold, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
+    return _nn.col2im(input, _ntuple(output_size, 2), _ntuple(kernel_size, 2), _ntuple(dilation, 2),
+                      _ntuple(padding, 2), _ntuple(stride, 2))
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """``F.dropout``: ``aten::dropout`` (masks from the CPU generator); ``inplace`` writes the result back."""
     if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
@@ -488,6 +540,32 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     return _dc.layer_norm(input, normalized_shape, weight, bias, eps, True)
 
 
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """``F.group_norm``: torch's checks, then ``torch.group_norm`` (``aten::group_norm``, over ``native_group_norm``).
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> group_norm(dc.tensor([[1.0, 3.0, 5.0, 7.0]]).reshape(1, 4, 1), 2).flatten()
+        tensor([-1.0000,  1.0000, -1.0000,  1.0000])
+    """
+    if (_tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT)
+            or (weight is not None and weight.__class__ is not Tensor and weight.__class__ not in _INERT)
+            or (bias is not None and bias.__class__ is not Tensor and bias.__class__ not in _INERT)):
+        handled = _overrides.function_locals(group_norm, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    size = [input.size(0) * input.size(1) // num_groups, num_groups, *input.size()[2:]]
+    size_prods = size[0]
+    for s in size[2:]:
+        size_prods *= s
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+    return _dc.group_norm(input, num_groups, weight, bias, eps, True)  # torch.backends.cudnn.enabled: True
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
                eps: float = 1e-5) -> Tensor:
@@ -623,6 +701,47 @@ logsigmoid = _c_binding(aten.log_sigmoid.default, "logsigmoid", "torch.nn.log_si
 
     Over ``log_sigmoid_forward``: ``min(x, 0) - log1p(exp(-|x|))``.
     """)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``F.softsign``: ``input / (input.abs() + 1)``, composed in Python as torch's (abs, add, div).
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> softsign(dc.tensor([-3.0, 1.0]))
+        tensor([-0.7500,  0.5000])
+    """
+    if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
+        handled = _overrides.function_locals(softsign, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``F.tanhshrink``: ``input - input.tanh()``, composed in Python as torch's (tanh, sub)."""
+    if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
+        handled = _overrides.function_locals(tanhshrink, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
+    return input - input.tanh()
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """``F.softmin``: ``(-input).softmax(dim)``; without ``dim``, torch's deprecated implicit choice.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> softmin(dc.tensor([0.0, 0.0]), dim=0)
+        tensor([0.5000, 0.5000])
+    """
+    if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
+        handled = _overrides.function_locals(softmin, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    return (-input).softmax(dim) if dtype is None else (-input).softmax(dim, dtype=dtype)
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -855,6 +974,16 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
 
 
 
+def _sizes_of_two(op: Any) -> Any:
+    """``op`` as its C++ binding reads a ``SymInt[2]`` size (its second argument): one int is ``[v, v]``.
+
+    (The schema takes one int for ``int[2]`` but not for ``SymInt[2]``; torch's parser takes it for both.)
+    """
+    def call(self: Any, size: Any, *args: Any) -> Any:
+        return op(self, [size, size] if isinstance(size, int) else size, *args)
+    return call
+
+
 # torch._C._nn's bindings that torch's Python-level functions call (F.elu calls torch._C._nn.elu):
 # a duck type in an argument the function does not check reaches its handler with one of these as
 # ``func``. See Note [Calls inside nn.functional] (dispatchcore/overrides.py).
@@ -865,7 +994,10 @@ _nn = SimpleNamespace(**{name: _overrides.nn_binding(fn, name, op) for name, fn,
     ("pad", aten.pad.default, None), ("nll_loss_nd", _nll_loss_nd, "nll_loss"),
     ("cross_entropy_loss", aten.cross_entropy_loss.default, None),
     ("smooth_l1_loss", aten.smooth_l1_loss.default, None), ("huber_loss", aten.huber_loss.default, None),
+    ("adaptive_avg_pool2d", _sizes_of_two(aten.adaptive_avg_pool2d.default), None),
+    ("im2col", aten.im2col.default, None), ("col2im", _sizes_of_two(aten.col2im.default), None),
 )})
+relu_ = _functions.relu_  # F.relu_ is torch.relu_
 elu_, leaky_relu_, hardtanh_ = _nn.elu_, _nn.leaky_relu_, _nn.hardtanh_  # F.elu_ is torch._C._nn.elu_
 
 # the arguments torch's Python-level functions hand to handle_torch_function as the relevant ones
@@ -882,6 +1014,8 @@ _RELEVANT = {
     "binary_cross_entropy_with_logits": ("input", "target", "weight", "pos_weight"),
     "l1_loss": ("input", "target", "weight"), "smooth_l1_loss": ("input", "target"),
     "huber_loss": ("input", "target", "weight"), "kl_div": ("input", "target"),
+    "softsign": ("input",), "tanhshrink": ("input",), "softmin": ("input",), "adaptive_avg_pool2d": ("input",),
+    "unfold": ("input",), "fold": ("input",), "group_norm": ("input", "weight", "bias"),
 }
 for _name in __all__:  # torch's names, for overrides.resolve_name and the error messages
     # torch's l1_loss checks input and target, hands weight on as relevant, and passes no weight

@@ -9,6 +9,7 @@ construction draws exactly torch's numbers; ``forward`` is one ``nn.functional``
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import dispatchcore as _dispatchcore
@@ -20,9 +21,10 @@ from .parameter import Parameter
 
 _dc: Any = _dispatchcore  # functions attached at import (torch bindings), untyped
 
-__all__ = ["ELU", "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv1d", "Conv2d", "Dropout",
-           "Embedding", "Flatten", "Identity", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MaxPool2d", "ReLU",
-           "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh"]
+__all__ = ["ELU", "GELU", "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv1d",
+           "Conv2d", "Dropout", "Embedding", "Flatten", "Fold", "GroupNorm", "Hardtanh", "Identity", "LayerNorm",
+           "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MaxPool2d", "ReLU", "ReLU6", "SiLU", "Sigmoid",
+           "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "Tanhshrink", "Unfold"]
 
 
 def _factory_kwargs(device: Any, dtype: Any) -> dict[str, Any]:
@@ -314,6 +316,74 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+class AdaptiveAvgPool2d(Module):
+    """Mean over windows sized to give ``output_size`` (``torch.nn.AdaptiveAvgPool2d``); None keeps a size.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> AdaptiveAvgPool2d((1, None))(dc.ones(1, 2, 4, 3)).shape
+        dispatchcore.Size([1, 2, 1, 3])
+    """
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Any) -> Any:
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class Unfold(Module):
+    """Sliding blocks as columns (``torch.nn.Unfold``, ``F.unfold``: ``aten::im2col``).
+
+    Example:
+        >>> Unfold(kernel_size=(2, 3))
+        Unfold(kernel_size=(2, 3), dilation=1, padding=0, stride=1)
+    """
+
+    def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Any) -> Any:
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
+                f"stride={self.stride}")
+
+
+class Fold(Module):
+    """Columns summed back into an image (``torch.nn.Fold``, ``F.fold``: ``aten::col2im``).
+
+    Example:
+        >>> Fold(output_size=(4, 5), kernel_size=2)
+        Fold(output_size=(4, 5), kernel_size=2, dilation=1, padding=0, stride=1)
+    """
+
+    def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+                 stride: Any = 1) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Any) -> Any:
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
 class Flatten(Module):
     """Flattens dimensions ``start_dim..end_dim`` (``torch.nn.Flatten``), by default all but the batch one.
 
@@ -479,6 +549,49 @@ class LayerNorm(Module):
                 f"bias={self.bias is not None}")
 
 
+class GroupNorm(Module):
+    """Normalises each of ``num_groups`` groups of channels (``torch.nn.GroupNorm``), per sample.
+
+    Example:
+        >>> GroupNorm(2, 4)
+        GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
+        kw = _factory_kwargs(device, dtype)
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(_dc.empty(num_channels, **kw))
+            if bias:
+                self.bias = Parameter(_dc.empty(num_channels, **kw))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Any) -> Any:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
 class _BatchNorm(Module):
     """Shared by ``BatchNorm1d``/``BatchNorm2d`` (torch's ``_NormBase`` + ``_BatchNorm``)."""
 
@@ -620,6 +733,38 @@ class SiLU(_Inplace):
         return F.silu(input, inplace=self.inplace)
 
 
+class Hardtanh(Module):
+    """``x`` clamped to ``[min_val, max_val]`` (``torch.nn.Hardtanh``).
+
+    Example:
+        >>> Hardtanh(-2.0, 2.0, inplace=True)
+        Hardtanh(min_val=-2.0, max_val=2.0, inplace=True)
+    """
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
+        super().__init__()
+        if min_value is not None:
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning,
+                          stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning,
+                          stacklevel=2)
+            max_val = max_value
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+        if self.max_val <= self.min_val:
+            raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
+
+    def forward(self, input: Any) -> Any:
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
 class GELU(Module):
     """Gaussian error linear unit (``torch.nn.GELU``), exact or ``approximate="tanh"``.
 
@@ -692,6 +837,27 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
+class LogSigmoid(Module):
+    """``log(sigmoid(x))`` (``torch.nn.LogSigmoid``, ``F.logsigmoid``)."""
+
+    def forward(self, input: Any) -> Any:
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    """``x / (1 + |x|)`` (``torch.nn.Softsign``)."""
+
+    def forward(self, input: Any) -> Any:
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)`` (``torch.nn.Tanhshrink``)."""
+
+    def forward(self, input: Any) -> Any:
+        return F.tanhshrink(input)
+
+
 class Tanh(Module):
     """Hyperbolic tangent (``torch.nn.Tanh``)."""
 
@@ -723,6 +889,18 @@ class Softmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Softmin(Softmax):
+    """Softmax of ``-x`` along ``dim`` (``torch.nn.Softmin``).
+
+    Example:
+        >>> Softmin(dim=0)
+        Softmin(dim=0)
+    """
+
+    def forward(self, input: Any) -> Any:
+        return F.softmin(input, self.dim, _stacklevel=5)
 
 
 class LogSoftmax(Softmax):

@@ -66,6 +66,18 @@ CALLS = {
     "huber": lambda F, t, x, y: F.huber_loss(x, y, delta=0.4, reduction="none"),
     "huber_weight_mean": lambda F, t, x, y: F.huber_loss(x, y, weight=t.ones(4, 3) * 3),
     "kl_div_log_target": lambda F, t, x, y: F.kl_div(x, y, reduction="batchmean", log_target=True),
+    "softsign": lambda F, t, x, y: F.softsign(x),
+    "tanhshrink": lambda F, t, x, y: F.tanhshrink(x),
+    "softmin": lambda F, t, x, y: F.softmin(x, 1),
+    "softmin_dtype": lambda F, t, x, y: F.softmin(x, 0, dtype=t.float64),
+    "relu_": lambda F, t, x, y: F.relu_(x.clone()),
+    "adaptive_avg_pool2d": lambda F, t, x, y: F.adaptive_avg_pool2d(x.reshape(1, 1, 4, 3), (2, None)),
+    "adaptive_avg_pool2d_int": lambda F, t, x, y: F.adaptive_avg_pool2d(x.reshape(1, 4, 3), 2),
+    "unfold": lambda F, t, x, y: F.unfold(x.reshape(1, 1, 4, 3), 2, padding=1),
+    "fold": lambda F, t, x, y: F.fold(x.reshape(1, 4, 3), (2, 4), 2),
+    "fold_int": lambda F, t, x, y: F.fold(x.reshape(1, 4, 3).repeat(1, 1, 2)[..., :4], 3, 2),
+    "group_norm": lambda F, t, x, y: F.group_norm(x.reshape(2, 2, 3), 2, t.ones(2) * 2, t.zeros(2) + 0.5),
+    "group_norm_plain": lambda F, t, x, y: F.group_norm(x.reshape(1, 4, 3), 2),
 }
 
 
@@ -204,3 +216,51 @@ def test_relu_keeps_negative_zero_and_nan_bits_as_torch(n, dtype):
     mine_.relu_()
     theirs_.relu_()
     assert mine_.numpy().tobytes() == theirs_.numpy().tobytes()
+
+
+
+# modules built on the functions above: torch's reprs, parameters, state dicts and outputs
+_MODULES = [("Softsign", (), (4, 3)), ("Tanhshrink", (), (4, 3)), ("LogSigmoid", (), (4, 3)),
+            ("Softmin", (1,), (4, 3)), ("AdaptiveAvgPool2d", ((2, None),), (1, 2, 4, 3)),
+            ("Unfold", ((2, 3),), (1, 2, 4, 3)), ("Fold", ((3, 4), 2), (1, 8, 6)),
+            ("GroupNorm", (2, 4), (2, 4, 3)), ("GroupNorm", (2, 4, 1e-3, False), (2, 4, 3)),
+            ("Hardtanh", (-0.5, 0.5), (4, 3)), ("Hardtanh", (-0.5, 0.5, True), (4, 3))]
+
+
+@pytest.mark.parametrize(("name", "args", "shape"), _MODULES, ids=[f"{m[0]}{m[1]}" for m in _MODULES])
+def test_modules_match_torchs_repr_parameters_and_output_with_gradients(name, args, shape):
+    a = RNG.standard_normal(shape).astype("float32")
+    mine, theirs = getattr(dc.nn, name)(*args), getattr(torch.nn, name)(*args)
+    assert repr(mine) == repr(theirs)
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    x, tx = dc.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    out, tout = mine(x * 1), theirs(tx * 1)  # a non-leaf: the in-place Hardtanh may write it
+    _same(out, tout, atol=1e-5)
+    out.sum().backward()
+    tout.sum().backward()
+    _same(x.grad, tx.grad, atol=1e-5)
+    assert type(out.grad_fn).__name__ == type(tout.grad_fn).__name__
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.nn.functional.group_norm(L.ones(3), 1),
+    lambda L: L.nn.functional.group_norm(L.ones(1, 2), 2),
+    lambda L: L.nn.GroupNorm(3, 4),
+    lambda L: L.nn.Hardtanh(1.0, 1.0),
+    lambda L: L.nn.functional.adaptive_avg_pool2d(L.ones(4), (2, None)),
+    lambda L: L.nn.functional.fold(L.ones(1, 5, 3), (2, 4), 2),
+    lambda L: L.nn.functional.unfold(L.ones(1, 1, 2, 2), 3),
+])
+def test_errors_of_the_new_functions_and_modules_match_torch(case):
+    with pytest.raises(Exception) as theirs:
+        case(torch)
+    with pytest.raises(Exception) as mine:
+        case(dc)
+    assert type(mine.value) is type(theirs.value) and str(mine.value) == str(theirs.value)
+
+
+def test_softmin_without_dim_warns_as_torch_and_hardtanh_renames_its_old_keywords():
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmin has been deprecated"):
+        F.softmin(dc.ones(2, 3))
+    with pytest.warns(FutureWarning, match="keyword argument `min_value` is deprecated and renamed to `min_val`"):
+        assert dc.nn.Hardtanh(min_value=-2.0).min_val == -2.0
