@@ -4,16 +4,17 @@ torch's ``add``/``sub`` with an ``alpha`` compute ``self + alpha * other`` for f
 with ``vec::fmadd`` (``ufunc::add`` in ``aten/src/ATen/native/ufunc/add.h``, vectorized by
 ``BinaryOpsKernel.cpp``): the product is never rounded on its own. numpy has no fma ufunc, and
 ``a + alpha * b`` in numpy rounds twice, so about one element in fifty differs from torch by an ulp
-(SGD's ``p.add_(g, alpha=-lr)`` on every step). Invariant: every function here returns the single
-rounding of the exact ``a + alpha * b``, or is None where it cannot.
+(SGD's ``p.add_(g, alpha=-lr)`` on every step). Invariant: :func:`axpy` rounds once or does
+nothing; :func:`add_scaled` rounds once where :func:`axpy` can, and otherwise as numpy does.
 
-* :data:`axpy` is level-1 BLAS ``?axpy`` (``y += alpha * x``) from the OpenBLAS numpy links, found
-  through numpy's own extension module (no library numpy has not loaded). OpenBLAS's kernels use
-  the fma instruction, and equal torch bit for bit (every length from 1 to 129, and 200,704
-  floats, in float and double); on 256x784 floats the call is one pass, 23.6 us against numpy's
-  two passes' 38 us (torch 21.5 us). None where numpy's BLAS has no 64-bit-integer ``cblas_?axpy``.
-* :func:`fma32` is float32's fma in numpy alone: the product is exact in double and the double
-  sum is rounded to odd, so rounding it to float is the single rounding (slow: ~10 passes).
+* :func:`axpy` is level-1 BLAS ``?axpy`` (``y += alpha * x``) from the OpenBLAS numpy links, found
+  through numpy's own extension module (no library numpy has not loaded), and kept only where a
+  check at load shows its kernel fusing every element (``_fuses``): OpenBLAS's AVX-512 kernels do,
+  and then equal torch bit for bit (every length from 1 to 129, and 200,704 values, in float and
+  double); its AVX2 kernels round twice in the last elements, older ones everywhere. On 256x784
+  floats the call is one pass, 23.6 us against numpy's two passes' 38 us (torch 21.5 us).
+* :func:`fma32` is float32's fma in numpy alone (randn's exact path): the product is exact in
+  double and the double sum is rounded to odd, so rounding it to float is the single rounding.
 * :func:`add_scaled` is ``a + alpha * b`` broadcast, for the general path of add and sub.
 """
 
@@ -51,8 +52,24 @@ def _blas_axpy() -> dict[np.dtype, Any]:
     return found
 
 
-_AXPY = _blas_axpy()
+def _fuses(f: Any, dt: np.dtype) -> bool:
+    """Whether BLAS ``f`` rounds ``y + alpha * x`` once on every element, tails and thread chunks included.
+
+    ``alpha = x = 1 + e`` and ``y = -1`` (``e`` 2**-12 for float, 2**-27 for double): the product
+    ``1 + 2e + e*e`` rounded alone loses ``e*e``, so every element tells a fused sum (``2e + e*e``)
+    from two roundings (``2e``).
+    """
+    e = 2.0 ** (-12 if dt == _F32 else -27)
+    for n in (*range(1, 70), 1000, 65_537):  # the last one long enough for OpenBLAS's threads
+        x, y = np.full(n, 1 + e, dt), np.full(n, -1, dt)
+        f(n, 1 + e, _addressof(_from_buffer(x)), 1, _addressof(_from_buffer(y)), 1)
+        if not (y == dt.type(2 * e + e * e)).all():
+            return False
+    return True
+
+
 _addressof, _from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
+_AXPY = {dt: f for dt, f in _blas_axpy().items() if _fuses(f, dt)}
 
 
 def axpy(alpha: float, x: np.ndarray, y: np.ndarray) -> bool:
@@ -62,8 +79,10 @@ def axpy(alpha: float, x: np.ndarray, y: np.ndarray) -> bool:
     overlapping. ``alpha`` is rounded to the dtype first, as torch's kernel converts it to its ``opmath_t``.
     """
     f = _AXPY.get(y.dtype)
-    if f is None or not y.size:
-        return f is not None
+    if f is None or y.dtype.type(alpha) == 0:  # BLAS returns at once for a zero alpha: NaN * 0 is lost
+        return False
+    if not y.size:
+        return True
     # addresses through ctypes views of the buffers: 0.3 us each, where ``.ctypes.data`` costs 1 us
     try:
         py = _addressof(_from_buffer(y))
@@ -95,16 +114,13 @@ def fma32(a: Any, b: Any, c: Any) -> np.ndarray:
 
 
 def add_scaled(a: np.ndarray, b: np.ndarray, alpha: Any, dt: np.dtype) -> np.ndarray:
-    """``a + alpha * b`` (broadcast, dtype ``dt``) rounded once where the dtype is float32 or float64.
+    """``a + alpha * b`` (broadcast, dtype ``dt``): rounded once by :func:`axpy` where it can, else as numpy.
 
-    A new C-contiguous array; float64 without numpy's BLAS ``daxpy`` (and other dtypes) rounds the
-    product first, as numpy does.
+    A new array (C-contiguous from :func:`axpy`); elsewhere the product is rounded to ``dt`` first.
     """
-    shape = np.broadcast_shapes(a.shape, b.shape)
     if dt in _AXPY and a.dtype is dt and b.dtype is dt:
+        shape = np.broadcast_shapes(a.shape, b.shape)
         r = np.array(np.broadcast_to(a, shape), order="C")
-        axpy(alpha, np.ascontiguousarray(np.broadcast_to(b, shape)), r)
-        return r
-    if dt is _F32 and a.dtype is dt and b.dtype is dt:
-        return fma32(b, dt.type(alpha), a)
-    return np.add(a, np.multiply(b, dt.type(alpha) if dt.kind == "f" else alpha), dtype=dt)
+        if axpy(alpha, np.ascontiguousarray(np.broadcast_to(b, shape)), r):
+            return r
+    return np.add(a, np.multiply(b, dt.type(alpha)), dtype=dt)

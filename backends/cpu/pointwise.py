@@ -686,8 +686,10 @@ def _fused(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     t = (p - (s - bp)) + (c - bp)  # two-sum error of p + c
     r = s + (t + e)
     zero = r == 0
-    if zero.any():  # the sign of a zero sum: p + c's where both are zeros (-0.0 + -0.0), +0.0 where they cancel
-        r = np.where(zero, np.where(p == 0, p + c, 0.0), r)
+    if zero.any():  # a zero result's sign, as the fma's: +0.0 where a product cancels c; where the
+        # product is an exact zero, the signed-zero sum p + c (-0.0 + -0.0 is -0.0); where it
+        # underflows to zero, the product's own sign (c is then a zero too)
+        r = np.where(zero, np.where(p == 0, np.where((a == 0) | (b == 0), p + c, p), 0.0), r)
     if not np.isfinite(r).all():  # an inf on the way (or a product past 2**996, where Dekker's split
         r = np.where(np.isfinite(r), r, a * b + c)  # overflows): the plain arithmetic gives inf or nan
     return r

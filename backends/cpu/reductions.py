@@ -590,7 +590,9 @@ def _scan(name: str, ufunc: Any, self: Any, dim: int, dtype: Any) -> np.ndarray:
     with quiet():
         if a.ndim == 0:
             return a.astype(dt)  # a copy, -0.0 included
-        r = _result(ufunc.accumulate(a.astype(_SCAN_ACC.get(dt, dt)), axis=d).astype(dt, copy=False))
+        # the input becomes ``dtype`` first (torch's ``self.to(dtype)``), then runs in the wider type
+        r = _result(ufunc.accumulate(a.astype(dt, copy=False).astype(_SCAN_ACC.get(dt, dt)), axis=d)
+                    .astype(dt, copy=False))
         if name == "cumsum" and dt.kind in "fc":  # torch sums from a +0 accumulator: a -0.0 prefix sums to +0.0
             np.add(r, 0, out=r)
         return r

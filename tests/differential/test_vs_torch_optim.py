@@ -207,6 +207,13 @@ def test_step_calls_torchs_aten_operators_in_torchs_order(config):
     assert calls(dc, recorder(dc.DispatchMode)) == calls(torch, recorder(TorchDispatchMode))
 
 
+def _needs_fused_axpy(dtype):
+    from dispatchcore_backends.cpu import fma
+
+    if np.dtype(dtype) not in fma._AXPY:
+        pytest.skip(f"numpy's BLAS has no {dtype} axpy that fuses every element here (fma._fuses)")
+
+
 _SGD_OPTIONS = [{}, {"weight_decay": 0.05}, {"momentum": 0.9, "dampening": 0.3},
                 {"momentum": 0.9, "nesterov": True, "weight_decay": 0.01}, {"momentum": 0.5, "maximize": True}]
 
@@ -216,6 +223,7 @@ _SGD_OPTIONS = [{}, {"weight_decay": 0.05}, {"momentum": 0.9, "dampening": 0.3},
 @pytest.mark.parametrize("options", _SGD_OPTIONS, ids=lambda o: "-".join(o) or "plain")
 def test_sgd_steps_from_the_same_gradients_equal_torchs_bit_for_bit(options, size, dtype):
     """``p.add_(g, alpha=-lr)`` is torch's fused multiply-add (backends/cpu/fma.py), not two roundings."""
+    _needs_fused_axpy(dtype)
     rng = np.random.default_rng(3)
     p0 = rng.standard_normal(size).astype(dtype)
     grads = [rng.standard_normal(size).astype(dtype) for _ in range(5)]
@@ -247,9 +255,23 @@ _ALPHA_CALLS = {
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("call", list(_ALPHA_CALLS))
 def test_add_and_sub_with_alpha_round_once_as_torch(call, dtype):
+    _needs_fused_axpy(dtype)
     rng = np.random.default_rng(4)
     arrays = [rng.standard_normal(s).astype(dtype) for s in ((5, 301), (5, 301), (301,))]
     mine = _ALPHA_CALLS[call](dc, *(dc.tensor(v) for v in arrays))
     theirs = _ALPHA_CALLS[call](torch, *(torch.tensor(v) for v in arrays))
     assert mine.stride() == theirs.stride()
     assert mine.numpy().tobytes() == theirs.numpy().tobytes()
+
+
+@pytest.mark.parametrize("lr", [0.0, 1e-46])  # a learning rate that is zero in float32
+def test_sgd_with_a_zero_step_still_spreads_a_nan_gradient_as_torch(lr):
+    params = []
+    for lib in (dc, torch):
+        p = lib.nn.Parameter(lib.tensor([1.0, -0.0, 2.0]))
+        opt = lib.optim.SGD([p], lr=lr, momentum=0.9, dampening=1.0, foreach=False)
+        for _ in range(2):
+            p.grad = lib.tensor([float("nan"), 1.0, float("inf")])
+            opt.step()
+        params.append(p.detach().numpy())
+    assert params[0].tobytes() == params[1].tobytes()

@@ -759,9 +759,11 @@ def test_pow_by_the_exponents_torch_multiplies_out_matches_bit_for_bit(exponent,
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_fused_addcmul_and_lerp_keep_the_sign_of_a_zero_sum(dtype):
-    x = np.array([-0.0, 0.0, -0.0, 0.0, 1.5, -1.5], dtype)
-    y = np.array([2.0, -0.0, -0.0, 3.0, -1.5, 1.5], dtype)
+    tiny = 1e-30 if dtype == "float32" else 1e-200  # its square underflows to zero
+    x = np.array([-0.0, 0.0, -0.0, 0.0, 1.5, -1.5, 0.0, -0.0], dtype)
+    y = np.array([2.0, -0.0, -0.0, 3.0, -1.5, 1.5, tiny, -tiny], dtype)
     for call in (lambda L, a, b: L.addcmul(a, a, b, value=0.5), lambda L, a, b: L.addcmul(a, b, b, value=-1.0),
+                 lambda L, a, b: L.addcmul(a, b, -b), lambda L, a, b: L.addcmul(a, b, b),
                  lambda L, a, b: L.lerp(a, b, 0.0), lambda L, a, b: L.lerp(a, a, 0.7)):
         mine, theirs = call(dc, dc.tensor(x), dc.tensor(y)), call(torch, torch.tensor(x), torch.tensor(y))
         assert mine.numpy().tobytes() == theirs.numpy().tobytes()

@@ -432,3 +432,13 @@ def test_scans_round_each_output_from_torchs_wider_running_value(op, dtype):
     for dim in (0, 1):
         mine, theirs = getattr(dc, op)(dc.tensor(a), dim), getattr(torch, op)(torch.tensor(a), dim)
         assert mine.numpy().tobytes() == theirs.numpy().tobytes()
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_a_scan_to_a_narrower_dtype_rounds_its_input_there_first(op):
+    cases = (([2**24 + 1, 3], "float32"), ([1.0, 2**-24 + 2**-50], "float32"), ([1.0, 2**-11 + 2**-30], "float16"))
+    for values, dtype in cases:
+        source = "float64" if isinstance(values[0], float) else "int64"
+        mine = getattr(dc, op)(dc.tensor(np.array(values, source)), 0, dtype=getattr(dc, dtype))
+        theirs = getattr(torch, op)(torch.tensor(np.array(values, source)), 0, dtype=getattr(torch, dtype))
+        assert mine.numpy().tobytes() == theirs.numpy().tobytes()

@@ -110,8 +110,14 @@ def test_sgd_step_matches_the_general_paths_arithmetic():
     _same(w, expected)
 
 
+def _needs_fused_axpy(dtype):
+    if np.dtype(dtype) not in fma._AXPY:
+        pytest.skip(f"numpy's BLAS has no {np.dtype(dtype)} axpy that fuses every element here (fma._fuses)")
+
+
 @pytest.mark.parametrize("shapes", [((6, 300), (6, 300)), ((6, 300), (300,)), ((1, 300), (8, 1))])
 def test_add_scaled_rounds_once_as_exact_arithmetic_in_double(shapes):
+    _needs_fused_axpy(np.float64)
     from fractions import Fraction
 
     a, b = _rand(shapes[0], 8, np.float64), _rand(shapes[1], 9, np.float64) * 1e-3
@@ -126,20 +132,45 @@ def test_add_scaled_rounds_once_as_exact_arithmetic_in_double(shapes):
 
 @pytest.mark.parametrize("shapes", [((6, 300), (6, 300)), ((6, 300), (300,)), ((300, 6), (6,))])
 def test_float32_fma_of_blas_equals_the_numpy_round_to_odd_fma(shapes):
+    _needs_fused_axpy(np.float32)
     a, b = _rand(shapes[0], 10), _rand(shapes[1], 11)
     assert fma.add_scaled(a, b, 0.3, a.dtype).tobytes() == fma.fma32(b, np.float32(0.3), a).tobytes()
     assert not np.array_equal(fma.fma32(b, np.float32(0.3), a), a + b * np.float32(0.3))
 
 
-def test_without_numpys_blas_float32_alpha_still_rounds_once(monkeypatch):
-    p, g = _rand((7, 301), 12), _rand((7, 301), 13)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_without_a_fusing_blas_alpha_rounds_the_product_first_in_every_path(monkeypatch, dtype):
+    p, g = _rand((7, 301), 12, dtype), _rand((7, 301), 13, dtype)
+    monkeypatch.setattr(fma, "_AXPY", {})
     with dc.no_grad():
-        blas = dc.tensor(p.copy()).add_(dc.tensor(g), alpha=-0.01)
-        monkeypatch.setattr(fma, "_AXPY", {})
-        plain = dc.tensor(p.copy()).add_(dc.tensor(g), alpha=-0.01)  # the general path: fma32
+        inplace = dc.tensor(p.copy()).add_(dc.tensor(g), alpha=-0.01)
         functional = dc.add(dc.tensor(p), dc.tensor(g), alpha=-0.01)
-    _same(blas, plain)
-    _same(blas, functional)
+    assert inplace._data.tobytes() == functional._data.tobytes() == (p + g * dtype(-0.01)).tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_load_check_refuses_a_blas_that_rounds_twice_and_keeps_one_that_fuses(dtype):
+    import ctypes
+
+    def rounds_twice(n, alpha, px, incx, py, incy):
+        x = np.frombuffer((ctypes.c_char * (n * np.dtype(dtype).itemsize)).from_address(px), dtype)
+        y = np.frombuffer((ctypes.c_char * (n * np.dtype(dtype).itemsize)).from_address(py), dtype)
+        y += x * dtype(alpha)
+
+    assert not fma._fuses(rounds_twice, np.dtype(dtype))
+    if np.dtype(dtype) in fma._AXPY:
+        assert fma._fuses(fma._AXPY[np.dtype(dtype)], np.dtype(dtype))
+
+
+@pytest.mark.parametrize("alpha", [0.0, -0.0, 1e-46])  # 1e-46 is 0 in float32: BLAS would skip the sum
+def test_an_alpha_that_is_zero_in_the_dtype_still_adds_nan_times_zero(alpha):
+    p, g = np.array([1.0, -0.0, 2.0], np.float32), np.array([np.nan, 1.0, np.inf], np.float32)
+    with dc.no_grad():
+        inplace = dc.tensor(p.copy()).add_(dc.tensor(g), alpha=alpha)
+    with np.errstate(invalid="ignore"):
+        expected = p + g * np.float32(alpha)
+    assert inplace._data.tobytes() == expected.tobytes() and np.isnan(inplace._data[[0, 2]]).all()
+    assert not fma.axpy(alpha, g, p.copy())
 
 
 def test_axpy_in_place_on_self_and_on_a_transposed_twin():
