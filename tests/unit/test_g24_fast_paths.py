@@ -201,7 +201,7 @@ def test_addmm_transposed_product_equals_the_general_path(mkn, bias_shape):
     # two orientations differently)
     assert fast._data.dtype == general._data.dtype and fast.shape == general.shape
     assert fast.stride() == general.stride()
-    np.testing.assert_allclose(fast._data, general._data, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(fast._data, general._data, rtol=1e-5, atol=1e-4)  # sums of 784 float32 terms
     assert fast._data.flags.c_contiguous and fast._data.base is None
 
 
