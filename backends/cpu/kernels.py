@@ -580,6 +580,13 @@ def _binary_family(name: str, ufunc: Any, has_alpha: bool, float_only: bool) -> 
                 return slow(name, ufunc, self, other, alpha)
             if alpha is _ONE:  # x + 1, or two dtypes
                 return number_or_mixed(self, other, a, b)
+            if alpha.__class__ is float and dt is b.dtype and (dt is _F32 or dt is _F64) and a.shape == b.shape \
+                    and a.size and a.flags.c_contiguous and b.flags.c_contiguous and -_F32_MAX <= alpha <= _F32_MAX:
+                # ``x.add(y, alpha=0.5)``: the general path's one rounding (fma.py), without its checks
+                # (an empty result goes the general way: its layout)
+                r = a.copy()
+                if fma.axpy(-alpha if name == "sub" else alpha, b, r):
+                    return wrap_cpu(r)
             return slow(name, ufunc, self, other, alpha)
 
         def scalar(self, other, alpha=1):
@@ -914,6 +921,7 @@ def _overflows(value: int | float, dt: np.dtype) -> bool:
 _ZEROS_MIN = 4096  # below it a view costs more than the scalar loop loses
 _ZEROS_MAX = 1 << 24
 _zeros_flat: dict[np.dtype, np.ndarray] = {}
+_RELU_ZERO = {dt: z for dt, z in _ZERO.items() if dt is not _F16}  # half computes in float (_relu_into)
 
 
 def _zeros_shaped(a: np.ndarray) -> np.ndarray:
@@ -926,16 +934,25 @@ def _zeros_shaped(a: np.ndarray) -> np.ndarray:
     return flat[:a.size].reshape(a.shape)
 
 
-def _relu(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def _relu(a: np.ndarray) -> np.ndarray:
+    if a.size < _ZEROS_MIN:  # the small case first: one call (Note [Zeros first])
+        zero = _RELU_ZERO.get(a.dtype)  # a same-dtype 0-d zero: faster than a Python 0
+        if zero is not None:
+            return _maximum(zero, a)
+    return _relu_into(a, None)
+
+
+def _relu_into(a: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    """``relu`` into ``out`` (None: a new array): See Note [Zeros first]."""
     if a.dtype is _F16:  # numpy's half maximum drops -0.0's sign either way; torch computes half in float
         r = _maximum(_ZERO[_F32], a.astype(_F32)).astype(_F16)
         if out is None:
             return r
         _copyto(out, r)
         return out
-    if _ZEROS_MIN <= a.size <= _ZEROS_MAX and a.flags.c_contiguous:  # See Note [Zeros first]
+    if _ZEROS_MIN <= a.size <= _ZEROS_MAX and a.flags.c_contiguous:
         return _maximum(_zeros_shaped(a), a, out=out)
-    return _maximum(_ZERO[a.dtype], a, out=out)  # a same-dtype 0-d zero: faster than a Python 0
+    return _maximum(_ZERO[a.dtype], a, out=out)
 
 
 def _bool_check(name: str) -> None:
@@ -1013,7 +1030,7 @@ sin_cpu, sin__cpu, sin_out_cpu = _unary_family("sin", np.sin, True, _ufunc_inpla
 cos_cpu, cos__cpu, cos_out_cpu = _unary_family("cos", np.cos, True, _ufunc_inplace(np.cos))
 tanh_cpu, tanh__cpu, tanh_out_cpu = _unary_family("tanh", np.tanh, True, _ufunc_inplace(np.tanh))
 sigmoid_cpu, sigmoid__cpu, sigmoid_out_cpu = _unary_family("sigmoid", _sigmoid, True, None)
-relu_cpu, relu__cpu, _ = _unary_family("relu", _relu, False, lambda a: _relu(a, a))
+relu_cpu, relu__cpu, _ = _unary_family("relu", _relu, False, lambda a: _relu_into(a, a))
 
 
 # --- clamp and where ------------------------------------------------------------------------------

@@ -52,6 +52,18 @@ def test_inplace_alpha_fast_path_equals_the_general_path(dtype, name, alpha):
     _same(fast, slow)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["add", "sub"])
+@pytest.mark.parametrize("shape", [(7, 33), (), (0, 3)])
+@pytest.mark.parametrize("alpha", [-0.01, 3.0, 0.0])
+def test_functional_alpha_fast_path_equals_the_general_path(dtype, name, shape, alpha):
+    p, g = _rand(shape, 1, dtype), _rand(shape, 2, dtype)
+    fast = getattr(aten, name).Tensor(dc.tensor(p), dc.tensor(g), alpha=alpha)
+    slow = K._binary(name, np.add if name == "add" else np.subtract, dc.tensor(p), dc.tensor(g), alpha)
+    _same(fast, slow)
+    assert fast._data.base is None or fast._data.base is not p
+
+
 def test_inplace_alpha_fast_path_reads_other_before_writing_an_overlapping_self():
     base = _rand((20,), 3)
     fast, slow = dc.tensor(base.copy()), dc.tensor(base.copy())
@@ -331,7 +343,8 @@ def test_relu_zeros_view_path_equals_the_zero_d_path_and_keeps_negative_zero(n, 
     # the general path's arithmetic; half computes in float, as torch's kernel does
     general = np.maximum(K._ZERO[np.dtype(np.float32)], a.astype(np.float32)).astype(a.dtype) \
         if dtype is np.float16 else np.maximum(K._ZERO[a.dtype], a)
-    for got in (K._relu(a), aten.relu.default(dc.tensor(a))._data, aten.relu_.default(dc.tensor(a.copy()))._data):
+    for got in (K._relu(a), K._relu_into(a, None), aten.relu.default(dc.tensor(a))._data,
+                aten.relu_.default(dc.tensor(a.copy()))._data):
         assert got.dtype == a.dtype and got.tobytes() == general.tobytes()
     assert np.signbit(K._relu(a)[a == 0]).sum() == np.signbit(a[a == 0]).sum()  # -0.0 stays -0.0
 
