@@ -1030,7 +1030,18 @@ sin_cpu, sin__cpu, sin_out_cpu = _unary_family("sin", np.sin, True, _ufunc_inpla
 cos_cpu, cos__cpu, cos_out_cpu = _unary_family("cos", np.cos, True, _ufunc_inplace(np.cos))
 tanh_cpu, tanh__cpu, tanh_out_cpu = _unary_family("tanh", np.tanh, True, _ufunc_inplace(np.tanh))
 sigmoid_cpu, sigmoid__cpu, sigmoid_out_cpu = _unary_family("sigmoid", _sigmoid, True, None)
-relu_cpu, relu__cpu, _ = _unary_family("relu", _relu, False, lambda a: _relu_into(a, a))
+_relu_family, relu__cpu, _ = _unary_family("relu", _relu, False, lambda a: _relu_into(a, a))
+_RELU_FAST = {_F32: _ZERO[_F32], _F64: _ZERO[_F64]}
+
+
+def relu_cpu(self):
+    """``relu``: a small float or double input in one call (Note [Zeros first]), others by the family's kernel."""
+    a = self._data
+    zero = _RELU_FAST.get(a.dtype)
+    if zero is not None and a.size < _ZEROS_MIN:
+        r = _maximum(zero, a)  # no floating-point error to catch: a comparison
+        return wrap_cpu(r if r.__class__ is _nd and r.size else _laid_out(r, (a,)))
+    return _relu_family(self)
 
 
 # --- clamp and where ------------------------------------------------------------------------------
