@@ -540,6 +540,11 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     return _dc.layer_norm(input, normalized_shape, weight, bias, eps, True)
 
 
+def _may_override(*values: Any) -> bool:
+    """Whether a value other than None is of a class that may carry torch function (not Tensor, not inert)."""
+    return any(v is not None and v.__class__ is not Tensor and v.__class__ not in _INERT for v in values)
+
+
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """``F.group_norm``: torch's checks, then ``torch.group_norm`` (``aten::group_norm``, over ``native_group_norm``).
@@ -549,9 +554,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         >>> group_norm(dc.tensor([[1.0, 3.0, 5.0, 7.0]]).reshape(1, 4, 1), 2).flatten()
         tensor([-1.0000,  1.0000, -1.0000,  1.0000])
     """
-    if (_tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT)
-            or (weight is not None and weight.__class__ is not Tensor and weight.__class__ not in _INERT)
-            or (bias is not None and bias.__class__ is not Tensor and bias.__class__ not in _INERT)):
+    if _tf_on or _may_override(input, weight, bias):
         handled = _overrides.function_locals(group_norm, locals())
         if handled is not _NOT_HANDLED:
             return handled

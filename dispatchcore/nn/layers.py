@@ -507,6 +507,18 @@ class Embedding(Module):
                    _freeze=freeze)
 
 
+def _affine_parameters(module: Module, shape: tuple[int, ...], affine: bool, bias: bool, kw: dict[str, Any]) -> None:
+    """A norm layer's ``weight`` and ``bias`` of ``shape`` (``empty``, in torch's order), or None for each."""
+    module.register_parameter("weight", Parameter(_dc.empty(shape, **kw)) if affine else None)
+    module.register_parameter("bias", Parameter(_dc.empty(shape, **kw)) if affine and bias else None)
+
+
+def _reset_affine(module: Module) -> None:
+    init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Normalises over the trailing ``normalized_shape`` dimensions (``torch.nn.LayerNorm``).
 
@@ -524,22 +536,12 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_dc.empty(self.normalized_shape, **kw))
-            if bias:
-                self.bias = Parameter(_dc.empty(self.normalized_shape, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, kw)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self)
 
     def forward(self, input: Any) -> Any:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -567,22 +569,12 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_dc.empty(num_channels, **kw))
-            if bias:
-                self.bias = Parameter(_dc.empty(num_channels, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, kw)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self)
 
     def forward(self, input: Any) -> Any:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
