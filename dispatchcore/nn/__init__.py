@@ -41,6 +41,7 @@ from .layers import (
     Tanh,
     Tanhshrink,
     Unfold,
+    Upsample,
 )
 from .loss import (
     BCELoss,
@@ -61,4 +62,5 @@ __all__ = ["ELU", "GELU", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithL
            "Flatten", "Fold", "GroupNorm", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
            "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict",
            "ModuleList", "NLLLoss", "Parameter", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
-           "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "Tanhshrink", "Unfold", "functional", "init"]
+           "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "Tanhshrink", "Unfold", "Upsample", "functional",
+           "init"]

@@ -26,6 +26,8 @@ import warnings
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 import dispatchcore as _dispatchcore
 
 from .. import functions as _functions
@@ -48,10 +50,10 @@ _INERT = _overrides._INERT
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout", "elu", "elu_",
            "embedding", "embedding_bag", "fold", "gelu", "grid_sample", "group_norm", "hardtanh", "hardtanh_",
-           "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax",
-           "logsigmoid", "max_pool2d", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6",
-           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin", "softplus", "softsign", "tanh", "tanhshrink",
-           "unfold"]
+           "huber_loss", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear",
+           "log_softmax", "logsigmoid", "max_pool2d", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu",
+           "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin", "softplus", "softsign", "tanh",
+           "tanhshrink", "unfold"]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -376,6 +378,97 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
             return handled
     return _nn.col2im(input, _ntuple(output_size, 2), _ntuple(kernel_size, 2), _ntuple(dilation, 2),
                       _ntuple(padding, 2), _ntuple(stride, 2))
+
+
+def _is_integer(x: Any) -> bool:
+    """A size entry as torch checks it: an int, a numpy integer, or a Tensor of an integer dtype."""
+    return isinstance(x, (int, np.integer)) or (isinstance(x, Tensor) and not x.is_floating_point())
+
+
+# F.interpolate's (dims, mode) -> torch._C._nn's binding it calls; the others' operators are not defined here
+_UPSAMPLERS = {(2, "nearest"): "upsample_nearest2d", (2, "bilinear"): "upsample_bilinear2d"}
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """``F.interpolate``: torch's argument handling, then its upsampling operator.
+
+    4-D input in the modes ``nearest`` (``aten::upsample_nearest2d.vec``), ``bilinear``
+    (``aten::upsample_bilinear2d.vec``) and ``area`` (``adaptive_avg_pool2d``). Other ranks and
+    modes raise NotImplementedError naming the operator dispatchcore does not define.
+
+    Example:
+        >>> import dispatchcore as dc
+        >>> interpolate(dc.ones(1, 1, 2, 2), scale_factor=2).shape
+        dispatchcore.Size([1, 1, 4, 4])
+    """
+    if _tf_on or (input.__class__ is not Tensor and input.__class__ not in _INERT):
+        handled = _overrides.function_locals(interpolate, locals())
+        if handled is not _NOT_HANDLED:
+            return handled
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2  # the spatial dimensions
+    output_size: Any = None
+    scale_factors: Any = None
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got input with spatial "
+                    f"dimensions of {list(input.shape[2:])} and output size of {size}. Please provide input tensor "
+                    "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+            if not all(_is_integer(x) for x in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
+            output_size = size
+        else:
+            output_size = [size for _ in range(dim)]
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but got input with "
+                    f"spatial dimensions of {list(input.shape[2:])} and scale_factor of shape {scale_factor}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in "
+                    "(s1, s2, ...,sK) format.")
+            scale_factors = scale_factor
+        else:
+            scale_factors = [scale_factor for _ in range(dim)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True  # area always pools to an explicit size
+    if recompute_scale_factor:
+        output_size = [int(input.size(i + 2) * scale_factors[i]) for i in range(dim)]
+        scale_factors = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
+    if not 1 <= dim <= 3 or mode not in ("nearest", "linear", "bilinear", "bicubic", "trilinear", "lanczos", "area",
+                                         "nearest-exact"):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: nearest | "
+            f"linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {mode})")
+    if mode == "area" and dim == 2:
+        return adaptive_avg_pool2d(input, output_size)
+    binding = None if antialias else _UPSAMPLERS.get((dim, mode))
+    if binding is None:
+        raise NotImplementedError(f"F.interpolate(mode={mode!r}, antialias={antialias}) of a {input.dim()}-D input "
+                                  "is not supported by dispatchcore: its upsampling operator is not defined here "
+                                  "(4-D nearest, bilinear and area are)")
+    if mode == "nearest":
+        return getattr(_nn, binding)(input, output_size, scale_factors)
+    return getattr(_nn, binding)(input, output_size, align_corners, scale_factors)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -999,6 +1092,8 @@ _nn = SimpleNamespace(**{name: _overrides.nn_binding(fn, name, op) for name, fn,
     ("smooth_l1_loss", aten.smooth_l1_loss.default, None), ("huber_loss", aten.huber_loss.default, None),
     ("adaptive_avg_pool2d", _sizes_of_two(aten.adaptive_avg_pool2d.default), None),
     ("im2col", aten.im2col.default, None), ("col2im", _sizes_of_two(aten.col2im.default), None),
+    ("upsample_nearest2d", aten.upsample_nearest2d.vec, None),
+    ("upsample_bilinear2d", aten.upsample_bilinear2d.vec, None),
 )})
 relu_ = _functions.relu_  # F.relu_ is torch.relu_
 elu_, leaky_relu_, hardtanh_ = _nn.elu_, _nn.leaky_relu_, _nn.hardtanh_  # F.elu_ is torch._C._nn.elu_
@@ -1018,7 +1113,7 @@ _RELEVANT = {
     "l1_loss": ("input", "target", "weight"), "smooth_l1_loss": ("input", "target"),
     "huber_loss": ("input", "target", "weight"), "kl_div": ("input", "target"),
     "softsign": ("input",), "tanhshrink": ("input",), "softmin": ("input",), "adaptive_avg_pool2d": ("input",),
-    "unfold": ("input",), "fold": ("input",), "group_norm": ("input", "weight", "bias"),
+    "unfold": ("input",), "fold": ("input",), "group_norm": ("input", "weight", "bias"), "interpolate": ("input",),
 }
 for _name in __all__:  # torch's names, for overrides.resolve_name and the error messages
     # torch's l1_loss checks input and target, hands weight on as relevant, and passes no weight

@@ -24,7 +24,7 @@ _dc: Any = _dispatchcore  # functions attached at import (torch bindings), untyp
 __all__ = ["ELU", "GELU", "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv1d",
            "Conv2d", "Dropout", "Embedding", "Flatten", "Fold", "GroupNorm", "Hardtanh", "Identity", "LayerNorm",
            "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MaxPool2d", "ReLU", "ReLU6", "SiLU", "Sigmoid",
-           "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "Tanhshrink", "Unfold"]
+           "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "Tanhshrink", "Unfold", "Upsample"]
 
 
 def _factory_kwargs(device: Any, dtype: Any) -> dict[str, Any]:
@@ -382,6 +382,36 @@ class Fold(Module):
     def extra_repr(self) -> str:
         return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
                 f"padding={self.padding}, stride={self.stride}")
+
+
+class Upsample(Module):
+    """Resizes by ``size`` or ``scale_factor`` (``torch.nn.Upsample``): ``F.interpolate``.
+
+    Example:
+        >>> Upsample(scale_factor=2, mode="bilinear")
+        Upsample(scale_factor=2.0, mode='bilinear')
+    """
+
+    def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None) -> None:
+        super().__init__()
+        self.name = type(self).__name__
+        self.size = size
+        if isinstance(scale_factor, tuple):
+            self.scale_factor: Any = tuple(float(factor) for factor in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
+        self.mode = mode
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input: Any) -> Any:
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self) -> str:
+        info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        return info + f", mode={self.mode!r}"
 
 
 class Flatten(Module):

@@ -78,6 +78,15 @@ CALLS = {
     "fold_int": lambda F, t, x, y: F.fold(x.reshape(1, 4, 3).repeat(1, 1, 2)[..., :4], 3, 2),
     "group_norm": lambda F, t, x, y: F.group_norm(x.reshape(2, 2, 3), 2, t.ones(2) * 2, t.zeros(2) + 0.5),
     "group_norm_plain": lambda F, t, x, y: F.group_norm(x.reshape(1, 4, 3), 2),
+    "interpolate_nearest": lambda F, t, x, y: F.interpolate(x.reshape(1, 1, 4, 3), scale_factor=2),
+    "interpolate_nearest_size": lambda F, t, x, y: F.interpolate(x.reshape(1, 2, 2, 3), size=(3, 5)),
+    "interpolate_bilinear": lambda F, t, x, y: F.interpolate(x.reshape(1, 1, 4, 3), size=(5, 7), mode="bilinear"),
+    "interpolate_bilinear_corners": lambda F, t, x, y: F.interpolate(x.reshape(2, 1, 2, 3), scale_factor=(1.5, 2.5),
+                                                                     mode="bilinear", align_corners=True),
+    "interpolate_recompute": lambda F, t, x, y: F.interpolate(x.reshape(1, 1, 4, 3), scale_factor=1.7,
+                                                              recompute_scale_factor=True),
+    "interpolate_area": lambda F, t, x, y: F.interpolate(x.reshape(1, 1, 4, 3), scale_factor=0.5, mode="area"),
+    "interpolate_area_size": lambda F, t, x, y: F.interpolate(x.reshape(1, 1, 4, 3), size=2, mode="area"),
 }
 
 
@@ -224,7 +233,9 @@ _MODULES = [("Softsign", (), (4, 3)), ("Tanhshrink", (), (4, 3)), ("LogSigmoid",
             ("Softmin", (1,), (4, 3)), ("AdaptiveAvgPool2d", ((2, None),), (1, 2, 4, 3)),
             ("Unfold", ((2, 3),), (1, 2, 4, 3)), ("Fold", ((3, 4), 2), (1, 8, 6)),
             ("GroupNorm", (2, 4), (2, 4, 3)), ("GroupNorm", (2, 4, 1e-3, False), (2, 4, 3)),
-            ("Hardtanh", (-0.5, 0.5), (4, 3)), ("Hardtanh", (-0.5, 0.5, True), (4, 3))]
+            ("Hardtanh", (-0.5, 0.5), (4, 3)), ("Hardtanh", (-0.5, 0.5, True), (4, 3)),
+            ("Upsample", (None, 2), (1, 2, 3, 3)), ("Upsample", ((4, 5), None, "bilinear"), (1, 2, 3, 3)),
+            ("Upsample", (None, (2, 1.5), "bilinear", True), (1, 2, 3, 3))]
 
 
 @pytest.mark.parametrize(("name", "args", "shape"), _MODULES, ids=[f"{m[0]}{m[1]}" for m in _MODULES])
@@ -250,6 +261,16 @@ def test_modules_match_torchs_repr_parameters_and_output_with_gradients(name, ar
     lambda L: L.nn.functional.adaptive_avg_pool2d(L.ones(4), (2, None)),
     lambda L: L.nn.functional.fold(L.ones(1, 5, 3), (2, 4), 2),
     lambda L: L.nn.functional.unfold(L.ones(1, 1, 2, 2), 3),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2)),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), size=3, scale_factor=2),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), size=(3,)),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), size=(3, 2.5)),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), scale_factor=(2, 2, 2)),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), size=3, align_corners=True),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), size=3, recompute_scale_factor=True),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), size=3, mode="nearest", antialias=True),
+    lambda L: L.nn.functional.interpolate(L.ones(2, 2), size=3),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), size=3, mode="cubic"),
 ])
 def test_errors_of_the_new_functions_and_modules_match_torch(case):
     with pytest.raises(Exception) as theirs:
@@ -264,3 +285,11 @@ def test_softmin_without_dim_warns_as_torch_and_hardtanh_renames_its_old_keyword
         F.softmin(dc.ones(2, 3))
     with pytest.warns(FutureWarning, match="keyword argument `min_value` is deprecated and renamed to `min_val`"):
         assert dc.nn.Hardtanh(min_value=-2.0).min_val == -2.0
+
+
+@pytest.mark.parametrize(("shape", "mode"), [((1, 1, 4), "nearest"), ((1, 1, 2, 2), "bicubic"),
+                                             ((1, 1, 2, 2), "nearest-exact"), ((1, 1, 2, 2, 2), "trilinear")])
+def test_interpolate_names_what_dispatchcore_does_not_define_where_torch_computes(shape, mode):
+    torch.nn.functional.interpolate(torch.ones(shape), size=[3] * (len(shape) - 2), mode=mode)  # torch computes
+    with pytest.raises(NotImplementedError, match="is not supported by dispatchcore"):
+        F.interpolate(dc.ones(shape), size=[3] * (len(shape) - 2), mode=mode)
