@@ -121,11 +121,11 @@ def native_group_norm_cpu(input, weight, bias, N_, C, HxW, group, eps):  # noqa:
     N.floating_check("GroupNormKernelImpl", input.dtype)
     N.group_norm_numel_check(x.size, N_, C, HxW)
     acc = _F32 if mixed else _acc(x.dtype)
-    grouped = _result(x).reshape(N_, group, -1).astype(acc)
+    grouped = _result(x).reshape(N_, group, C // group * HxW).astype(acc)  # explicit sizes: N_ may be 0
     with quiet():
         mean = grouped.mean(2, keepdims=True)
         rstd = 1 / np.sqrt(((grouped - mean) ** 2).mean(2, keepdims=True) + eps)
-        y = ((grouped - mean) * rstd).reshape(N_, C, -1)
+        y = ((grouped - mean) * rstd).reshape(N_, C, HxW)
         if weight is not None:
             y = y * weight._data.reshape(1, C, 1)
         if bias is not None:

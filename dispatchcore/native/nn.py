@@ -339,10 +339,19 @@ def upsample_backward_check(grad_shape: tuple[int, ...], output_size: Any, input
     return tuple(input_size)
 
 
+def _two(name: str, value: Any) -> tuple[int, int]:
+    """An ``int[2]`` argument as a pair: one int is the schema's broadcast; another length is torch's error."""
+    if isinstance(value, int):
+        return int(value), int(value)
+    pair = tuple(int(v) for v in value)
+    if len(pair) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(pair)}")
+    return pair  # type: ignore[return-value]
+
+
 def _grid(kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> tuple[tuple, ...]:
-    # an int[2] argument may be one int (the schema's broadcast, as torch's): (v, v)
-    k, d, p, s = ((int(a),) * 2 if isinstance(a, int) else tuple(int(v) for v in a)
-                  for a in (kernel_size, dilation, padding, stride))
+    k, d, p, s = (_two(name, a) for name, a in (("kernel_size", kernel_size), ("dilation", dilation),
+                                                 ("padding", padding), ("stride", stride)))
     if k[0] <= 0 or k[1] <= 0:
         raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: {k[0]} "
                            f"kernel_width: {k[1]}")
@@ -382,7 +391,7 @@ def im2col_check(shape: tuple[int, ...], kernel_size: Any, dilation: Any, paddin
 def col2im_check(shape: tuple[int, ...], output_size: Any, kernel_size: Any, dilation: Any, padding: Any,
                  stride: Any) -> tuple[int, ...]:
     """``col2im_shape_check``; the output shape ``(N, C, H, W)`` (no batch dim for a 2-d input)."""
-    out = tuple(int(v) for v in output_size)
+    out = _two("output_size", output_size)
     k, d, p, s = _grid(kernel_size, dilation, padding, stride)
     if len(shape) not in (2, 3) or 0 in shape[-2:]:
         raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
@@ -392,16 +401,16 @@ def col2im_check(shape: tuple[int, ...], output_size: Any, kernel_size: Any, dil
         raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
                            f"got input.size(1)={shape[-2]} and kernel_size=({k[0]}, {k[1]}).")
     bh, bw = _blocks(out[0], k[0], d[0], p[0], s[0]), _blocks(out[1], k[1], d[1], p[1], s[1])
-    if bh < 1 or bw < 1:
-        raise RuntimeError(f"Given output_size=({out[0]}, {out[1]}), kernel_size=({k[0]}, {k[1]}), "
-                           f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), "
-                           f"calculated shape of the array of sliding blocks as ({bh}, {bw}), but its "
-                           "components must be at least one.")
     if shape[-1] != bh * bw:
         raise RuntimeError(f"Given output_size=({out[0]}, {out[1]}), kernel_size=({k[0]}, {k[1]}), "
                            f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), "
                            f"expected size of input's dimension 2 to match the calculated number of sliding "
                            f"blocks {bh} * {bw} = {bh * bw}, but got input.size(2)={shape[-1]}.")
+    if bh < 1 or bw < 1:
+        raise RuntimeError(f"Given output_size=({out[0]}, {out[1]}), kernel_size=({k[0]}, {k[1]}), "
+                           f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), "
+                           f"calculated shape of the array of sliding blocks as ({bh}, {bw}), but its "
+                           "components must be at least one.")
     return (*shape[:-2], shape[-2] // ck, out[0], out[1])
 
 

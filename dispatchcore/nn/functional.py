@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Iterable
 from types import SimpleNamespace
 from typing import Any
 
@@ -330,6 +331,13 @@ avg_pool2d = _c_binding(aten.avg_pool2d.default, "avg_pool2d", "torch.nn.avg_poo
                         """``F.avg_pool2d``: ``aten::avg_pool2d`` (``stride=None`` or ``[]``: the kernel size).""")
 
 
+def _pair(value: Any) -> tuple[Any, ...]:
+    """The ``_pair`` of torch: an iterable's items as a tuple, anything else twice."""
+    if isinstance(value, Iterable) and not isinstance(value, str):
+        return tuple(value)
+    return (value, value)
+
+
 def _list_with_default(out_size: Any, defaults: Any) -> Any:
     """The ``_list_with_default`` of torch: a None in ``out_size`` takes the input's size there."""
     if isinstance(out_size, int):
@@ -366,7 +374,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
         handled = _overrides.function_locals(unfold, locals())
         if handled is not _NOT_HANDLED:
             return handled
-    return _nn.im2col(input, _ntuple(kernel_size, 2), _ntuple(dilation, 2), _ntuple(padding, 2), _ntuple(stride, 2))
+    return _nn.im2col(input, _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
 
 
 def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
@@ -376,8 +384,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
         handled = _overrides.function_locals(fold, locals())
         if handled is not _NOT_HANDLED:
             return handled
-    return _nn.col2im(input, _ntuple(output_size, 2), _ntuple(kernel_size, 2), _ntuple(dilation, 2),
-                      _ntuple(padding, 2), _ntuple(stride, 2))
+    return _nn.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
 
 
 def _is_integer(x: Any) -> bool:
@@ -459,6 +466,14 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: nearest | "
             f"linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {mode})")
+    if mode == "lanczos" and dim == 2:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    needs = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
+    if needs is not None and needs != dim:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {needs + 2}D input")
     if mode == "area" and dim == 2:
         return adaptive_avg_pool2d(input, output_size)
     binding = None if antialias else _UPSAMPLERS.get((dim, mode))
@@ -837,7 +852,12 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
             return handled
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
-    return (-input).softmax(dim) if dtype is None else (-input).softmax(dim, dtype=dtype)
+    negated = -input
+    try:  # ``(-input).softmax(dim)``: aten::softmax.int, as the method calls it
+        return aten.softmax.int(negated, dim, dtype)
+    except Exception as exc:  # noqa: BLE001 - See Note [Calls inside nn.functional] (overrides.py)
+        error = exc
+    return _overrides.inner_method("softmax", negated, (dim,), {} if dtype is None else {"dtype": dtype}, error)
 
 
 def sigmoid(input: Tensor) -> Tensor:

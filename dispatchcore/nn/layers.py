@@ -537,7 +537,7 @@ class Embedding(Module):
                    _freeze=freeze)
 
 
-def _affine_parameters(module: Module, shape: tuple[int, ...], affine: bool, bias: bool, kw: dict[str, Any]) -> None:
+def _affine_parameters(module: Module, shape: Any, affine: bool, bias: bool, kw: dict[str, Any]) -> None:
     """A norm layer's ``weight`` and ``bias`` of ``shape`` (``empty``, in torch's order), or None for each."""
     module.register_parameter("weight", Parameter(_dc.empty(shape, **kw)) if affine else None)
     module.register_parameter("bias", Parameter(_dc.empty(shape, **kw)) if affine and bias else None)
@@ -599,7 +599,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _affine_parameters(self, (num_channels,), affine, bias, kw)
+        _affine_parameters(self, num_channels, affine, bias, kw)  # the int itself: torch's message for a float
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -913,16 +913,23 @@ class Softmax(Module):
         return f"dim={self.dim}"
 
 
-class Softmin(Softmax):
-    """Softmax of ``-x`` along ``dim`` (``torch.nn.Softmin``).
+class Softmin(Module):
+    """Softmax of ``-x`` along ``dim`` (``torch.nn.Softmin``; not a Softmax subclass, as in torch).
 
     Example:
         >>> Softmin(dim=0)
         Softmin(dim=0)
     """
 
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
     def forward(self, input: Any) -> Any:
         return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
 
 
 class LogSoftmax(Softmax):

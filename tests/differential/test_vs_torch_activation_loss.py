@@ -271,6 +271,15 @@ def test_modules_match_torchs_repr_parameters_and_output_with_gradients(name, ar
     lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), size=3, mode="nearest", antialias=True),
     lambda L: L.nn.functional.interpolate(L.ones(2, 2), size=3),
     lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), size=3, mode="cubic"),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2), size=3, mode="bilinear"),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), size=3, mode="linear"),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2, 2), size=3, mode="bilinear"),
+    lambda L: L.nn.functional.interpolate(L.ones(1, 1, 2, 2), size=3, mode="lanczos"),
+    lambda L: L.nn.functional.unfold(L.ones(1, 1, 4, 4), (2,)),
+    lambda L: L.nn.functional.unfold(L.ones(1, 1, 4, 4), 2, stride=(1, 1, 1)),
+    lambda L: L.nn.functional.fold(L.ones(1, 4, 3), (4,), 2),
+    lambda L: L.nn.functional.fold(L.ones(2, 12, 12), (0, 5), 2),
+    lambda L: L.nn.GroupNorm(2, 4.0),
 ])
 def test_errors_of_the_new_functions_and_modules_match_torch(case):
     with pytest.raises(Exception) as theirs:
@@ -293,3 +302,9 @@ def test_interpolate_names_what_dispatchcore_does_not_define_where_torch_compute
     torch.nn.functional.interpolate(torch.ones(shape), size=[3] * (len(shape) - 2), mode=mode)  # torch computes
     with pytest.raises(NotImplementedError, match="is not supported by dispatchcore"):
         F.interpolate(dc.ones(shape), size=[3] * (len(shape) - 2), mode=mode)
+
+
+def test_group_norm_of_an_empty_batch_and_softmin_s_class_as_torch():
+    mine, theirs = F.group_norm(dc.ones(0, 4, 5, 6), 2), TF.group_norm(torch.ones(0, 4, 5, 6), 2)
+    assert tuple(mine.shape) == tuple(theirs.shape) == (0, 4, 5, 6)
+    assert isinstance(dc.nn.Softmin(1), dc.nn.Softmax) is isinstance(torch.nn.Softmin(1), torch.nn.Softmax) is False
