@@ -741,11 +741,6 @@ class ReLU(_Inplace):
         return F.relu(input, inplace=self.inplace)
 
 
-class ReLU6(_Inplace):
-    """``min(max(x, 0), 6)`` (``torch.nn.ReLU6``)."""
-
-    def forward(self, input: Any) -> Any:
-        return F.relu6(input, inplace=self.inplace)
 
 
 class SiLU(_Inplace):
@@ -785,6 +780,21 @@ class Hardtanh(Module):
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class ReLU6(Hardtanh):
+    """``min(max(x, 0), 6)`` (``torch.nn.ReLU6``): Hardtanh(0, 6), so it calls ``aten::hardtanh`` as torch's does.
+
+    Example:
+        >>> ReLU6(inplace=True)
+        ReLU6(inplace=True)
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class GELU(Module):

@@ -235,7 +235,8 @@ _MODULES = [("Softsign", (), (4, 3)), ("Tanhshrink", (), (4, 3)), ("LogSigmoid",
             ("GroupNorm", (2, 4), (2, 4, 3)), ("GroupNorm", (2, 4, 1e-3, False), (2, 4, 3)),
             ("Hardtanh", (-0.5, 0.5), (4, 3)), ("Hardtanh", (-0.5, 0.5, True), (4, 3)),
             ("Upsample", (None, 2), (1, 2, 3, 3)), ("Upsample", ((4, 5), None, "bilinear"), (1, 2, 3, 3)),
-            ("Upsample", (None, (2, 1.5), "bilinear", True), (1, 2, 3, 3))]
+            ("Upsample", (None, (2, 1.5), "bilinear", True), (1, 2, 3, 3)), ("ReLU6", (), (4, 3)),
+            ("ReLU6", (True,), (4, 3))]
 
 
 @pytest.mark.parametrize(("name", "args", "shape"), _MODULES, ids=[f"{m[0]}{m[1]}" for m in _MODULES])
@@ -308,3 +309,9 @@ def test_group_norm_of_an_empty_batch_and_softmin_s_class_as_torch():
     mine, theirs = F.group_norm(dc.ones(0, 4, 5, 6), 2), TF.group_norm(torch.ones(0, 4, 5, 6), 2)
     assert tuple(mine.shape) == tuple(theirs.shape) == (0, 4, 5, 6)
     assert isinstance(dc.nn.Softmin(1), dc.nn.Softmax) is isinstance(torch.nn.Softmin(1), torch.nn.Softmax) is False
+
+
+def test_relu6_module_is_a_hardtanh_and_dispatches_hardtanh_as_torch():
+    assert isinstance(dc.nn.ReLU6(), dc.nn.Hardtanh) and isinstance(torch.nn.ReLU6(), torch.nn.Hardtanh)
+    x = RNG.standard_normal((4, 3)).astype("float32") * 8
+    assert _dc_ops(lambda: dc.nn.ReLU6()(dc.tensor(x))) == _torch_ops(lambda: torch.nn.ReLU6()(torch.tensor(x)))
