@@ -31,7 +31,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from types import EllipsisType, NoneType
+from types import EllipsisType, FunctionType, NoneType
 from typing import Any
 
 from .dtypes import device as _device
@@ -705,8 +705,29 @@ def _sync() -> None:
             type.__setattr__(Tensor, name, _PUBLIC[name][1])
 
 
+# torch's ``Tensor.<name>.__name__`` is ``<name>``, but for the aliases below (``__idiv__`` is
+# ``__itruediv__``, ``__pow__`` is ``pow``), and a torch-function handler may test
+# ``func.__name__``. Methods that shared factories made (``method``, ``<lambda>``) take their
+# attribute's name here; an object kept under two unrelated names (``__rand__`` is ``__and__``)
+# keeps its own.
+_TORCH_ALIASES = {"__itruediv__": "__idiv__", "__rtruediv__": "__rdiv__", "__pow__": "pow", "__ipow__": "pow_",
+                  "__neg__": "neg", "__abs__": "abs", "__pos__": "positive"}
+
+
+def _name_methods() -> None:
+    functions = [(name, fn) for name, fn in vars(Tensor).items() if isinstance(fn, FunctionType)]
+    holders: dict[int, int] = {}
+    for _, fn in functions:
+        holders[id(fn)] = holders.get(id(fn), 0) + 1
+    for name, fn in functions:
+        wanted = _TORCH_ALIASES.get(name, name)
+        if fn.__name__ != wanted and (holders[id(fn)] == 1 or name in _TORCH_ALIASES):
+            fn.__name__, fn.__qualname__ = wanted, f"Tensor.{wanted}"
+
+
 def register_tensor_methods() -> None:
-    """Build ``_PUBLIC`` once Tensor's methods are attached (``_tensor_methods.py``)."""
+    """Build ``_PUBLIC`` once Tensor's methods are attached (``_tensor_methods.py``), each named as torch's."""
+    _name_methods()
     _sync()
     _tensor_module._subclass_hook = _on_subclass
 

@@ -356,3 +356,16 @@ def test_a_duck_type_takes_the_calls_torch_hands_it(program):
             outcome = "TypeError"
         results.append((env["log"], outcome))
     assert results[0] == results[1]
+
+
+def test_tensor_methods_carry_torchs_names_for_handlers_that_test_func_name():
+    import types
+
+    unnamed = []
+    for name, fn in vars(dc.Tensor).items():
+        theirs = getattr(getattr(torch.Tensor, name, None), "__name__", None)
+        if isinstance(fn, types.FunctionType) and theirs is not None and fn.__name__ != theirs:
+            unnamed.append(name)
+    # one function object under two unrelated names keeps the first: __rand__ is __and__ here
+    assert sorted(unnamed) == ["__rand__", "__ror__", "__rxor__"]
+    assert dc.Tensor.softmax.__name__ == "softmax" and dc.Tensor.__itruediv__.__name__ == "__idiv__"
