@@ -73,7 +73,9 @@ _AXPY = {dt: f for dt, f in _blas_axpy().items() if _fuses(f, dt)}
 
 
 def axpy(alpha: float, x: np.ndarray, y: np.ndarray) -> bool:
-    """``y += alpha * x`` in place, rounded once; False (``y`` untouched) where numpy's BLAS lacks it.
+    """``y += alpha * x`` in place, rounded once; False (``y`` untouched) where it cannot be.
+
+    That is: without a fusing BLAS, or for an alpha that is zero in the dtype (BLAS would skip the sum).
 
     ``x`` and ``y``: C-contiguous float32 or float64 arrays of one shape and dtype, not partly
     overlapping. ``alpha`` is rounded to the dtype first, as torch's kernel converts it to its ``opmath_t``.

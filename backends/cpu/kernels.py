@@ -921,7 +921,6 @@ def _overflows(value: int | float, dt: np.dtype) -> bool:
 _ZEROS_MIN = 4096  # below it a view costs more than the scalar loop loses
 _ZEROS_MAX = 1 << 24
 _zeros_flat: dict[np.dtype, np.ndarray] = {}
-_RELU_ZERO = {dt: z for dt, z in _ZERO.items() if dt is not _F16}  # half computes in float (_relu_into)
 
 
 def _zeros_shaped(a: np.ndarray) -> np.ndarray:
@@ -935,15 +934,11 @@ def _zeros_shaped(a: np.ndarray) -> np.ndarray:
 
 
 def _relu(a: np.ndarray) -> np.ndarray:
-    if a.size < _ZEROS_MIN:  # the small case first: one call (Note [Zeros first])
-        zero = _RELU_ZERO.get(a.dtype)  # a same-dtype 0-d zero: faster than a Python 0
-        if zero is not None:
-            return _maximum(zero, a)
     return _relu_into(a, None)
 
 
 def _relu_into(a: np.ndarray, out: np.ndarray | None) -> np.ndarray:
-    """``relu`` into ``out`` (None: a new array): See Note [Zeros first]."""
+    """``relu`` into ``out`` (None: a new array); ``relu_cpu`` takes small floats itself. Note [Zeros first]."""
     if a.dtype is _F16:  # numpy's half maximum drops -0.0's sign either way; torch computes half in float
         r = _maximum(_ZERO[_F32], a.astype(_F32)).astype(_F16)
         if out is None:
@@ -952,7 +947,7 @@ def _relu_into(a: np.ndarray, out: np.ndarray | None) -> np.ndarray:
         return out
     if _ZEROS_MIN <= a.size <= _ZEROS_MAX and a.flags.c_contiguous:
         return _maximum(_zeros_shaped(a), a, out=out)
-    return _maximum(_ZERO[a.dtype], a, out=out)
+    return _maximum(_ZERO[a.dtype], a, out=out)  # a same-dtype 0-d zero: faster than a Python 0
 
 
 def _bool_check(name: str) -> None:

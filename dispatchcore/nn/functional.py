@@ -214,10 +214,11 @@ def _broadcast(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
             target if list(target.shape) == shape else target.expand(shape))
 
 
-def _ntuple(value: Any, n: int) -> list[int]:
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    return [value] * n
+def _ntuple(value: Any, n: int) -> tuple[Any, ...]:
+    """As torch's ``_ntuple(n)``: an iterable's items as a tuple (not a str), anything else ``n`` times."""
+    if isinstance(value, Iterable) and not isinstance(value, str):
+        return tuple(value)
+    return (value,) * n
 
 
 # --- layers ---------------------------------------------------------------------------------------
@@ -332,10 +333,8 @@ avg_pool2d = _c_binding(aten.avg_pool2d.default, "avg_pool2d", "torch.nn.avg_poo
 
 
 def _pair(value: Any) -> tuple[Any, ...]:
-    """The ``_pair`` of torch: an iterable's items as a tuple, anything else twice."""
-    if isinstance(value, Iterable) and not isinstance(value, str):
-        return tuple(value)
-    return (value, value)
+    """The ``_pair`` of torch: ``_ntuple(value, 2)``."""
+    return _ntuple(value, 2)
 
 
 def _list_with_default(out_size: Any, defaults: Any) -> Any:

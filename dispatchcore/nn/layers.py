@@ -36,10 +36,6 @@ def _factory_kwargs(device: Any, dtype: Any) -> dict[str, Any]:
     return out
 
 
-def _ntuple(value: Any, n: int) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, (list, tuple)) else (value,) * n
-
-
 def _weight_and_bias(module: Module, shape: tuple[int, ...], bias: bool, kw: dict[str, Any]) -> None:
     """The end of ``Linear``'s and the convolutions' ``__init__``: parameters, then ``reset_parameters()``.
 
@@ -167,7 +163,7 @@ class _ConvNd(Module):
         kw = _factory_kwargs(device, dtype)
         super().__init__()
         n = self._n
-        kernel_size, stride, dilation = _ntuple(kernel_size, n), _ntuple(stride, n), _ntuple(dilation, n)
+        kernel_size, stride, dilation = F._ntuple(kernel_size, n), F._ntuple(stride, n), F._ntuple(dilation, n)
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
         if in_channels % groups != 0:
@@ -181,7 +177,7 @@ class _ConvNd(Module):
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         else:
-            padding = _ntuple(padding, n)
+            padding = F._ntuple(padding, n)
         valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
         if padding_mode not in valid_padding_modes:
             raise ValueError(f"padding_mode must be one of {valid_padding_modes}, "

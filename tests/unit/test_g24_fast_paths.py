@@ -349,13 +349,17 @@ def test_relu_zeros_view_path_equals_the_zero_d_path_and_keeps_negative_zero(n, 
     assert np.signbit(K._relu(a)[a == 0]).sum() == np.signbit(a[a == 0]).sum()  # -0.0 stays -0.0
 
 
-def test_relu_zeros_buffer_is_read_only_shared_and_grows():
+def test_relu_zeros_buffer_is_read_only_shared_and_grows(monkeypatch):
+    monkeypatch.setattr(K, "_zeros_flat", {})  # a fresh cache: the buffer made here, then grown
     big = K._relu(_rand((3, K._ZEROS_MIN), 1))
-    assert big.flags.c_contiguous and big.base is None or big.base is not K._zeros_flat[np.dtype(np.float32)]
     flat = K._zeros_flat[np.dtype(np.float32)]
-    assert not flat.flags.writeable and not flat.any() and flat.size >= 3 * K._ZEROS_MIN
-    K._relu(_rand((5, K._ZEROS_MIN), 2))
-    assert K._zeros_flat[np.dtype(np.float32)].size >= 5 * K._ZEROS_MIN
+    assert big.flags.c_contiguous and big.flags.writeable and not np.shares_memory(big, flat)
+    assert not flat.flags.writeable and not flat.any() and flat.size == 3 * K._ZEROS_MIN
+    K._relu(_rand((2, K._ZEROS_MIN), 2))
+    assert K._zeros_flat[np.dtype(np.float32)] is flat  # a smaller input reuses the buffer
+    K._relu(_rand((5, K._ZEROS_MIN), 3))
+    grown = K._zeros_flat[np.dtype(np.float32)]
+    assert grown.size == 5 * K._ZEROS_MIN and not grown.any() and not grown.flags.writeable
 
 
 def test_relu_of_a_strided_large_input_takes_the_zero_d_path_with_the_same_result():
