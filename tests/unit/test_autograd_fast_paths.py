@@ -109,6 +109,56 @@ def test_a_generated_saver_hands_calls_it_was_not_written_for_to_the_interpreter
     assert saver((a, b.as_subclass(Sub))) is None  # a subclass: _save decides
 
 
+# calls whose plans save more than positional Tensors: keyword-only defaults (addmm's beta and
+# alpha), a positional Tensor? (nll_loss_forward's weight), plain positional values (dims,
+# reduction, ignore_index), a positional value the call leaves out (max.dim's keepdim)
+MIXED_CALLS = [
+    ("addmm", aten.addmm.default, lambda: (_leaf(5), _leaf(4, 3, seed=1), _leaf(3, 5, seed=2))),
+    ("nll_loss_forward", aten.nll_loss_forward.default,
+     lambda: (_leaf(4, 3), dc.tensor([0, 2, 1, 2]), None, 1, -100)),
+    ("nll_loss_forward weighted", aten.nll_loss_forward.default,
+     lambda: (_leaf(4, 3), dc.tensor([0, 2, 1, 2]), dc.tensor([1.0, 2.0, 0.5]), 2, 1)),
+    ("_log_softmax", aten._log_softmax.default, lambda: (_leaf(4, 3), 1, False)),
+    ("max.dim", aten.max.dim, lambda: (_leaf(4, 3), 1)),
+    ("max.dim keepdim", aten.max.dim, lambda: (_leaf(4, 3), 0, True)),
+    ("mul.Scalar", aten.mul.Scalar, lambda: (_leaf(4, 3), 2.5)),
+]
+
+
+@pytest.mark.parametrize("label, op, make_args", MIXED_CALLS, ids=[c[0] for c in MIXED_CALLS])
+def test_a_generated_saver_reads_defaults_optional_tensors_and_plain_values_as_the_interpreter(label, op, make_args):
+    args = make_args()
+    result = op(*args)
+    outputs = result if isinstance(result, tuple) else (result,)
+    node = outputs[0].grad_fn
+    d = type(node)._deriv
+    plan = d.plan(tuple(getattr(args[p], "requires_grad", False) if p >= 0 else False
+                        for p in d.input_positions))
+    saver = K._generated_saver(d, tuple(e for e in plan if e[1] != K._RESULT))
+    assert saver is not None  # before, these plans went to _save whole
+    general: dict = {}
+    K._save(plan, args, {}, general)
+    K._save_results(K._results(plan), node, outputs, general)
+    _same_values(node._values, general)
+
+
+def test_a_generated_saver_leaves_values_it_was_not_written_for_to_the_interpreter():
+    x = _leaf(4, 3)
+    d = type(aten.mul.Scalar(x, 2.5).grad_fn)._deriv
+    saver = K._generated_saver(d, d.plan((True,)))
+    assert saver((x, 2.5)) == {"other": 2.5}
+    assert saver((x, np.float64(2.5))) is None  # not a plain Python value: _save decides
+    assert aten.mul.Scalar(x, np.float64(2.5)).grad_fn._values["other"] == 2.5
+
+
+def test_keywords_skip_the_generated_saver_and_save_what_the_call_gave():
+    a, b, c = _leaf(5), _leaf(4, 3, seed=1), _leaf(3, 5, seed=2)
+    values = aten.addmm.default(a, b, c, beta=2, alpha=0.5).grad_fn._values
+    assert values["beta"] == 2 and values["alpha"] == 0.5
+    values = aten.addmm.default(a, b, c).grad_fn._values
+    assert values["beta"] == 1 and values["alpha"] == 1  # the schema's defaults, from the saver
+
+
 def test_a_mutated_argument_gets_no_generated_saver():
     a, b = _leaf(3), _leaf(3, seed=1)
     x = a * 1.0

@@ -763,3 +763,49 @@ def test_the_implicit_seed_is_the_tensor_ones_like_makes():
         fast, general = _ones_like(t), dc.ones_like(t)
         assert fast._data.tobytes() == general._data.tobytes() and fast.dtype == general.dtype
         assert fast.stride() == general.stride() and fast._version == general._version == 0
+
+
+# --- Note [Bound kernels]: a recording view on the bound path ---------------------------------------------
+VIEW_CALLS = [
+    ("aten::t", lambda x: aten.t.default(x), ()),
+    ("aten::view", lambda x: aten.view.default(x, [-1]), ([-1],)),
+    ("aten::transpose.int", lambda x: aten.transpose.int(x, 0, 1), (0, 1)),
+    ("aten::select.int", lambda x: aten.select.int(x, 0, 1), (0, 1)),
+    ("aten::unsqueeze", lambda x: aten.unsqueeze.default(x, 0), (0,)),
+]
+
+
+def _sources():
+    """Tensors that require grad, each a different way: a leaf, a non-leaf, views of both kinds."""
+    leaf = dc.tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], requires_grad=True)
+    nonleaf = leaf * 2.0
+    with dc.no_grad():
+        no_grad_view = leaf[:]  # a view made under no_grad: its creation meta carries over
+    return {"leaf": leaf, "nonleaf": nonleaf, "view": nonleaf.view(2, 3), "no_grad view": no_grad_view}
+
+
+def _graph_facts(out):
+    node = out.grad_fn
+    meta = out._meta
+    return (out.tolist(), out.requires_grad, out._output_nr, out._base is not None, type(node).__name__,
+            [(type(f).__name__ if f is not None else None, nr) for f, nr in node.next_functions], node._in_meta,
+            dict(node._values), type(meta).__name__, meta.creation_meta, meta.attr_version)
+
+
+@pytest.mark.parametrize("source", ["leaf", "nonleaf", "view", "no_grad view"])
+@pytest.mark.parametrize("key, call, args", VIEW_CALLS, ids=[c[0] for c in VIEW_CALLS])
+def test_a_view_that_records_on_the_bound_path_makes_the_general_kernels_graph(key, call, args, source):
+    from dispatchcore.autograd import kernels as K
+
+    general_kernel = K._make_view_kernel(K._derivatives[key])  # the general kernel, unbound
+    sources = _sources()
+    x, leaf = sources[source], sources["leaf"]
+    fast = call(x)
+    general = general_kernel(x._key_bits, x, *args)
+    assert fast._vc is general._vc is x._vc and fast._base is general._base
+    assert _graph_facts(fast) == _graph_facts(general)
+    grads = []
+    for out in (fast, general):
+        (g,) = dc.autograd.grad(out.sum() * 1.0, [leaf], retain_graph=True, allow_unused=True)
+        grads.append(None if g is None else g.tolist())  # None: a no_grad view has no edge to the leaf
+    assert grads[0] == grads[1]
