@@ -8,7 +8,7 @@ with ``vec::fmadd`` (``ufunc::add`` in ``aten/src/ATen/native/ufunc/add.h``, vec
 nothing; :func:`add_scaled` rounds once where :func:`axpy` can, and otherwise as numpy does.
 
 * :func:`axpy` is level-1 BLAS ``?axpy`` (``y += alpha * x``) from the OpenBLAS numpy links, found
-  through numpy's own extension module (no library numpy has not loaded), and kept only where a
+  through numpy's own extension module (blas.py: no library numpy has not loaded), and kept only where a
   check at load shows its kernel fusing every element (``_fuses``): OpenBLAS's AVX-512 kernels do,
   and then equal torch bit for bit (every length from 1 to 129, and 200,704 values, in float and
   double); its AVX2 kernels round twice in the last elements, older ones everywhere. On 256x784
@@ -25,30 +25,21 @@ from typing import Any
 
 import numpy as np
 
+from .blas import addressof as _addressof
+from .blas import from_buffer as _from_buffer
+from .blas import routine
+
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def _blas_axpy() -> dict[np.dtype, Any]:
-    """``{float32: saxpy, float64: daxpy}`` from numpy's BLAS, or ``{}`` where they are not found."""
-    try:
-        from numpy._core import _multiarray_umath as umath
-    except ImportError:  # numpy 1.x
-        from numpy.core import _multiarray_umath as umath  # type: ignore[no-redef]
-    try:
-        lib = ctypes.CDLL(umath.__file__)  # dlsym on it also searches the libraries it links
-    except OSError:
-        return {}
+    """``{float32: saxpy, float64: daxpy}`` from numpy's BLAS (ILP64 names only), or ``{}`` where they are not found."""
     found = {}
     for dt, letter, scalar in ((_F32, "s", ctypes.c_float), (_F64, "d", ctypes.c_double)):
-        # only the ILP64 names: their integer arguments are known to be 64-bit
-        for name in (f"scipy_cblas_{letter}axpy64_", f"cblas_{letter}axpy64_"):
-            f = getattr(lib, name, None)
-            if f is not None:
-                f.restype = None
-                f.argtypes = (ctypes.c_int64, scalar, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
-                              ctypes.c_int64)
-                found[dt] = f
-                break
+        f = routine((f"scipy_cblas_{letter}axpy64_", f"cblas_{letter}axpy64_"),
+                    (ctypes.c_int64, scalar, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64))
+        if f is not None:
+            found[dt] = f
     return found
 
 
@@ -68,7 +59,6 @@ def _fuses(f: Any, dt: np.dtype) -> bool:
     return True
 
 
-_addressof, _from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
 _AXPY = {dt: f for dt, f in _blas_axpy().items() if _fuses(f, dt)}
 
 
@@ -85,7 +75,7 @@ def axpy(alpha: float, x: np.ndarray, y: np.ndarray) -> bool:
         return False
     if not y.size:
         return True
-    # addresses through ctypes views of the buffers: 0.3 us each, where ``.ctypes.data`` costs 1 us
+    # addresses through ctypes views of the buffers (blas.py)
     try:
         py = _addressof(_from_buffer(y))
     except TypeError:  # a read-only y: the caller's numpy path raises numpy's error

@@ -3,7 +3,8 @@
 Each fast path is compared with the general path it skips, bit for bit (dtype, shape, strides,
 every bit of the data): ``add_``/``sub_`` with a float ``alpha`` (SGD's ``p.add_(g, alpha=-lr)``, one
 BLAS axpy: fma.py, whose fused multiply-add is checked here against exact arithmetic), ``relu``'s zeros view,
-``addmm`` computed as the transposed product for a small batch, ``threshold_backward`` as a bit
+``addmm`` computed as the transposed product for a small batch (transposed back by BLAS's
+omatcopy: blas.py, checked here against numpy's transpose), ``threshold_backward`` as a bit
 mask, ``Module.__getattr__``'s parameter lookup, and the whole step's graph and trace.
 """
 
@@ -13,7 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from dispatchcore_backends.cpu import fma
+from dispatchcore_backends.cpu import blas, fma
 from dispatchcore_backends.cpu import kernels as K
 from dispatchcore_backends.cpu import nn as NN
 
@@ -215,6 +216,64 @@ def test_addmm_transposed_product_equals_the_general_path(mkn, bias_shape):
     assert fast.stride() == general.stride()
     np.testing.assert_allclose(fast._data, general._data, rtol=1e-5, atol=1e-4)  # sums of 784 float32 terms
     assert fast._data.flags.c_contiguous and fast._data.base is None
+
+
+@pytest.mark.parametrize("bias_shape", ["row", "full"])
+@pytest.mark.parametrize("mkn", [(64, 784, 256), (64, 256, 128), (8, 784, 256), (1, 300, 300)])
+def test_addmm_transposed_back_by_blas_equals_numpys_transposing_add_bit_for_bit(mkn, bias_shape, monkeypatch):
+    if np.dtype(np.float32) not in blas._OMATCOPY:
+        pytest.skip("numpy's BLAS has no float32 omatcopy that transposes exactly here (blas._transposes)")
+    m, k, n = mkn
+    b = dc.tensor(_rand((n,) if bias_shape == "row" else (m, n), 6))
+    x, w = dc.tensor(_rand((m, k), 7)), dc.tensor(_rand((n, k), 8))
+    with_blas = aten.addmm.default(b, x, w.t())
+    monkeypatch.setattr(blas, "_OMATCOPY", {})
+    with_numpy = aten.addmm.default(b, x, w.t())
+    _same(with_blas, with_numpy)
+    assert with_blas._data.base is None and with_numpy._data.base is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 9), (9, 1), (64, 256), (256, 64), (33, 70)])
+def test_blas_transpose_equals_numpys_transpose_bit_for_bit(shape, dtype):
+    if np.dtype(dtype) not in blas._OMATCOPY:
+        pytest.skip(f"numpy's BLAS has no {np.dtype(dtype)} omatcopy that transposes exactly here")
+    a = _rand(shape, 12, dtype)
+    a.flat[::3] = -0.0
+    bits = a.view(np.uint32 if dtype == np.float32 else np.uint64)
+    bits.flat[1::5] = 0xFFC0_0123 if dtype == np.float32 else 0xFFF8_0000_0000_0123  # negative quiet NaNs
+    out = np.full(shape[::-1], 7, dtype)
+    assert blas.transpose_into(a, out)
+    assert out.tobytes() == np.ascontiguousarray(a.T).tobytes()
+
+
+def test_blas_transpose_refuses_what_it_cannot_write_or_read_and_leaves_out_untouched():
+    a, out = _rand((3, 4), 13), np.zeros((4, 3), np.float32)
+    a.flags.writeable = False  # ctypes cannot take a read-only buffer: the caller's numpy path runs
+    assert not blas.transpose_into(a, out) and not out.any()
+    assert not blas.transpose_into(np.empty((0, 4), np.float32), np.empty((4, 0), np.float32))
+    assert not blas.transpose_into(np.ones((2, 2), np.int64), np.zeros((2, 2), np.int64))  # no integer routine
+
+
+def test_blas_transpose_quiets_a_signaling_nan_as_its_docstring_says():
+    if np.dtype(np.float32) not in blas._OMATCOPY:
+        pytest.skip("numpy's BLAS has no float32 omatcopy here")
+    a = np.zeros((2, 3), np.float32)
+    a.view(np.uint32)[1, 2] = 0x7F80_0001  # signaling
+    out = np.empty((3, 2), np.float32)
+    assert blas.transpose_into(a, out)
+    assert np.isnan(out[2, 1]) and out.view(np.uint32)[2, 1] & 0x0040_0000  # the quiet bit set
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_load_check_refuses_a_routine_that_does_not_transpose(dtype):
+    def copies_without_transposing(order, trans, rows, cols, alpha, src, lda, dst, ldb):
+        import ctypes
+        ctypes.memmove(dst, src, rows * cols * np.dtype(dtype).itemsize)
+
+    assert not blas._transposes(copies_without_transposing, np.dtype(dtype))
+    if np.dtype(dtype) in blas._OMATCOPY:
+        assert blas._transposes(blas._OMATCOPY[np.dtype(dtype)], np.dtype(dtype))
 
 
 @pytest.mark.parametrize("mkn", [(64, 128, 10), (100, 20, 300), (8, 33, 17), (1, 5, 2)])
