@@ -1442,7 +1442,14 @@ def _log_softmax_fast(a: np.ndarray, d: int) -> np.ndarray | None:
     the ``errstate`` (See Note [Quiet floating-point errors]): infinities go the general way.
     """
     try:
-        shifted = _sub(a, _maximum.reduce(a, d, keepdims=True))
+        if d == 1 and a.ndim == 2 and a.shape[1] <= 32 < a.shape[0]:
+            # a classifier's logits, (N, classes): numpy reduces a short inner axis row by row
+            # (4.1 us at 64x10); the maximum of the transposed copy's rows is one vectorized pass
+            # per class (0.6 + 1.3 us), and a maximum is the same whatever the order
+            peak = _maximum.reduce(a.T.copy(), 0).reshape(-1, 1)
+        else:
+            peak = _maximum.reduce(a, d, keepdims=True)
+        shifted = _sub(a, peak)
         s = _add_reduce(np.exp(shifted), d, keepdims=True)
         np.log(s, out=s)
         return _sub(shifted, s, out=shifted)

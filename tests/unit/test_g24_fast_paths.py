@@ -5,7 +5,8 @@ every bit of the data): ``add_``/``sub_`` with a float ``alpha`` (SGD's ``p.add_
 BLAS axpy: fma.py, whose fused multiply-add is checked here against exact arithmetic), ``relu``'s zeros view,
 ``addmm`` computed as the transposed product for a small batch (transposed back by BLAS's
 omatcopy: blas.py, checked here against numpy's transpose), ``threshold_backward`` as a bit
-mask, ``Module.__getattr__``'s parameter lookup, and the whole step's graph and trace.
+mask, ``log_softmax``'s row maximum of a classifier's logits, ``Module.__getattr__``'s parameter lookup, and
+the whole step's graph and trace.
 """
 
 from __future__ import annotations
@@ -426,3 +427,18 @@ def test_relu_of_a_strided_large_input_takes_the_zero_d_path_with_the_same_resul
     t = dc.tensor(a).t()
     assert aten.relu.default(t)._data.tobytes() == np.maximum(K._ZERO[a.dtype], a.T).tobytes()
     assert aten.relu.default(t).stride() == t.stride()  # torch keeps the input's layout
+
+
+# --- log_softmax of a classifier's logits -----------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(64, 10), (33, 1), (100, 32), (500, 7), (32, 10), (64, 33), (8, 3, 5)])
+def test_log_softmax_row_maximum_of_the_transposed_copy_equals_the_per_row_reduce(shape, dtype):
+    rng = np.random.default_rng(14)
+    a = rng.choice(np.array([0.0, -0.0, 1.5, -2.0, np.nan, 3.25, -0.5], dtype), size=shape)
+    a += rng.standard_normal(shape).astype(dtype) * (rng.random(shape) < 0.5)
+    d = a.ndim - 1
+    with np.errstate(all="ignore"):  # the reference: the per-row reduce, then the same arithmetic
+        shifted = a - np.maximum.reduce(a, d, keepdims=True)
+        expected = shifted - np.log(np.add.reduce(np.exp(shifted), d, keepdims=True))
+    got = K._log_softmax_fast(a, d)
+    assert got is not None and got.tobytes() == expected.tobytes()
