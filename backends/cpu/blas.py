@@ -11,7 +11,8 @@ torch counterpart.
 * :func:`routine` finds one routine by its names.
 * :func:`transpose_into` is OpenBLAS's ``?omatcopy``: a cache-blocked out-of-place transpose, 2.6 us
   for 256x64 floats where numpy's ``np.copyto(out, a.T)`` takes 10.6 us. It scales by ``alpha = 1``,
-  so a signaling NaN comes back quiet; arithmetic results (what it is used for) never hold one.
+  so a signaling NaN may come back quiet (OpenBLAS's kernels here do that); arithmetic results, what
+  it is used for, never hold one.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def _transposes(f: Any, dt: np.dtype) -> bool:
     for rows, cols in ((1, 1), (1, 7), (5, 1), (17, 33), (64, 256), (130, 3)):
         a = rng.standard_normal((rows, cols)).astype(dt)
         a.flat[::5] = -0.0
-        a.view(np.uint32 if dt == _F32 else np.uint64).flat[1::7] |= (0x7FC00001 if dt == _F32 else 0x7FF8000000000001)
+        a.flat[1::7] = np.frombuffer(bytes.fromhex("0100c0ff" if dt == _F32 else "010000000000f8ff"), dt)[0]
         out = np.empty((cols, rows), dt)
         f(_ROW_MAJOR, _TRANS, rows, cols, 1.0, addressof(from_buffer(a)), cols, addressof(from_buffer(out)), rows)
         if out.tobytes() != np.ascontiguousarray(a.T).tobytes():
@@ -89,11 +90,12 @@ def transpose_into(a: np.ndarray, out: np.ndarray) -> bool:
     """``out[...] = a.T``; False (``out`` untouched) where numpy's BLAS cannot.
 
     ``a``: a C-contiguous 2-d float32 or float64 array, not read-only; ``out``: a writable
-    C-contiguous array of the transposed shape and the same dtype, not overlapping ``a``. A
-    signaling NaN in ``a`` arrives quiet.
+    C-contiguous array of the transposed shape and the same dtype, not overlapping ``a`` (both
+    checked but the overlap). A signaling NaN in ``a`` may arrive quiet.
     """
     f = _OMATCOPY.get(a.dtype)
-    if f is None or not a.size:
+    if f is None or not a.size or out.dtype is not a.dtype or out.shape != a.shape[::-1] \
+            or not (a.flags.c_contiguous and out.flags.c_contiguous):
         return False
     try:
         src, dst = addressof(from_buffer(a)), addressof(from_buffer(out))

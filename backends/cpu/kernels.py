@@ -1438,14 +1438,16 @@ def _softmax_cpu(self, dim, half_to_float):
 def _log_softmax_fast(a: np.ndarray, d: int) -> np.ndarray | None:
     """``_log_softmax_cpu``'s arithmetic for a C-contiguous float32/float64 input, errors caught; None: not it.
 
-    The same numpy calls as the general path, minus the checks its conditions make needless and
-    the ``errstate`` (See Note [Quiet floating-point errors]): infinities go the general way.
+    The general path's arithmetic, minus the checks its conditions make needless and the
+    ``errstate`` (See Note [Quiet floating-point errors]): infinities go the general way. A
+    classifier's (N, classes) logits take each row's maximum from the transposed copy.
     """
     try:
         if d == 1 and a.ndim == 2 and a.shape[1] <= 32 < a.shape[0]:
             # a classifier's logits, (N, classes): numpy reduces a short inner axis row by row
             # (4.1 us at 64x10); the maximum of the transposed copy's rows is one vectorized pass
-            # per class (0.6 + 1.3 us), and a maximum is the same whatever the order
+            # per class (0.6 + 1.3 us), with the same values in any order (of several NaNs in a
+            # row, the one kept may differ: the general, non-contiguous path keeps this one)
             peak = _maximum.reduce(a.T.copy(), 0).reshape(-1, 1)
         else:
             peak = _maximum.reduce(a, d, keepdims=True)

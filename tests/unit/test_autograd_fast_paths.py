@@ -43,7 +43,7 @@ def _same_values(fast: dict, general: dict) -> None:
             else:  # a saved output is a detached alias of it, made per save: the same data
                 assert v._tensor._data is w._tensor._data and v._tensor._vc is w._tensor._vc
         else:
-            assert v is w or v == w, name
+            assert type(v) is type(w) and (v is w or v == w), name
 
 
 # --- Note [Generated savers] --------------------------------------------------------------------------------
@@ -135,7 +135,7 @@ def test_a_generated_saver_reads_defaults_optional_tensors_and_plain_values_as_t
     plan = d.plan(tuple(getattr(args[p], "requires_grad", False) if p >= 0 else False
                         for p in d.input_positions))
     saver = K._generated_saver(d, tuple(e for e in plan if e[1] != K._RESULT))
-    assert saver is not None  # before, these plans went to _save whole
+    assert saver is not None and saver(args) is not None  # before, these plans went to _save whole
     general: dict = {}
     K._save(plan, args, {}, general)
     K._save_results(K._results(plan), node, outputs, general)
@@ -149,6 +149,13 @@ def test_a_generated_saver_leaves_values_it_was_not_written_for_to_the_interpret
     assert saver((x, 2.5)) == {"other": 2.5}
     assert saver((x, np.float64(2.5))) is None  # not a plain Python value: _save decides
     assert aten.mul.Scalar(x, np.float64(2.5)).grad_fn._values["other"] == 2.5
+
+
+def test_a_plan_with_an_output_gets_no_saver_for_it_and_no_error():
+    x = _leaf(3)
+    d = type(aten.exp.default(x).grad_fn)._deriv
+    plan = d.plan((True,))  # exp saves its result: _compile_plan hands the saver the rest only
+    assert any(e[1] == K._RESULT for e in plan) and K._generated_saver(d, plan) is None
 
 
 def test_keywords_skip_the_generated_saver_and_save_what_the_call_gave():

@@ -801,6 +801,8 @@ def test_a_view_that_records_on_the_bound_path_makes_the_general_kernels_graph(k
     sources = _sources()
     x, leaf = sources[source], sources["leaf"]
     fast = call(x)
+    bound = K._derivatives[key].op._dispatch[4].get(x._key_bits)  # the memo of calls in the default state
+    assert bound is not None and bound.__qualname__.endswith(".bound")  # the call took the bound kernel
     general = general_kernel(x._key_bits, x, *args)
     assert fast._vc is general._vc is x._vc and fast._base is general._base
     assert _graph_facts(fast) == _graph_facts(general)
