@@ -104,7 +104,9 @@ _TORCH_NAME = {dt: dtypes.SCALAR_TYPE_NAMES[dt.name] for dt in _ALL}
 _CPP_NAME = {dt: dtypes.TYPEMETA_NAMES[dt.name] for dt in _ALL}
 _ZERO = {dt: np.zeros((), dt) for dt in _ALL}  # np.maximum(x, zero-d array) beats a Python 0
 _F32_MAX = float(np.finfo(np.float32).max)
-_may_share_memory = np.may_share_memory  # bounds only: False means no byte in common
+# bounds only: False means no byte in common. The C function itself: numpy's public name first
+# runs its __array_function__ dispatcher (Python), 0.42 -> 0.21 us a call
+_may_share_memory = getattr(np.may_share_memory, "_implementation", np.may_share_memory)
 # torch's ScalarType enum values, for dtype arguments given as ints (schema defaults are ints)
 _SCALAR_TYPE_NUMBERS = {0: _U8, 1: _I8, 2: _I16, 3: _I32, 4: _I64, 5: _F16, 6: _F32, 7: _F64,
                         9: _C64, 10: _C128, 11: _BOOL}

@@ -176,7 +176,8 @@ def test_the_load_check_refuses_a_blas_that_rounds_twice_and_keeps_one_that_fuse
         assert fma._fuses(fma._AXPY[np.dtype(dtype)], np.dtype(dtype))
 
 
-@pytest.mark.parametrize("alpha", [0.0, -0.0, 1e-46])  # 1e-46 is 0 in float32: BLAS would skip the sum
+# 1e-46 and +-2**-150 (a tie, to even) are 0 in float32: BLAS would skip the sum
+@pytest.mark.parametrize("alpha", [0.0, -0.0, 1e-46, 2.0 ** -150, -(2.0 ** -150)])
 def test_an_alpha_that_is_zero_in_the_dtype_still_adds_nan_times_zero(alpha):
     p, g = np.array([1.0, -0.0, 2.0], np.float32), np.array([np.nan, 1.0, np.inf], np.float32)
     with dc.no_grad():
@@ -185,6 +186,16 @@ def test_an_alpha_that_is_zero_in_the_dtype_still_adds_nan_times_zero(alpha):
         expected = p + g * np.float32(alpha)
     assert inplace._data.tobytes() == expected.tobytes() and np.isnan(inplace._data[[0, 2]]).all()
     assert not fma.axpy(alpha, g, p.copy())
+
+
+@pytest.mark.parametrize("alpha", [2.0 ** -149, -(2.0 ** -149), float(np.nextafter(2.0 ** -150, 1.0)), 1e-45])
+def test_the_least_alpha_that_is_not_zero_in_float32_takes_blas(alpha):
+    if np.dtype(np.float32) not in fma._AXPY:
+        pytest.skip("numpy's BLAS has no float32 axpy that fuses every element here (fma._fuses)")
+    assert np.float32(alpha) != 0
+    p, g = np.array([1.0, 2.0 ** 100], np.float32), np.array([3.0, 2.0 ** 100], np.float32)
+    expected = fma.fma32(g, np.float32(alpha), p)
+    assert fma.axpy(alpha, g, p) and p.tobytes() == expected.tobytes()
 
 
 def test_axpy_in_place_on_self_and_on_a_transposed_twin():
