@@ -386,6 +386,19 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
     return _nn.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
 
 
+def _per_spatial_dim(value: Any, dim: int, mismatch: str) -> Any:
+    """``interpolate``'s size or scale factor, one per spatial dim.
+
+    A sequence is kept as given (ValueError ``mismatch`` when its length is not ``dim``); a single
+    value is repeated.
+    """
+    if isinstance(value, (list, tuple)):
+        if len(value) != dim:
+            raise ValueError(mismatch)
+        return value
+    return [value] * dim
+
+
 def _is_integer(x: Any) -> bool:
     """A size entry as torch checks it: an int, a numpy integer, or a Tensor of an integer dtype."""
     return isinstance(x, (int, np.integer)) or (isinstance(x, Tensor) and not x.is_floating_point())
@@ -424,30 +437,20 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     scale_factors: Any = None
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
+    spatial = list(input.shape[2:])
     if size is not None:
-        if isinstance(size, (list, tuple)):
-            if len(size) != dim:
-                raise ValueError(
-                    "Input and output must have the same number of spatial dimensions, but got input with spatial "
-                    f"dimensions of {list(input.shape[2:])} and output size of {size}. Please provide input tensor "
-                    "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
-            if not all(_is_integer(x) for x in size):
-                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
-                                f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
-            output_size = size
-        else:
-            output_size = [size for _ in range(dim)]
+        output_size = _per_spatial_dim(
+            size, dim, f"Input and output must have the same number of spatial dimensions, but got input with "
+            f"spatial dimensions of {spatial} and output size of {size}. Please provide input tensor in (N, C, d1, "
+            "d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+        if isinstance(size, (list, tuple)) and not all(_is_integer(x) for x in size):
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                            f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
     elif scale_factor is not None:
-        if isinstance(scale_factor, (list, tuple)):
-            if len(scale_factor) != dim:
-                raise ValueError(
-                    "Input and scale_factor must have the same number of spatial dimensions, but got input with "
-                    f"spatial dimensions of {list(input.shape[2:])} and scale_factor of shape {scale_factor}. "
-                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in "
-                    "(s1, s2, ...,sK) format.")
-            scale_factors = scale_factor
-        else:
-            scale_factors = [scale_factor for _ in range(dim)]
+        scale_factors = _per_spatial_dim(
+            scale_factor, dim, f"Input and scale_factor must have the same number of spatial dimensions, but got "
+            f"input with spatial dimensions of {spatial} and scale_factor of shape {scale_factor}. Please provide "
+            "input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
     else:
         raise ValueError("either size or scale_factor should be defined")
     if recompute_scale_factor and size is not None:
